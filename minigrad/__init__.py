@@ -1,0 +1,44 @@
+"""minigrad: automatic differentiation and neural networks you can read.
+
+    import minigrad as mg
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).sum().backward()
+    x.grad  # tensor([2., 4., 6.])
+"""
+
+import numpy as _np
+
+from .autograd import BackwardStep, backward_steps, realize, walk
+from .checkpoint import checkpoint
+from .errors import GradcheckError, ShapeError
+from .factories import (arange, eye, full, full_like, linspace, ones, ones_like, rand, randint,
+                        randn, randperm, tensor, zeros, zeros_like)
+from .function import Context, Function, FunctionCtx, Node
+from .gradcheck import gradcheck
+from .serialization import load, save
+from .state import (current_group, default_generator, detect_anomaly, enable_grad,
+                    get_rng_state, group, is_anomaly_enabled, is_grad_enabled, is_lazy, lazy,
+                    manual_seed, no_grad, set_grad_enabled, set_mode, set_rng_state)
+from .tensor import Tensor, cat, gather, pad_tensor, stack, where
+
+float32 = _np.dtype(_np.float32)
+float64 = _np.dtype(_np.float64)
+int64 = _np.dtype(_np.int64)
+int32 = _np.dtype(_np.int32)
+bool_ = _np.dtype(_np.bool_)
+float = float32  # noqa: A001 - PyTorch's spelling
+double = float64
+long = int64
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackwardStep", "Context", "Function", "FunctionCtx", "GradcheckError", "Node",
+    "ShapeError", "Tensor", "arange", "backward_steps", "cat", "checkpoint", "current_group",
+    "default_generator", "detect_anomaly", "enable_grad", "eye", "full", "full_like",
+    "gather", "get_rng_state", "gradcheck", "group", "is_anomaly_enabled", "is_grad_enabled",
+    "is_lazy", "lazy", "linspace", "load", "manual_seed", "no_grad", "ones", "ones_like",
+    "pad_tensor", "rand", "randint", "randn", "randperm", "realize", "save",
+    "set_grad_enabled", "set_mode", "set_rng_state", "stack", "tensor", "walk", "where",
+    "zeros", "zeros_like",
+]

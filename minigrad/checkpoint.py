@@ -1,0 +1,79 @@
+"""Gradient checkpointing: trade compute for memory.
+
+``checkpoint(fn, *tensors)`` runs ``fn`` without recording its graph, so none of its
+intermediate results are kept. During backward it runs ``fn`` again, this time
+recording, and backpropagates through that fresh graph. The random state is restored
+for the second run, so dropout inside draws the same mask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import autograd
+from .function import Function
+from .state import enable_grad, get_rng_state, lazy, no_grad, set_rng_state, state
+from .tensor import Tensor
+
+
+def _as_tensors(values: Any) -> tuple[tuple, bool]:
+    if isinstance(values, Tensor):
+        return (values,), False
+    if isinstance(values, (tuple, list)) and all(isinstance(v, Tensor) for v in values):
+        return tuple(values), True
+    raise TypeError(f"checkpoint: fn must return a Tensor or a tuple of Tensors, "
+                    f"got {type(values).__name__}")
+
+
+class Checkpoint(Function):
+    """f(x...) = fn(x...), recomputed in backward instead of stored"""
+
+    @staticmethod
+    def forward(ctx, fn, *arrays, anchored=False):
+        if anchored:
+            arrays = arrays[:-1]  # the anchor only made the output require grad
+        ctx.fn, ctx.anchored, ctx.rng_state = fn, anchored, get_rng_state()
+        ctx.save_for_backward(*arrays)
+        with no_grad():
+            outputs, several = _as_tensors(fn(*(_wrap(a) for a in arrays)))
+        ctx.several = several
+        result = tuple(o.data for o in outputs)
+        return result if several else result[0]
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        arrays = ctx.saved_tensors
+        needs = ctx.needs_input_grad[1:len(arrays) + 1]
+        inputs = [Tensor._make(a, requires_grad=bool(n)) if isinstance(a, np.ndarray) else a
+                  for a, n in zip(arrays, needs)]
+        rng_state = get_rng_state()
+        set_rng_state(ctx.rng_state)
+        try:
+            with enable_grad():
+                outputs, _ = _as_tensors(ctx.fn(*inputs))
+        finally:
+            set_rng_state(rng_state)
+        for output, grad in zip(outputs, grad_outputs):
+            if output.requires_grad and grad is not None:
+                autograd.backward(output, grad, retain_graph=True)
+        grads = [t.grad.data if isinstance(t, Tensor) and t.grad is not None else None
+                 for t in inputs]
+        return (None, *grads) + ((None,) if ctx.anchored else ())
+
+
+def _wrap(value: Any) -> Any:
+    return Tensor._make(value) if isinstance(value, np.ndarray) else value
+
+
+def checkpoint(fn: Callable, *tensors: Any) -> Any:
+    """``fn(*tensors)`` with the same value and gradients, but without keeping its
+    intermediate results: they are recomputed during backward."""
+    anchored = state.grad_enabled and not any(
+        isinstance(t, Tensor) and t.requires_grad for t in tensors)
+    # parameters used inside fn still need a gradient when no input requires one
+    extra = (Tensor._make(np.zeros((), np.float32), requires_grad=True),) if anchored else ()
+    with lazy(False):
+        return Checkpoint.apply(fn, *tensors, *extra, anchored=anchored)

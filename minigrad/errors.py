@@ -1,0 +1,12 @@
+"""Exceptions that minigrad raises on purpose."""
+
+
+class ShapeError(ValueError, RuntimeError):
+    """Shapes that do not fit together. A ValueError (as NumPy raises) and a
+    RuntimeError (as PyTorch raises), so code written for either catches it."""
+
+    minigrad = True
+
+
+class GradcheckError(RuntimeError):
+    """Analytic and numerical gradients disagree; the message is a per-input report."""

@@ -1,0 +1,412 @@
+"""Function, Context and the graph Node: how one differentiable operation is written.
+
+A Function is a pair of NumPy computations. ``forward(ctx, *arrays)`` computes the
+result and saves what ``backward`` will need on the context; ``backward(ctx,
+*grad_outputs)`` turns the gradient of the output into one gradient per input (the
+local chain rule). ``Function.apply`` wraps this for Tensors: it unwraps the arrays,
+runs forward (now, or later in lazy mode), wraps the results and, when a gradient will
+be needed, records a Node in the graph.
+
+    class Mul(Function):
+        '''f(x, y) = x * y'''
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return grad_output * y, grad_output * x
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .errors import ShapeError
+from .state import state
+
+_node_counter = itertools.count(1)
+
+
+class Context:
+    """What a Function's forward leaves for its backward (PyTorch's ``ctx``).
+
+    - ``save_for_backward(*arrays)`` / ``saved_tensors``: arrays needed by backward.
+      They are released after a backward without ``retain_graph=True``.
+    - ``needs_input_grad``: one bool per positional forward input.
+    - ``mark_non_differentiable(*outputs)``: those outputs get no history.
+    - ``set_materialize_grads(flag)``: unused outputs give zeros (True) or None.
+    - any other attribute you assign (``ctx.dim = 1``) is kept as is.
+    """
+
+    def __init__(self) -> None:
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self.materialize_grads = True
+        self._saved: tuple | None = ()
+        self._saved_versions: list | None = None
+        self._non_differentiable: tuple = ()
+        self._released = False
+        self._function_name = "Function"
+
+    def save_for_backward(self, *arrays: Any) -> None:
+        self._saved = arrays
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._released:
+            raise RuntimeError(
+                f"{self._function_name}: its saved tensors were already released by an "
+                "earlier backward(). Trying to backward through the graph a second time, "
+                "or to read saved tensors after backward? Call the first "
+                "backward(retain_graph=True) to keep them."
+            )
+        return self._saved
+
+    @property
+    def saved_tensors_released(self) -> bool:
+        return self._released
+
+    def mark_non_differentiable(self, *outputs: np.ndarray) -> None:
+        self._non_differentiable = outputs
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = bool(value)
+
+    def release(self) -> None:
+        """Drop the saved arrays (done by backward unless ``retain_graph=True``)."""
+        self._saved = None
+        self._saved_versions = None
+        self._released = True
+
+    def __repr__(self) -> str:
+        attributes = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return f"<Context of {self._function_name} {attributes}>"
+
+
+FunctionCtx = Context
+
+
+class Node:
+    """One recorded application of a Function: what ``tensor.grad_fn`` returns and
+    what the widgets draw.
+
+    ``inputs`` are the Tensor inputs; ``next_functions`` has, per positional input,
+    ``(node, output_index)`` for an input made by another Function, ``(None, 0)``
+    otherwise (the engine then accumulates into ``inputs``' leaf directly).
+    """
+
+    __slots__ = (
+        "id", "function", "ctx", "args", "inputs", "group", "next_functions",
+        "_outputs", "output_meta", "_pending", "_trace", "__weakref__",
+    )
+
+    def __init__(self, function: type[Function], ctx: Context, args: tuple) -> None:
+        self.id = next(_node_counter)
+        self.function = function
+        self.ctx = ctx
+        self.args = args  # positional forward arguments: Tensors and constants
+        self.inputs = tuple(a for a in args if isinstance(a, _Tensor()))
+        self.group = state.group
+        self.next_functions = tuple(
+            (a.grad_fn, a._output_index) if isinstance(a, _Tensor()) else (None, 0)
+            for a in args
+        )
+        self._outputs: list = []
+        self.output_meta: list[tuple[tuple[int, ...], np.dtype]] = []
+        self._pending: dict | None = None  # lazy mode: kwargs of a forward not yet run
+        self._trace = traceback.format_stack(limit=12)[:-3] if state.anomaly else None
+
+    @property
+    def name(self) -> str:
+        return self.function.oper
+
+    @property
+    def outputs(self) -> tuple:
+        """The output Tensors that are still alive (``None`` for those gone)."""
+        return tuple(ref() for ref in self._outputs)
+
+    @property
+    def label(self) -> str | None:
+        labels = [t.label for t in self.outputs if t is not None and t.label]
+        return ", ".join(labels) if labels else None
+
+    @property
+    def released(self) -> bool:
+        return self.ctx._released
+
+    def describe(self) -> str:
+        """``'Exp #12 (group encoder, label h)'``: how errors name this node."""
+        extras = [f"group {self.group}"] if self.group else []
+        if self.label:
+            extras.append(f"label {self.label}")
+        return f"{self.name} #{self.id}" + (f" ({', '.join(extras)})" if extras else "")
+
+    def __repr__(self) -> str:
+        return f"<{self.name} #{self.id}>"
+
+
+def _Tensor() -> type:
+    # tensor.py imports this module; look the class up late to avoid a cycle
+    from .tensor import Tensor
+
+    return Tensor
+
+
+class Function:
+    """Base class of every differentiable operation. Subclass it and write static
+    ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``; call ``apply``.
+
+    Class attributes:
+    - ``oper``: short label on graph nodes (default: the class name).
+    - ``differentiable``: ``False`` for ops like argmax; results never get history.
+    - ``view``: ``True`` if the output may be a NumPy view of input 0 (reshape, ...):
+      then they share a version counter, as in PyTorch.
+    - ``hint``: one line added to error messages, saying what to try.
+    """
+
+    oper: str = "Function"
+    differentiable = True
+    view = False
+    hint = ""
+    _uses_setup_context = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "oper" not in cls.__dict__:
+            cls.oper = cls.__name__
+        cls._uses_setup_context = cls.setup_context is not Function.setup_context
+
+    @staticmethod
+    def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("write forward(ctx, *inputs) in your Function subclass")
+
+    @staticmethod
+    def setup_context(ctx: Context, inputs: tuple, output: Any) -> None:
+        """Alternative form (PyTorch 2): ``forward(*inputs)`` without ctx, then this."""
+
+    @staticmethod
+    def backward(ctx: Context, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("write backward(ctx, *grad_outputs) in your Function subclass")
+
+    @staticmethod
+    def output_shape(*inputs: Any, **kwargs: Any) -> tuple:
+        """Shape of the result, known before computing it (used by lazy mode).
+        Default: the broadcast shape of the array-like inputs. A Function with several
+        outputs returns a tuple of shapes."""
+        shapes = [a.shape for a in inputs if hasattr(a, "shape")]
+        return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+
+    @staticmethod
+    def output_dtype(*inputs: Any, **kwargs: Any) -> Any:
+        """Dtype of the result (used by lazy mode). Default: NumPy's promotion."""
+        return np.result_type(*(a.dtype if hasattr(a, "dtype") else a for a in inputs))
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run the Function on Tensors (or numbers) and record it in the graph."""
+        Tensor = _Tensor()
+        needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        record = state.grad_enabled and cls.differentiable and True in needs_input_grad
+        ctx = Context()
+        ctx._function_name = cls.oper
+        ctx.needs_input_grad = needs_input_grad if record else (False,) * len(args)
+        if state.lazy:
+            return _apply_lazy(cls, ctx, args, kwargs, record)
+        arrays = tuple(_data_of(a) if isinstance(a, Tensor) else a for a in args)
+        outputs = _run_forward(cls, ctx, arrays, kwargs, args)
+        node = Node(cls, ctx, args) if record else None
+        return _wrap_outputs(cls, ctx, node, args, arrays, outputs, record)
+
+
+# --- the machinery behind apply --------------------------------------------------------
+
+
+def _data_of(tensor: Any) -> np.ndarray:
+    if tensor.data is None:  # a lazy tensor used in eager mode
+        tensor.realize()
+    return tensor.data
+
+
+def _describe_args(args: tuple) -> str:
+    Tensor = _Tensor()
+    parts = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            name = f" '{a.label}'" if a.label else ""
+            parts.append(f"input {i}{name}: shape {tuple(a.shape)}, {a.dtype}")
+        elif isinstance(a, np.ndarray):
+            parts.append(f"input {i}: array of shape {a.shape}, {a.dtype}")
+        else:
+            parts.append(f"input {i}: {type(a).__name__} {a!r:.40}")
+    return "; ".join(parts)
+
+
+def _run_forward(cls: type[Function], ctx: Context, arrays: tuple, kwargs: dict,
+                 args: tuple) -> Any:
+    try:
+        if cls._uses_setup_context:
+            outputs = cls.forward(*arrays, **kwargs)
+            cls.setup_context(ctx, arrays, outputs)
+        else:
+            outputs = cls.forward(ctx, *arrays, **kwargs)
+    except (ValueError, IndexError, TypeError, RuntimeError) as error:
+        if getattr(error, "minigrad", False):
+            raise
+        raise _explain(cls, error, args) from error
+    if state.anomaly:
+        _check_finite(outputs, f"{cls.oper} (forward)", args)
+    return outputs
+
+
+def _explain(cls: type[Function], error: Exception, args: tuple) -> Exception:
+    """Re-raise a NumPy error with the op, its inputs' shapes and a hint."""
+    message = f"{cls.oper}: {error}\n  {_describe_args(args)}"
+    if cls.hint:
+        message += f"\n  hint: {cls.hint}"
+    kind = ShapeError if isinstance(error, ValueError) else type(error)
+    try:
+        new = kind(message)
+    except TypeError:  # an exception type that takes other arguments
+        new = RuntimeError(message)
+    new.minigrad = True
+    return new
+
+
+def _check_finite(outputs: Any, where: str, args: tuple, node: Node | None = None) -> None:
+    arrays = outputs if isinstance(outputs, tuple) else (outputs,)
+    for i, a in enumerate(arrays):
+        if a is None:
+            continue
+        a = np.asarray(a)
+        if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+            bad = "NaN" if np.isnan(a).any() else "Inf"
+            who = node.describe() if node is not None else where
+            message = (f"detect_anomaly: {who} produced {bad} in output {i} "
+                       f"(shape {a.shape})\n  {_describe_args(args)}")
+            if node is not None and node._trace:
+                message += "\n  the op was created here:\n" + "".join(node._trace[-4:])
+            error = FloatingPointError(message)
+            error.minigrad = True
+            raise error
+
+
+def _as_output_tuple(outputs: Any) -> tuple[tuple, bool]:
+    if isinstance(outputs, tuple):
+        return tuple(o if type(o) is np.ndarray else np.asarray(o) for o in outputs), True
+    if type(outputs) is not np.ndarray:
+        outputs = np.asarray(outputs)
+    return (outputs,), False
+
+
+def _wrap_outputs(cls: type[Function], ctx: Context, node: Node | None, args: tuple,
+                  arrays: tuple, outputs: Any, record: bool) -> Any:
+    Tensor = _Tensor()
+    outputs, several = _as_output_tuple(outputs)
+    non_differentiable = ctx._non_differentiable
+    results = []
+    for index, out in enumerate(outputs):
+        differentiable = record and not any(out is nd for nd in non_differentiable)
+        t = Tensor._make(out, differentiable, node if differentiable else None, index)
+        if cls.view and index == 0 and isinstance(args[0], Tensor) \
+                and np.may_share_memory(out, arrays[0]):
+            t._version = args[0]._version  # a view: edits of one are edits of the other
+            t._base = args[0]._base if args[0]._base is not None else args[0]
+        results.append(t)
+    if node is not None:
+        node._outputs = [weakref.ref(t) for t in results]
+        node.output_meta = [(o.shape, o.dtype) for o in outputs]
+        _record_saved_versions(ctx, args, arrays, results)
+    return tuple(results) if several else results[0]
+
+
+def _record_saved_versions(ctx: Context, args: tuple, arrays: tuple, results: list) -> None:
+    """Remember the version of every saved array that belongs to a Tensor, so backward
+    can tell if it was modified in place in the meantime (PyTorch's version counter)."""
+    saved = ctx._saved
+    if not saved:
+        return
+    Tensor = _Tensor()
+    owners = [(a, arr) for a, arr in zip(args, arrays) if isinstance(a, Tensor)]
+    owners += [(t, t.data) for t in results]
+    versions = []
+    for position, array in enumerate(saved):
+        for tensor, data in owners:
+            if array is data:
+                counter = tensor._version
+                versions.append((position, counter, counter.value))
+                break
+    ctx._saved_versions = versions or None
+
+
+def check_saved_versions(node: Node) -> None:
+    """Raise if an array saved by ``node`` was modified in place after it was saved."""
+    for position, counter, expected in node.ctx._saved_versions or ():
+        if counter.value != expected:
+            shape = np.shape(node.ctx._saved[position])
+            error = RuntimeError(
+                f"{node.describe()}: saved tensor {position} (shape {shape}) was modified "
+                f"by an in-place operation after it was saved: it is at version "
+                f"{counter.value}, expected version {expected}. Its gradient would be "
+                "wrong. Do the in-place edit on a clone() instead, or before the op."
+            )
+            error.minigrad = True
+            raise error
+
+
+def _apply_lazy(cls: type[Function], ctx: Context, args: tuple, kwargs: dict,
+                record: bool) -> Any:
+    """Lazy mode: record the op with its result's shape and dtype; compute later."""
+    Tensor = _Tensor()
+    try:
+        shape = cls.output_shape(*args, **kwargs)
+        dtype = cls.output_dtype(*args, **kwargs)
+    except (ValueError, IndexError, TypeError) as error:
+        if getattr(error, "minigrad", False):
+            raise
+        raise _explain(cls, error, args) from error
+    several = len(shape) > 0 and isinstance(shape[0], tuple)
+    shapes = shape if several else (shape,)
+    dtypes = dtype if isinstance(dtype, tuple) else (dtype,) * len(shapes)
+    node = Node(cls, ctx, args)
+    node._pending = kwargs
+    results = []
+    for index, (s, d) in enumerate(zip(shapes, dtypes)):
+        t = Tensor._make(None, record, node if record else None, index)
+        t._lazy_shape, t._lazy_dtype, t._lazy_node = tuple(s), np.dtype(d), node
+        results.append(t)
+    node._outputs = [weakref.ref(t) for t in results]
+    node.output_meta = [(t._lazy_shape, t._lazy_dtype) for t in results]
+    return tuple(results) if several else results[0]
+
+
+def realize_node(node: Node) -> None:
+    """Run the forward that lazy mode deferred; its inputs are already realized."""
+    Tensor = _Tensor()
+    cls, ctx, args = node.function, node.ctx, node.args
+    arrays = tuple(a.data if isinstance(a, Tensor) else a for a in args)
+    outputs, _ = _as_output_tuple(_run_forward(cls, ctx, arrays, node._pending, args))
+    node._pending = None
+    results = []
+    for index, (out, ref, (shape, _)) in enumerate(zip(outputs, node._outputs, node.output_meta)):
+        if out.shape != shape:
+            raise ShapeError(
+                f"{cls.oper}: output_shape() promised shape {shape} for output {index} but "
+                f"forward returned {out.shape}; fix {cls.__name__}.output_shape"
+            )
+        node.output_meta[index] = (out.shape, out.dtype)
+        t = ref()
+        if t is not None:
+            t.data, t._lazy_node = out, None
+            if any(out is nd for nd in ctx._non_differentiable):
+                t.requires_grad, t.grad_fn = False, None
+            results.append(t)
+    if not any(t.grad_fn is node for t in results):
+        node.ctx.release()  # nothing will backpropagate through it
+    _record_saved_versions(ctx, args, arrays, results)

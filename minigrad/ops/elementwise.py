@@ -1,0 +1,387 @@
+"""Elementwise Functions: unary, binary (with broadcasting), comparisons, where, casts.
+
+Binary ops may return gradients with the broadcast output's shape: the engine sums them
+back to each input's shape, so no Function here has to think about broadcasting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+
+BROADCAST_HINT = (
+    "shapes broadcast when, compared from the right, each pair of sizes is equal or one "
+    "of them is 1; reshape() or unsqueeze() one input so they line up"
+)
+
+
+# --- unary ------------------------------------------------------------------------------
+
+
+class Neg(Function):
+    """f(x) = -x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return -x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return -grad_output
+
+
+class Abs(Function):
+    """f(x) = |x|,  f'(x) = sign(x) (0 at 0, as in PyTorch)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.abs(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * np.sign(x)
+
+
+class Exp(Function):
+    """f(x) = e^x,  f'(x) = e^x (so we save the output)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.exp(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return grad_output * out
+
+
+class Log(Function):
+    """f(x) = ln x,  f'(x) = 1 / x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        with np.errstate(divide="ignore"):
+            return grad_output / x
+
+
+class Sqrt(Function):
+    """f(x) = sqrt(x),  f'(x) = 1 / (2 sqrt(x))"""
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(invalid="ignore"):
+            out = np.sqrt(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        with np.errstate(divide="ignore"):
+            return grad_output / (2 * out)
+
+
+class Sin(Function):
+    """f(x) = sin x,  f'(x) = cos x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.sin(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * np.cos(x)
+
+
+class Cos(Function):
+    """f(x) = cos x,  f'(x) = -sin x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.cos(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return -grad_output * np.sin(x)
+
+
+class Tanh(Function):
+    """f(x) = tanh x,  f'(x) = 1 - tanh(x)^2"""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.tanh(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return grad_output * (1 - out * out)
+
+
+class Sigmoid(Function):
+    """f(x) = 1 / (1 + e^-x),  f'(x) = f(x) (1 - f(x))"""
+
+    @staticmethod
+    def forward(ctx, x):
+        # written with tanh so that large |x| neither overflows nor loses precision
+        out = 0.5 * (np.tanh(0.5 * x) + 1)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return grad_output * out * (1 - out)
+
+
+class ReLU(Function):
+    """f(x) = max(x, 0),  f'(x) = 1 if x > 0 else 0"""
+
+    oper = "ReLU"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.maximum(x, 0)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return grad_output * (out > 0)
+
+
+class Clamp(Function):
+    """f(x) = min(max(x, min), max); the gradient passes where min <= x <= max"""
+
+    @staticmethod
+    def forward(ctx, x, min=None, max=None):
+        ctx.save_for_backward(x)
+        ctx.min, ctx.max = min, max
+        return np.clip(x, min, max)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        inside = np.ones(x.shape, dtype=bool)
+        if ctx.min is not None:
+            inside &= x >= ctx.min
+        if ctx.max is not None:
+            inside &= x <= ctx.max
+        return grad_output * inside
+
+
+# --- binary -----------------------------------------------------------------------------
+
+
+class Add(Function):
+    """f(x, y) = x + y"""
+
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return x + y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, grad_output
+
+
+class Sub(Function):
+    """f(x, y) = x - y"""
+
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return x - y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, -grad_output
+
+
+class Mul(Function):
+    """f(x, y) = x * y,  df/dx = y,  df/dy = x"""
+
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        needs_x, needs_y = ctx.needs_input_grad
+        return (grad_output * y if needs_x else None), (grad_output * x if needs_y else None)
+
+
+class Div(Function):
+    """f(x, y) = x / y,  df/dx = 1 / y,  df/dy = -x / y^2"""
+
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return x / y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        needs_x, needs_y = ctx.needs_input_grad
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_x = grad_output / y if needs_x else None
+            grad_y = -grad_output * x / (y * y) if needs_y else None
+        return grad_x, grad_y
+
+
+class Pow(Function):
+    """f(x, e) = x^e,  df/dx = e x^(e-1),  df/de = x^e ln x (0 where x = 0, as PyTorch)"""
+
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, x, exponent):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.power(x, exponent)
+        ctx.save_for_backward(x, exponent, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, exponent, out = ctx.saved_tensors
+        needs_x, needs_exponent = ctx.needs_input_grad
+        grad_x = grad_exponent = None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if needs_x:
+                grad_x = grad_output * exponent * np.power(x, exponent - 1)
+            if needs_exponent:
+                log_x = np.where(x == 0, 0, np.log(np.where(x == 0, 1, x)))
+                grad_exponent = grad_output * out * log_x
+        return grad_x, grad_exponent
+
+
+class Maximum(Function):
+    """f(x, y) = max(x, y); where x == y the gradient is split evenly"""
+
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return np.maximum(x, y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        share_x = _tie_share(x > y, x == y, grad_output.dtype)
+        return grad_output * share_x, grad_output * (1 - share_x)
+
+
+class Minimum(Function):
+    """f(x, y) = min(x, y); where x == y the gradient is split evenly"""
+
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return np.minimum(x, y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        share_x = _tie_share(x < y, x == y, grad_output.dtype)
+        return grad_output * share_x, grad_output * (1 - share_x)
+
+
+def _tie_share(wins, ties, dtype):
+    """1 where x wins, 0.5 where it ties, 0 where it loses."""
+    share = wins.astype(dtype)
+    share[ties] = 0.5
+    return share
+
+
+class Where(Function):
+    """f(c, x, y) = x where c else y; the gradient goes to the branch that was taken"""
+
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, condition, x, y):
+        ctx.save_for_backward(condition)
+        return np.where(condition, x, y)
+
+    @staticmethod
+    def output_dtype(condition, x, y):
+        return np.result_type(*(a.dtype if hasattr(a, "dtype") else a for a in (x, y)))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (condition,) = ctx.saved_tensors
+        zero = np.zeros((), dtype=grad_output.dtype)
+        return None, np.where(condition, grad_output, zero), np.where(condition, zero, grad_output)
+
+
+# --- comparisons and casts (no gradient) -------------------------------------------------
+
+COMPARISONS = {"<": np.less, "<=": np.less_equal, ">": np.greater,
+               ">=": np.greater_equal, "==": np.equal, "!=": np.not_equal}
+
+
+class Compare(Function):
+    """f(x, y) = x < y (or <=, >, >=, ==, !=): a bool tensor without history"""
+
+    differentiable = False
+    hint = BROADCAST_HINT
+
+    @staticmethod
+    def forward(ctx, x, y, op="<"):
+        return COMPARISONS[op](x, y)
+
+    @staticmethod
+    def output_dtype(*inputs, **kwargs):
+        return np.dtype(bool)
+
+
+class Cast(Function):
+    """f(x) = x as another dtype; the gradient is cast back (floating dtypes only)"""
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.input_dtype = x.dtype
+        out = x.astype(dtype)
+        if out.dtype.kind != "f":
+            ctx.mark_non_differentiable(out)  # no gradient through an integer cast
+        return out
+
+    @staticmethod
+    def output_dtype(x, dtype):
+        return np.dtype(dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.astype(ctx.input_dtype), None

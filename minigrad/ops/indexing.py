@@ -1,0 +1,127 @@
+"""Indexing Functions: ``x[index]``, ``x[index] = value``, and ``gather``.
+
+The gradient of a read is a scatter-add: every element that was read gets back the
+gradient of where it went, so an index that appears twice receives two gradients.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from .movement import dummy
+
+INDEX_HINT = "a dimension of size n takes indices from -n to n-1"
+
+
+def is_basic(index) -> bool:
+    """True if NumPy will return a view: only ints, slices, None and Ellipsis."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+               for p in parts)
+
+
+class GetItem(Function):
+    """f(x) = x[index];  the gradient is scattered back (added up for repeated indices)"""
+
+    view = True
+    hint = INDEX_HINT
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.input_shape, ctx.index = x.shape, index
+        return x[index]
+
+    @staticmethod
+    def output_shape(x, index):
+        return dummy(x.shape)[index].shape
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_input = np.zeros(ctx.input_shape, dtype=grad_output.dtype)
+        if is_basic(ctx.index):
+            grad_input[ctx.index] = grad_output  # no element can be read twice
+        else:
+            np.add.at(grad_input, ctx.index, grad_output)
+        return grad_input, None
+
+
+class SetItem(Function):
+    """f(x, v) = x with x[index] replaced by v. Used by ``x[index] = v`` on a tensor
+    with history. df/dx is 1 outside the index and 0 inside; df/dv = the gradient there."""
+
+    hint = INDEX_HINT + "; the value must broadcast to the shape of x[index]"
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        ctx.index = index
+        out = x.copy()
+        out[index] = value
+        return out
+
+    @staticmethod
+    def output_shape(x, value, index):
+        return tuple(x.shape)
+
+    @staticmethod
+    def output_dtype(x, value, index):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x = grad_output.copy()
+        grad_x[ctx.index] = 0
+        return grad_x, grad_output[ctx.index], None
+
+
+class Gather(Function):
+    """f(x, index)[i][j] = x[index[i][j]][j] for dim = 0 (and so on: PyTorch's gather);
+    the gradient is scattered back along ``dim``"""
+
+    hint = "index must have as many dimensions as the input, hold int64 values in range"
+
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        if index.ndim != x.ndim:
+            raise ShapeError(
+                f"gather: index has {index.ndim} dimension(s) but input has {x.ndim} "
+                f"(input shape {x.shape}, index shape {index.shape}); they must match"
+            )
+        if index.dtype.kind not in "iu":
+            raise TypeError(f"gather: index must be an integer tensor, got {index.dtype}")
+        for d in range(x.ndim):
+            if d != dim and index.shape[d] > x.shape[d]:
+                raise ShapeError(
+                    f"gather: index shape {index.shape} is larger than input shape {x.shape} "
+                    f"in dim {d}; outside dim {dim} the index can be at most as large"
+                )
+        ctx.input_shape, ctx.dim = x.shape, dim
+        ctx.save_for_backward(index)
+        return np.take_along_axis(x[_leading(index.shape, dim)], index, axis=dim)
+
+    @staticmethod
+    def output_shape(x, index, dim):
+        return tuple(index.shape)
+
+    @staticmethod
+    def output_dtype(x, index, dim):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        grad_input = np.zeros(ctx.input_shape, dtype=grad_output.dtype)
+        np.add.at(grad_input, _scatter_index(index, ctx.dim), grad_output)
+        return grad_input, None, None
+
+
+def _leading(index_shape: tuple, dim: int) -> tuple:
+    """gather reads only the first index.shape[d] entries of every other dimension."""
+    return tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index_shape))
+
+
+def _scatter_index(index: np.ndarray, dim: int) -> tuple:
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)

@@ -1,0 +1,245 @@
+"""Movement Functions: they move, copy or view elements without arithmetic.
+
+The backward of each is the inverse movement: a reshape is undone by a reshape, a
+transpose by the same transpose, an expand by a sum, a pad by a slice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from .reduce import normalize_dims
+
+RESHAPE_HINT = "the number of elements must stay the same; use -1 for one size to infer it"
+
+
+def dummy(shape: tuple) -> np.ndarray:
+    """A zero-memory array of ``shape``, for working out result shapes in lazy mode."""
+    return np.broadcast_to(np.zeros((), dtype=np.int8), shape)
+
+
+def check_dim(dim: int, ndim: int, op: str) -> int:
+    (d,) = normalize_dims(dim, ndim, op)
+    return d
+
+
+class Clone(Function):
+    """f(x) = a copy of x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+
+
+class Reshape(Function):
+    """f(x) = x with a new shape (a view when NumPy can make one)"""
+
+    view = True
+    hint = RESHAPE_HINT
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.input_shape = x.shape
+        return x.reshape(shape)
+
+    @staticmethod
+    def output_shape(x, shape):
+        return dummy(x.shape).reshape(shape).shape
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.reshape(ctx.input_shape), None
+
+
+class Permute(Function):
+    """f(x) = x with its dimensions reordered; backward applies the inverse order"""
+
+    view = True
+    hint = "give each dimension exactly once, e.g. permute(0, 2, 1) for a 3-D tensor"
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return np.transpose(x, dims)
+
+    @staticmethod
+    def output_shape(x, dims):
+        return tuple(x.shape[d] for d in dims)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return np.transpose(grad_output, np.argsort(ctx.dims)), None
+
+
+class Expand(Function):
+    """f(x) = x broadcast to a larger shape (a read-only view); backward sums"""
+
+    view = True
+    hint = "only dimensions of size 1 can be expanded; -1 keeps a size"
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def output_shape(x, shape):
+        return tuple(shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, None  # the engine sums it back to the input's shape
+
+
+class Repeat(Function):
+    """f(x) = x tiled ``repeats`` times along each dimension (PyTorch's ``repeat``)"""
+
+    @staticmethod
+    def forward(ctx, x, repeats):
+        if len(repeats) < x.ndim:
+            raise ShapeError(
+                f"repeat: got {len(repeats)} repeat count(s) for a tensor of shape {x.shape}; "
+                f"give at least {x.ndim} (one per dimension)"
+            )
+        ctx.input_shape = (1,) * (len(repeats) - x.ndim) + x.shape
+        ctx.repeats = repeats
+        return np.tile(x, repeats)
+
+    @staticmethod
+    def output_shape(x, repeats):
+        shape = (1,) * (len(repeats) - len(x.shape)) + tuple(x.shape)
+        return tuple(s * r for s, r in zip(shape, repeats))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # split every dimension into (repeat, size) and sum over the repeats
+        split = []
+        for r, s in zip(ctx.repeats, ctx.input_shape):
+            split += [r, s]
+        summed = grad_output.reshape(split).sum(axis=tuple(range(0, len(split), 2)))
+        return summed, None
+
+
+class Pad(Function):
+    """f(x) = x with constant borders; backward cuts the borders off again.
+    ``pad`` holds (before, after) pairs, one per dimension, first dimension first."""
+
+    hint = "give pads as (left, right) for the last dim, then (top, bottom), ..."
+
+    @staticmethod
+    def forward(ctx, x, pad, value=0.0):
+        ctx.slices = tuple(slice(before, before + size) for (before, _), size in zip(pad, x.shape))
+        return np.pad(x, pad, mode="constant", constant_values=value)
+
+    @staticmethod
+    def output_shape(x, pad, value=0.0):
+        return tuple(s + before + after for s, (before, after) in zip(x.shape, pad))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output[ctx.slices], None
+
+
+class Roll(Function):
+    """f(x) = x shifted cyclically; backward shifts back"""
+
+    @staticmethod
+    def forward(ctx, x, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return np.roll(x, shifts, axis=dims)
+
+    @staticmethod
+    def output_shape(x, shifts, dims):
+        return tuple(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        back = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, tuple) else -ctx.shifts
+        return np.roll(grad_output, back, axis=ctx.dims), None, None
+
+
+class Cat(Function):
+    """f(x1, x2, ...) = the inputs joined along ``dim``; backward splits the gradient"""
+
+    hint = "all inputs must have the same shape except along the joining dimension"
+
+    @staticmethod
+    def forward(ctx, *xs, dim=0):
+        ctx.dim = dim
+        ctx.boundaries = np.cumsum([x.shape[dim] for x in xs])[:-1]
+        return np.concatenate(xs, axis=dim)
+
+    @staticmethod
+    def output_shape(*xs, dim=0):
+        shape = list(xs[0].shape)
+        shape[dim] = sum(x.shape[dim] for x in xs)
+        return tuple(shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return tuple(np.split(grad_output, ctx.boundaries, axis=ctx.dim))
+
+
+class Stack(Function):
+    """f(x1, x2, ...) = the inputs stacked along a new ``dim``"""
+
+    hint = "all inputs must have exactly the same shape"
+
+    @staticmethod
+    def forward(ctx, *xs, dim=0):
+        ctx.dim = dim
+        return np.stack(xs, axis=dim)
+
+    @staticmethod
+    def output_shape(*xs, dim=0):
+        shape = list(xs[0].shape)
+        shape.insert(dim, len(xs))
+        return tuple(shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return tuple(np.moveaxis(grad_output, ctx.dim, 0))
+
+
+class Unfold(Function):
+    """Strided windows (PyTorch's ``Tensor.unfold``): every window of ``size`` elements,
+    ``step`` apart, along ``dim``; the window becomes a new last dimension. A read-only
+    view, no copy: the basis of convolution and pooling. Backward adds each window's
+    gradient back where the window came from (overlapping windows accumulate)."""
+
+    view = True
+    hint = "the window size must be at most the size of the dimension, and step >= 1"
+
+    @staticmethod
+    def forward(ctx, x, dim, size, step):
+        if not 1 <= size <= x.shape[dim] or step < 1:
+            raise ShapeError(
+                f"unfold: cannot take windows of size {size}, step {step} along dim {dim} "
+                f"of a tensor of shape {x.shape}"
+            )
+        ctx.input_shape, ctx.dim, ctx.size, ctx.step = x.shape, dim, size, step
+        windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=dim)
+        index = [slice(None)] * windows.ndim
+        index[dim] = slice(None, None, step)
+        return windows[tuple(index)]
+
+    @staticmethod
+    def output_shape(x, dim, size, step):
+        shape = list(x.shape)
+        shape[dim] = (shape[dim] - size) // step + 1
+        return tuple(shape) + (size,)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_input = np.zeros(ctx.input_shape, dtype=grad_output.dtype)
+        count = grad_output.shape[ctx.dim]
+        index = [slice(None)] * len(ctx.input_shape)
+        for k in range(ctx.size):  # a loop over the window's offsets, not over elements
+            index[ctx.dim] = slice(k, k + ctx.step * (count - 1) + 1, ctx.step)
+            grad_input[tuple(index)] += grad_output[..., k]
+        return grad_input, None, None, None

@@ -1,0 +1,194 @@
+"""Reductions: sum, mean, max/min, var, logsumexp, argmax/argmin.
+
+Each takes ``dim`` (an int, a tuple of ints, or None for all) and ``keepdim``. Backward
+puts the reduced dimensions back (``_unreduce``) and broadcasts to the input's shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+
+
+def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
+    """``None`` -> all dimensions; ints may be negative; each must exist."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    result = []
+    for d in dims:
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise ShapeError(
+                f"{op}: dim {d} is out of range for a tensor with {ndim} dimension(s); "
+                f"use a dim from {-max(ndim, 1)} to {max(ndim, 1) - 1}"
+            )
+        result.append(d % ndim if ndim else 0)
+    return tuple(sorted(set(result)))
+
+
+def reduced_shape(shape, dim, keepdim: bool, op: str) -> tuple[int, ...]:
+    dims = normalize_dims(dim, len(shape), op)
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _unreduce(grad_output: np.ndarray, ctx) -> np.ndarray:
+    """Give a reduced gradient its reduced dimensions back (size 1), ready to broadcast."""
+    if ctx.keepdim or not ctx.dims:
+        return grad_output
+    return np.expand_dims(grad_output, ctx.dims)
+
+
+class _Reduction(Function):
+    @staticmethod
+    def output_shape(x, dim=None, keepdim=False, **kwargs):
+        return reduced_shape(x.shape, dim, keepdim, "reduction")
+
+
+def _remember(ctx, x, dim, keepdim, op):
+    ctx.dims = normalize_dims(dim, x.ndim, op) if x.ndim else ()
+    ctx.keepdim = keepdim
+    ctx.input_shape = x.shape
+    return ctx.dims if x.ndim else None
+
+
+class Sum(_Reduction):
+    """f(x) = sum of x over dim;  df/dx = 1 everywhere"""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        axes = _remember(ctx, x, dim, keepdim, "sum")
+        return np.sum(x, axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return np.broadcast_to(_unreduce(grad_output, ctx), ctx.input_shape)
+
+
+class Mean(_Reduction):
+    """f(x) = sum of x over dim / n;  df/dx = 1 / n"""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        axes = _remember(ctx, x, dim, keepdim, "mean")
+        ctx.count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
+        return np.mean(x, axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return np.broadcast_to(_unreduce(grad_output, ctx) / ctx.count, ctx.input_shape)
+
+
+class Max(_Reduction):
+    """f(x) = max of x over dim; the gradient goes to the maximal elements, split evenly
+    between ties (as ``maximum`` does). With ``return_indices`` it also returns the
+    argmax (no gradient), like ``torch.max(x, dim)``."""
+
+    take = staticmethod(np.max)
+    arg = staticmethod(np.argmax)
+
+    @classmethod
+    def forward(cls, ctx, x, dim=None, keepdim=False, return_indices=False):
+        axes = _remember(ctx, x, dim, keepdim, cls.oper.lower())
+        if x.size == 0:
+            raise ShapeError(f"{cls.oper.lower()}: cannot reduce an empty tensor of shape {x.shape}")
+        values = cls.take(x, axis=axes, keepdims=True)
+        ctx.save_for_backward(x, values)
+        out = values if keepdim else np.squeeze(values, axis=axes)
+        if not return_indices:
+            return out
+        indices = cls.arg(x, axis=ctx.dims[0], keepdims=keepdim).astype(np.int64)
+        ctx.mark_non_differentiable(indices)
+        ctx.set_materialize_grads(False)
+        return out, indices
+
+    @staticmethod
+    def output_shape(x, dim=None, keepdim=False, return_indices=False):
+        shape = reduced_shape(x.shape, dim, keepdim, "max")
+        return (shape, shape) if return_indices else shape
+
+    @staticmethod
+    def output_dtype(x, dim=None, keepdim=False, return_indices=False):
+        return (x.dtype, np.dtype(np.int64)) if return_indices else x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output, grad_indices=None):
+        x, values = ctx.saved_tensors
+        winners = x == values
+        share = winners / winners.sum(axis=ctx.dims, keepdims=True)
+        return _unreduce(grad_output, ctx) * share.astype(grad_output.dtype)
+
+
+class Min(Max):
+    """f(x) = min of x over dim; the gradient goes to the minimal elements"""
+
+    take = staticmethod(np.min)
+    arg = staticmethod(np.argmin)
+
+
+class Var(_Reduction):
+    """f(x) = sum((x - mean)^2) / (n - correction);  df/dx = 2 (x - mean) / (n - correction)"""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, correction=1):
+        axes = _remember(ctx, x, dim, keepdim, "var")
+        count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
+        ctx.denominator = max(count - correction, 0)
+        centered = x - np.mean(x, axis=axes, keepdims=True)
+        ctx.save_for_backward(centered)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.sum(centered * centered, axis=axes, keepdims=keepdim) / ctx.denominator
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (centered,) = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _unreduce(grad_output, ctx) * centered * (2 / ctx.denominator)
+
+
+class LogSumExp(_Reduction):
+    """f(x) = log sum exp(x), computed as m + log sum exp(x - m) so it never overflows;
+    df/dx = softmax(x)"""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        axes = _remember(ctx, x, dim, keepdim, "logsumexp")
+        shift = np.max(x, axis=axes, keepdims=True)
+        shift = np.where(np.isfinite(shift), shift, 0)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.sum(np.exp(x - shift), axis=axes, keepdims=True)) + shift
+        ctx.save_for_backward(x, out)
+        return out if keepdim else np.squeeze(out, axis=axes)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, out = ctx.saved_tensors
+        return _unreduce(grad_output, ctx) * np.exp(x - out)
+
+
+class ArgMax(_Reduction):
+    """index of the largest element along dim (flattened when dim is None); no gradient"""
+
+    differentiable = False
+    find = staticmethod(np.argmax)
+
+    @classmethod
+    def forward(cls, ctx, x, dim=None, keepdim=False):
+        if dim is None:
+            out = cls.find(x.reshape(-1))
+            return out.reshape((1,) * x.ndim) if keepdim else out
+        (axis,) = normalize_dims(dim, x.ndim, cls.oper.lower())
+        return cls.find(x, axis=axis, keepdims=keepdim).astype(np.int64)
+
+    @staticmethod
+    def output_dtype(*inputs, **kwargs):
+        return np.dtype(np.int64)
+
+
+class ArgMin(ArgMax):
+    """index of the smallest element along dim; no gradient"""
+
+    find = staticmethod(np.argmin)
