@@ -514,7 +514,8 @@ class Tensor:
         shape = _unpack_shape(shape)
         offset = len(shape) - self.ndim
         if offset < 0:
-            raise ShapeError(f"expand: cannot expand shape {self.shape} to fewer dimensions {shape}")
+            raise ShapeError(
+                f"expand: cannot expand shape {self.shape} to fewer dimensions {shape}")
         full = tuple(self.shape[i - offset] if s == -1 and i >= offset else s
                      for i, s in enumerate(shape))
         return Expand.apply(self, full)
@@ -626,7 +627,8 @@ def _check_same_dims(tensors, op: str) -> None:
     ndims = {t.ndim for t in tensors}
     if len(ndims) > 1:
         shapes = ", ".join(str(t.shape) for t in tensors)
-        raise ShapeError(f"{op}: all tensors need the same number of dimensions, got shapes {shapes}")
+        raise ShapeError(
+            f"{op}: all tensors need the same number of dimensions, got shapes {shapes}")
 
 
 def cat(tensors, dim: int = 0) -> Tensor:

@@ -94,7 +94,8 @@ class Max(_Reduction):
     def forward(cls, ctx, x, dim=None, keepdim=False, return_indices=False):
         axes = _remember(ctx, x, dim, keepdim, cls.oper.lower())
         if x.size == 0:
-            raise ShapeError(f"{cls.oper.lower()}: cannot reduce an empty tensor of shape {x.shape}")
+            raise ShapeError(
+                f"{cls.oper.lower()}: cannot reduce an empty tensor of shape {x.shape}")
         values = cls.take(x, axis=axes, keepdims=True)
         ctx.save_for_backward(x, values)
         out = values if keepdim else np.squeeze(values, axis=axes)
