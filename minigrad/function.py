@@ -112,10 +112,10 @@ class Node:
         self.function = function
         self.ctx = ctx
         self.args = args  # positional forward arguments: Tensors and constants
-        self.inputs = tuple(a for a in args if isinstance(a, _Tensor()))
+        self.inputs = tuple(a for a in args if isinstance(a, Tensor))
         self.group = state.group
         self.next_functions = tuple(
-            (a.grad_fn, a._output_index) if isinstance(a, _Tensor()) else (None, 0)
+            (a.grad_fn, a._output_index) if isinstance(a, Tensor) else (None, 0)
             for a in args
         )
         self._outputs: list = []
@@ -152,11 +152,14 @@ class Node:
         return f"<{self.name} #{self.id}>"
 
 
-def _Tensor() -> type:
-    # tensor.py imports this module; look the class up late to avoid a cycle
-    from .tensor import Tensor
+# tensor.py imports this module, so the Tensor class is handed over from there once it
+# exists (see register_tensor_class) instead of being imported here, which would be a cycle
+Tensor: type = type(None)
 
-    return Tensor
+
+def register_tensor_class(cls: type) -> None:
+    global Tensor
+    Tensor = cls
 
 
 class Function:
@@ -211,7 +214,6 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the Function on Tensors (or numbers) and record it in the graph."""
-        Tensor = _Tensor()
         needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         record = state.grad_enabled and cls.differentiable and True in needs_input_grad
         ctx = Context()
@@ -235,7 +237,6 @@ def _data_of(tensor: Any) -> np.ndarray:
 
 
 def _describe_args(args: tuple) -> str:
-    Tensor = _Tensor()
     parts = []
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
@@ -307,7 +308,6 @@ def _as_output_tuple(outputs: Any) -> tuple[tuple, bool]:
 
 def _wrap_outputs(cls: type[Function], ctx: Context, node: Node | None, args: tuple,
                   arrays: tuple, outputs: Any, record: bool) -> Any:
-    Tensor = _Tensor()
     outputs, several = _as_output_tuple(outputs)
     non_differentiable = ctx._non_differentiable
     results = []
@@ -332,7 +332,6 @@ def _record_saved_versions(ctx: Context, args: tuple, arrays: tuple, results: li
     saved = ctx._saved
     if not saved:
         return
-    Tensor = _Tensor()
     owners = [(a, arr) for a, arr in zip(args, arrays) if isinstance(a, Tensor)]
     owners += [(t, t.data) for t in results]
     versions = []
@@ -363,7 +362,6 @@ def check_saved_versions(node: Node) -> None:
 def _apply_lazy(cls: type[Function], ctx: Context, args: tuple, kwargs: dict,
                 record: bool) -> Any:
     """Lazy mode: record the op with its result's shape and dtype; compute later."""
-    Tensor = _Tensor()
     try:
         shape = cls.output_shape(*args, **kwargs)
         dtype = cls.output_dtype(*args, **kwargs)
@@ -388,7 +386,6 @@ def _apply_lazy(cls: type[Function], ctx: Context, args: tuple, kwargs: dict,
 
 def realize_node(node: Node) -> None:
     """Run the forward that lazy mode deferred; its inputs are already realized."""
-    Tensor = _Tensor()
     cls, ctx, args = node.function, node.ctx, node.args
     arrays = tuple(a.data if isinstance(a, Tensor) else a for a in args)
     outputs, _ = _as_output_tuple(_run_forward(cls, ctx, arrays, node._pending, args))

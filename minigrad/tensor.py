@@ -15,7 +15,7 @@ import numpy as np
 
 from . import autograd
 from .errors import ShapeError
-from .function import Node
+from .function import Node, register_tensor_class
 from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Cos, Div, Exp, Expand,
                   Gather, GetItem, Log, LogSumExp, MatMul, Max, Maximum, Mean, Min, Minimum,
                   Mul, Neg, Pad, Permute, Pow, ReLU, Repeat, Reshape, Roll, SetItem, Sigmoid,
@@ -591,6 +591,9 @@ class Tensor:
         if spec and self.numel() == 1 and self.data is not None:
             return format(self.item(), spec)
         return repr(self)
+
+
+register_tensor_class(Tensor)
 
 
 class _no_record:

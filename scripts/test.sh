@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Set up everything the tests need, then run them all: the linter, the unit tests and
+# the chapter notebooks (nbval). Run it again at will: it reuses .venv.
+#
+#   MINIGRAD_STRICT=1 (set by CI): a missing optional tool (PyTorch, ...) fails the
+#   run instead of skipping the tests that need it.
+#   Extra arguments go to pytest, e.g.  bash scripts/test.sh -k lazy
+set -euo pipefail
+cd "$(dirname "$0")/.."
+strict=${MINIGRAD_STRICT:-0}
+
+if [ ! -x .venv/bin/python ]; then
+  "${PYTHON:-python3}" -m venv .venv
+fi
+pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+"${pip[@]}" --upgrade pip
+"${pip[@]}" -e ".[test]"
+
+# PyTorch is the reference that values and gradients are compared with (CPU build,
+# pinned: an unpinned torch pulls gigabytes of CUDA packages).
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  if ! "${pip[@]}" "torch==2.13.0"; then
+    echo "scripts/test.sh: could not install torch==2.13.0; tests that compare with PyTorch will skip" >&2
+    [ "$strict" = 1 ] && exit 1
+  fi
+fi
+
+echo "== ruff"
+.venv/bin/ruff check minigrad widgets tests
+
+echo "== pytest (unit tests and chapter notebooks)"
+# --dist loadfile keeps each notebook's cells together, in order, in one worker
+exec .venv/bin/python -m pytest -n auto --dist loadfile \
+  --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
+  tests notebooks "$@"
