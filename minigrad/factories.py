@@ -69,16 +69,22 @@ def eye(n, m=None, dtype=None, requires_grad=False) -> Tensor:
     return _new(np.eye(n, m, dtype=DEFAULT_DTYPE), dtype, requires_grad)
 
 
+def _draw_dtype(dtype) -> np.dtype:
+    """Draw float64 numbers when float64 is asked for (not float32 ones, cast)."""
+    return np.dtype(np.float64) if dtype is not None and as_dtype(dtype) == np.float64 \
+        else np.dtype(DEFAULT_DTYPE)
+
+
 def rand(*size, dtype=None, requires_grad=False) -> Tensor:
     """Uniform on [0, 1)."""
-    return _new(state.rng.random(_unpack_shape(size), dtype=DEFAULT_DTYPE), dtype,
+    return _new(state.rng.random(_unpack_shape(size), dtype=_draw_dtype(dtype)), dtype,
                 requires_grad)
 
 
 def randn(*size, dtype=None, requires_grad=False) -> Tensor:
     """Standard normal."""
-    return _new(state.rng.standard_normal(_unpack_shape(size), dtype=DEFAULT_DTYPE), dtype,
-                requires_grad)
+    return _new(state.rng.standard_normal(_unpack_shape(size), dtype=_draw_dtype(dtype)),
+                dtype, requires_grad)
 
 
 def randint(low, high=None, size=None, dtype=None) -> Tensor:

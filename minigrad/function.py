@@ -208,8 +208,10 @@ class Function:
 
     @staticmethod
     def output_dtype(*inputs: Any, **kwargs: Any) -> Any:
-        """Dtype of the result (used by lazy mode). Default: NumPy's promotion."""
-        return np.result_type(*(a.dtype if hasattr(a, "dtype") else a for a in inputs))
+        """Dtype of the result (used by lazy mode). Default: NumPy's promotion of the
+        array-like inputs and Python numbers (other arguments, like shapes, don't count)."""
+        return np.result_type(*(a.dtype if hasattr(a, "dtype") else a for a in inputs
+                                if hasattr(a, "dtype") or isinstance(a, (int, float, complex))))
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -262,7 +264,8 @@ def _run_forward(cls: type[Function], ctx: Context, arrays: tuple, kwargs: dict,
             raise
         raise _explain(cls, error, args) from error
     if state.anomaly:
-        _check_finite(outputs, f"{cls.oper} (forward)", args)
+        where = f"{cls.oper} (forward" + (f", group {state.group})" if state.group else ")")
+        _check_finite(outputs, where, args)
     return outputs
 
 
@@ -376,7 +379,8 @@ def _apply_lazy(cls: type[Function], ctx: Context, args: tuple, kwargs: dict,
     node._pending = kwargs
     results = []
     for index, (s, d) in enumerate(zip(shapes, dtypes)):
-        t = Tensor._make(None, record, node if record else None, index)
+        differentiable = record and np.dtype(d).kind == "f"  # e.g. not the indices of max
+        t = Tensor._make(None, differentiable, node if differentiable else None, index)
         t._lazy_shape, t._lazy_dtype, t._lazy_node = tuple(s), np.dtype(d), node
         results.append(t)
     node._outputs = [weakref.ref(t) for t in results]
@@ -388,7 +392,11 @@ def realize_node(node: Node) -> None:
     """Run the forward that lazy mode deferred; its inputs are already realized."""
     cls, ctx, args = node.function, node.ctx, node.args
     arrays = tuple(a.data if isinstance(a, Tensor) else a for a in args)
-    outputs, _ = _as_output_tuple(_run_forward(cls, ctx, arrays, node._pending, args))
+    previous, state.group = state.group, node.group  # errors name the group it was made in
+    try:
+        outputs, _ = _as_output_tuple(_run_forward(cls, ctx, arrays, node._pending, args))
+    finally:
+        state.group = previous
     node._pending = None
     results = []
     for index, (out, ref, (shape, _)) in enumerate(zip(outputs, node._outputs, node.output_meta)):

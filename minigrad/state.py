@@ -57,6 +57,13 @@ class set_grad_enabled(contextlib.ContextDecorator):
     def __exit__(self, *exc: object) -> None:
         state.grad_enabled = self.previous
 
+    def __call__(self, function):
+        state.grad_enabled = self.previous  # as a decorator it switches only during calls
+        return super().__call__(function)
+
+    def _recreate_cm(self) -> set_grad_enabled:
+        return set_grad_enabled(self.mode)  # one per call, so recursive calls restore right
+
 
 class no_grad(contextlib.ContextDecorator):
     """Operations inside are not recorded: results have no ``grad_fn``."""
@@ -68,6 +75,9 @@ class no_grad(contextlib.ContextDecorator):
     def __exit__(self, *exc: object) -> None:
         state.grad_enabled = self.previous
 
+    def _recreate_cm(self) -> no_grad:
+        return no_grad()  # as a decorator: one per call, so recursive calls restore right
+
 
 class enable_grad(contextlib.ContextDecorator):
     """Operations inside are recorded, even within ``no_grad``."""
@@ -78,6 +88,9 @@ class enable_grad(contextlib.ContextDecorator):
 
     def __exit__(self, *exc: object) -> None:
         state.grad_enabled = self.previous
+
+    def _recreate_cm(self) -> enable_grad:
+        return enable_grad()  # as a decorator: one per call, so recursive calls restore right
 
 
 # --- lazy mode ------------------------------------------------------------------------

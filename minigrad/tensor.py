@@ -55,12 +55,11 @@ class RemovableHandle:
     """What ``register_hook`` returns: ``handle.remove()`` takes the hook away."""
 
     def __init__(self, hooks: dict, key: int) -> None:
-        self._hooks, self._key = weakref.ref(hooks), key
+        # the dict itself (a plain dict cannot be weakly referenced); it keeps no tensor alive
+        self._hooks, self._key = hooks, key
 
     def remove(self) -> None:
-        hooks = self._hooks()
-        if hooks is not None:
-            hooks.pop(self._key, None)
+        self._hooks.pop(self._key, None)
 
 
 def _unpack_shape(shape: tuple) -> tuple:
@@ -681,4 +680,4 @@ def pad_tensor(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Te
                              f"for shape {x.shape}, got {tuple(pad)}")
         last_first = [(pad[i], pad[i + 1]) for i in range(0, len(pad), 2)]
         pairs = [(0, 0)] * (ndim - len(last_first)) + last_first[::-1]
-    return Pad.apply(x, tuple(pairs), value)
+    return Pad.apply(x, tuple(pairs), value=value)

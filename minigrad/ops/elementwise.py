@@ -89,7 +89,7 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (out,) = ctx.saved_tensors
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 / 0 at x = 0 gives NaN
             return grad_output / (2 * out)
 
 

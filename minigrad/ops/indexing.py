@@ -38,6 +38,10 @@ class GetItem(Function):
         return dummy(x.shape)[index].shape
 
     @staticmethod
+    def output_dtype(x, index):
+        return x.dtype
+
+    @staticmethod
     def backward(ctx, grad_output):
         grad_input = np.zeros(ctx.input_shape, dtype=grad_output.dtype)
         if is_basic(ctx.index):

@@ -159,8 +159,8 @@ class Roll(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        back = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, tuple) else -ctx.shifts
-        return np.roll(grad_output, back, axis=ctx.dims), None, None
+        # np.negative: shifts may be an int, a tuple or a list, as in PyTorch
+        return np.roll(grad_output, np.negative(ctx.shifts), axis=ctx.dims), None, None
 
 
 class Cat(Function):

@@ -1,0 +1,508 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 1: Autograd from scratch
+#
+# A neural network learns by following gradients: how much does the loss change when
+# each number inside it changes a little? Working them out by hand is slow and easy to
+# get wrong, so every deep learning library computes them for you. The technique is
+# called **automatic differentiation**, and its backward form (backpropagation) is only
+# the chain rule, applied one small operation at a time.
+#
+# In this chapter you build that machinery yourself, on top of minigrad: a NumPy engine
+# that uses PyTorch's names, so what you learn here carries over to PyTorch directly.
+# You will:
+#
+# 1. meet the `Tensor` and the four attributes autograd uses;
+# 2. write your own differentiable operations (`Mul` and `Exp`) as `Function`s;
+# 3. follow the chain rule through a small graph,
+# 4. and look inside that graph;
+# 5. run the backward pass one step at a time;
+# 6. see why broadcasting makes the engine *sum* gradients;
+# 7. check a backward pass with `gradcheck`, and catch a wrong one;
+# 8. see why gradients accumulate, and how to clear them;
+# 9. switch recording off with `no_grad`.
+#
+# Run the cells from top to bottom. The first cell seeds the random generator, so you
+# will see exactly the numbers printed here.
+
+# %%
+import numpy as np
+
+import minigrad as mg
+
+mg.manual_seed(0)  # every random number in minigrad comes from this one generator
+np.set_printoptions(precision=4, suppress=True)
+
+
+def show(array):
+    """A gradient as short text: rounded values, or None where no gradient was sent."""
+    if array is None:
+        return "None"
+    array = np.asarray(array)
+    if array.ndim == 0:
+        return f"{array.item():.4f}"
+    return np.array2string(array, precision=4, separator=", ")
+
+
+# %% [markdown]
+# ## 1. What a Tensor is
+#
+# A minigrad `Tensor` is a NumPy array plus four things autograd needs:
+#
+# | attribute | what it holds |
+# | --- | --- |
+# | `data` | the values, a plain `np.ndarray` |
+# | `requires_grad` | should gradients be computed for this tensor? |
+# | `grad` | the gradient of the loss with respect to this tensor, after `backward()` |
+# | `grad_fn` | the graph node (operation) that made this tensor; `None` for a tensor you created |
+#
+# A tensor you create yourself is a **leaf**. Leaves with `requires_grad=True` are the
+# things you want gradients for (later: the weights of a network).
+
+# %%
+x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+print("data          :", x.data, x.dtype)
+print("requires_grad :", x.requires_grad)
+print("grad          :", x.grad)
+print("grad_fn       :", x.grad_fn)
+print("is_leaf       :", x.is_leaf)
+
+# %% [markdown]
+# Every operation on a tensor that requires grad returns a new tensor whose `grad_fn`
+# remembers the operation and its inputs. `backward()` then walks those records back to
+# the leaves. For $s = \sum_i x_i^2$ we expect $\partial s / \partial x_i = 2 x_i$:
+
+# %%
+y = x * x
+s = y.sum()
+print("y =", y)
+print("s =", s)
+print("y.grad_fn =", y.grad_fn, "  s.grad_fn =", s.grad_fn, "  y.is_leaf =", y.is_leaf)
+
+s.backward()
+print("x.grad =", x.grad, "   2 * x =", 2 * x.data)
+
+# %% [markdown]
+# `<Mul #1>` is a graph node: the operation's name and a small counter (node 1 is the
+# first node made in this session). Only leaves keep a `.grad`; `y` was a step on the way.
+#
+# ## 2. Writing your own Function
+#
+# Each differentiable operation is a subclass of `mg.Function` with two static methods
+# that work on plain NumPy arrays:
+#
+# - `forward(ctx, *inputs)` computes the result, and keeps on `ctx` (the *context*)
+#   whatever backward will need: `ctx.save_for_backward(...)`.
+# - `backward(ctx, grad_output)` receives $\frac{\partial L}{\partial z}$, the gradient of
+#   the final loss $L$ with respect to this operation's output $z$, and returns one
+#   gradient per input: $\frac{\partial L}{\partial x} = \frac{\partial L}{\partial z}
+#   \cdot \frac{\partial z}{\partial x}$. That is the chain rule, one step of it.
+#
+# You never call them directly: `MyMul.apply(a, b)` unwraps the tensors, runs `forward`,
+# wraps the result and records a graph node.
+#
+# For $z = x \cdot y$: $\frac{\partial L}{\partial x} = \frac{\partial L}{\partial z}\, y$
+# and $\frac{\partial L}{\partial y} = \frac{\partial L}{\partial z}\, x$. So backward
+# needs both inputs: save them. `ctx.needs_input_grad` says which inputs want a
+# gradient, so backward can skip work (and return `None`) for the others.
+
+# %%
+class MyMul(mg.Function):
+    """z = x * y"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        grad_x = grad_output * y if ctx.needs_input_grad[0] else None
+        grad_y = grad_output * x if ctx.needs_input_grad[1] else None
+        return grad_x, grad_y
+
+
+# %% [markdown]
+# For $z = e^x$ the derivative is $e^x$ again, which is the output itself. So `MyExp`
+# saves its *output* and backward needs no second `np.exp`.
+
+# %%
+class MyExp(mg.Function):
+    """z = exp(x),  dz/dx = exp(x) = z"""
+
+    @staticmethod
+    def forward(ctx, x):
+        z = np.exp(x)
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (z,) = ctx.saved_tensors
+        return grad_output * z
+
+
+# %% [markdown]
+# Use them like any operation, and look at what the context kept. The saved values are
+# plain NumPy arrays, and `needs_input_grad` has one entry per input: a Python number
+# (here `2.0`) never needs a gradient.
+
+# %%
+a = mg.randn(3, requires_grad=True)
+b = mg.randn(3, requires_grad=True)
+
+z = MyMul.apply(a, b)
+print("z =", z)
+print("z.grad_fn =", z.grad_fn)
+saved_x, saved_y = z.grad_fn.ctx.saved_tensors
+print("saved:", type(saved_x).__name__, saved_x, saved_y)
+print("needs_input_grad, a * b  :", z.grad_fn.ctx.needs_input_grad)
+print("needs_input_grad, a * 2.0:", MyMul.apply(a, 2.0).grad_fn.ctx.needs_input_grad)
+
+# %% [markdown]
+# minigrad's own `Mul` and `Exp` (in `minigrad/ops/elementwise.py`) are written the same
+# way. Let us check that ours give the same values and the same gradients for
+# $L = \sum_i e^{a_i b_i}$:
+
+# %%
+mine = MyExp.apply(MyMul.apply(a, b)).sum()
+mine.backward()
+mine_grads = a.grad.numpy().copy(), b.grad.numpy().copy()
+
+a.grad = b.grad = None  # start again from no gradient (section 8 explains why)
+builtin = (a * b).exp().sum()
+builtin.backward()
+
+print(f"value : mine {mine.item():.4f}   built-in {builtin.item():.4f}")
+print("a.grad: mine", show(mine_grads[0]), "  built-in", show(a.grad.numpy()))
+print("b.grad: mine", show(mine_grads[1]), "  built-in", show(b.grad.numpy()))
+print("same gradients:", np.allclose(mine_grads[0], a.grad.numpy())
+      and np.allclose(mine_grads[1], b.grad.numpy()))
+
+# %% [markdown]
+# ## 3. The chain rule through a small graph
+#
+# Take $f(x, y) = e^{xy} + x$ at $x = 2$, $y = 0.5$. Name the steps:
+#
+# $$p = x y, \qquad e = e^{p}, \qquad f = e + x.$$
+#
+# Backward goes from $f$ to the leaves, multiplying local derivatives:
+#
+# - $\frac{\partial f}{\partial e} = 1$, and $\frac{\partial f}{\partial p} =
+#   \frac{\partial f}{\partial e} \cdot e^{p} = e$;
+# - $\frac{\partial f}{\partial y} = \frac{\partial f}{\partial p} \cdot x = e\,x$;
+# - $x$ is used **twice** (in $p$ and in $f$), so its two contributions add up:
+#   $\frac{\partial f}{\partial x} = \frac{\partial f}{\partial p} \cdot y + 1 = e\,y + 1$.
+#
+# Here is the same function built from our two Functions and the built-in `+`. Labels
+# make the graph easier to read.
+
+# %%
+def build_f():
+    """Fresh leaves x, y and f = exp(x * y) + x, built with our own Functions."""
+    x = mg.tensor(2.0, requires_grad=True, label="x")
+    y = mg.tensor(0.5, requires_grad=True, label="y")
+    p = MyMul.apply(x, y)
+    p.label = "p"
+    e = MyExp.apply(p)
+    e.label = "e"
+    f = e + x
+    f.label = "f"
+    return x, y, f
+
+
+x, y, f = build_f()
+f.backward()
+
+e = np.exp(2.0 * 0.5)
+print(f"f      = {f.item():.4f}")
+print(f"x.grad = {x.grad.item():.4f}   by hand: e*y + 1 = {e * 0.5 + 1:.4f}")
+print(f"y.grad = {y.grad.item():.4f}   by hand: e*x     = {e * 2.0:.4f}")
+
+# %% [markdown]
+# ## 4. Inspecting the graph
+#
+# `f.grad_fn` is a graph node. It exposes:
+#
+# - `name`: the operation (the Function's `oper`, by default its class name);
+# - `id`: a small counter, growing as nodes are made (so it depends on the cells run
+#   before; it is never a memory address);
+# - `inputs`: the input tensors;
+# - `next_functions`: for each input, `(node that made it, output index)`, or
+#   `(None, 0)` for a leaf or a constant: those are the edges backward travels along;
+# - `ctx`: the context its `forward` filled in.
+#
+# A few lines of code walk the whole graph, from the output back to the leaves:
+
+# %%
+def print_graph(tensor, indent=""):
+    """Print the graph that made `tensor`, from the output back to the leaves."""
+    node = tensor.grad_fn
+    if node is None:
+        print(f"{indent}{tensor.label}  (leaf, requires_grad={tensor.requires_grad})")
+        return
+    print(f"{indent}{tensor.label} = {node.name} #{node.id}")
+    for t in node.inputs:
+        print_graph(t, indent + "    ")
+
+
+x, y, f = build_f()
+print_graph(f)
+
+# %%
+node = f.grad_fn
+print("node           :", node)
+print("name, id       :", node.name, node.id)
+print("inputs         :", node.inputs)
+print("next_functions :", node.next_functions)
+
+exp_node = node.next_functions[0][0]
+print("exp node       :", exp_node, " its ctx saved", show(exp_node.ctx.saved_tensors[0]))
+print("exp node's ctx :", exp_node.ctx)
+
+# %% [markdown]
+# `x` appears twice in the picture: once under `p`, once directly under `f`. That is the
+# "used twice, gradients add" rule from section 3, seen in the graph.
+#
+# ## 5. The backward pass, step by step
+#
+# `loss.backward()` is a loop over the graph's nodes, newest first (a node runs only
+# when every gradient for its output has arrived). minigrad exposes that very loop as an
+# iterator, `mg.backward_steps(loss)`: each step runs one node's `backward` and reports
+# the gradient it **received** (for its output) and the gradients it **sent** (one per
+# input). Gradients that reach a leaf are added to its `.grad` as they are produced.
+
+# %%
+x, y, f = build_f()
+for number, step in enumerate(mg.backward_steps(f), start=1):
+    received = ", ".join(show(g) for g in step.grad_outputs)
+    sent = ", ".join(f"{t.label}: {show(g)}" for t, g in zip(step.node.inputs, step.grad_inputs))
+    print(f"step {number}: {str(step.node):<11} received {received:<7} sent {sent}")
+
+print(f"\nx.grad = {x.grad.item():.4f}, y.grad = {y.grad.item():.4f}")
+
+# %% [markdown]
+# Read it from the top: `+` passes its gradient $1$ unchanged to both inputs; `MyExp`
+# multiplies by $e = 2.7183$; `MyMul` sends $2.7183 \cdot y$ to $x$ and
+# $2.7183 \cdot x$ to $y$. The leaf `x` received $1$ and $1.3591$: its `.grad` is their
+# sum, $2.3591$.
+#
+# `backward()` runs exactly this iterator to the end, so on a fresh graph it gives the
+# same gradients:
+
+# %%
+x2, y2, f2 = build_f()
+f2.backward()
+print("same x.grad:", np.allclose(x.grad.numpy(), x2.grad.numpy()), f"({x2.grad.item():.4f})")
+print("same y.grad:", np.allclose(y.grad.numpy(), y2.grad.numpy()), f"({y2.grad.item():.4f})")
+
+# %% [markdown]
+# ## 6. Broadcasting, and why the engine sums gradients
+#
+# NumPy broadcasting lets a vector $b$ of shape `(3,)` multiply every row of a matrix
+# $X$ of shape `(2, 3)`: $z_{ij} = X_{ij}\, b_j$. Each $b_j$ is *used once per row*, and
+# we know what happens to something used several times: its gradients add up,
+#
+# $$\frac{\partial L}{\partial b_j} = \sum_i \frac{\partial L}{\partial z_{ij}}\, X_{ij}.$$
+#
+# `MyMul.backward` knows nothing about broadcasting: `grad_output * X` has the output's
+# shape `(2, 3)`. The engine sums such a gradient over the broadcast dimensions back to
+# the input's shape, so no Function has to. A variant of `MyMul` that prints the shapes
+# it returns shows this:
+
+# %%
+class MyMulShowingShapes(MyMul):
+    @staticmethod
+    def backward(ctx, grad_output):
+        grads = MyMul.backward(ctx, grad_output)
+        print("MyMul.backward returns shapes", [g.shape for g in grads])
+        return grads
+
+
+X = mg.randn(2, 3, requires_grad=True)
+b = mg.randn(3, requires_grad=True)
+MyMulShowingShapes.apply(X, b).sum().backward()
+
+# L = sum(z), so dL/dz = 1 everywhere and dL/db_j = sum_i X_ij: X summed over its rows
+print("b.grad.shape     =", b.grad.shape)
+print("b.grad           =", show(b.grad.numpy()))
+print("X summed over i  =", show(X.data.sum(axis=0)))
+
+# %% [markdown]
+# A gradient that cannot be summed to the input's shape is a bug in a backward, and the
+# engine says which Function and which input:
+
+# %%
+class TransposedBackward(mg.Function):
+    """z = 2 x, with a buggy backward that returns the gradient transposed"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return 2 * grad_output.T  # bug: shape (3, 2) for an input of shape (2, 3)
+
+
+try:
+    TransposedBackward.apply(X).sum().backward()
+except mg.ShapeError as error:
+    print("ShapeError:", error)
+
+# %% [markdown]
+# ## 7. Checking a backward with `gradcheck`
+#
+# A wrong backward does not crash: it quietly returns wrong numbers, and training just
+# goes badly. So test every new Function against the definition of the derivative,
+# computed numerically with central differences:
+#
+# $$\frac{\partial f}{\partial x_k} \approx \frac{f(x + \varepsilon e_k) - f(x -
+# \varepsilon e_k)}{2 \varepsilon}.$$
+#
+# `mg.gradcheck(fn, inputs)` does this for every input element (for a tensor output it
+# checks $\sum \text{output} \cdot v$ with a fixed random $v$) and compares with one
+# backward pass. Use **float64**: with $\varepsilon = 10^{-6}$, float32's 7 significant
+# digits would make the difference quotient mostly rounding noise.
+
+# %%
+X64 = mg.randn(2, 3, dtype=mg.float64, requires_grad=True)
+b64 = mg.randn(3, dtype=mg.float64, requires_grad=True)
+
+print("MyMul          :", mg.gradcheck(lambda u, v: MyMul.apply(u, v), [X64, b64]))
+print("MyExp          :", mg.gradcheck(lambda u: MyExp.apply(u), [X64]))
+print("exp(X * b) + X :", mg.gradcheck(lambda u, v: MyExp.apply(MyMul.apply(u, v)) + u,
+                                       [X64, b64]))
+
+# %% [markdown]
+# Now a classic mistake: `MyExpWrong` saves its *input* and returns
+# `grad_output * x` instead of `grad_output * exp(x)`. It runs without complaint, but
+# `gradcheck` raises `mg.GradcheckError` with a report: for each input, how many
+# elements disagree, and the worst ones with both values. (This cell raises on purpose;
+# it is tagged `raises-exception`, so "Run All" goes on past it.)
+
+# %%
+class MyExpWrong(mg.Function):
+    """z = exp(x), with a wrong backward"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.exp(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * x  # should be grad_output * np.exp(x)
+
+
+# %% tags=["raises-exception"]
+mg.gradcheck(lambda u: MyExpWrong.apply(u), [X64])
+
+# %% [markdown]
+# All 6 elements are wrong (the report lists the worst five), and the "analytic" values
+# (our backward) next to the "numerical" ones (finite differences) show by how much.
+# Every element wrong usually means a wrong formula; only a few wrong ones point to an
+# edge case (a zero, a tie, a boundary).
+#
+# ## 8. Gradients accumulate
+#
+# `backward()` **adds** into `.grad`; it never overwrites. That is the "used twice, add
+# up" rule again, and it is useful (gradients of several losses, or of several small
+# batches, simply add). But it means you must clear gradients before the next step. For
+# $L = \sum_i w_i^2$, $\nabla L = 2w$:
+
+# %%
+w = mg.tensor([1.0, -2.0], requires_grad=True)
+for call in range(1, 4):
+    loss = (w * w).sum()
+    loss.backward()
+    print(f"after backward #{call}: w.grad = {show(w.grad.numpy())}")
+
+# %% [markdown]
+# Two ways to clear it, as in PyTorch: set `w.grad = None` (the next backward starts
+# afresh), or zero it in place with `w.grad.zero_()`. (Optimizers' `zero_grad()` does
+# this for all parameters.)
+
+# %%
+w.grad.zero_()
+print("after zero_()     :", show(w.grad.numpy()))
+w.grad = None
+loss = (w * w).sum()
+loss.backward()
+print("after None + 1 call:", show(w.grad.numpy()))
+
+# %% [markdown]
+# ## 9. `no_grad`: computing without recording
+#
+# Recording the graph costs memory (every context keeps its saved arrays until
+# backward). When you only want values (evaluating a model) or when you *change* the
+# leaves (a gradient-descent step), switch recording off with `mg.no_grad()`:
+
+# %%
+with mg.no_grad():
+    doubled = w * 2
+    print("inside no_grad : grad enabled?", mg.is_grad_enabled())
+print("doubled        :", doubled, " requires_grad:", doubled.requires_grad,
+      " grad_fn:", doubled.grad_fn)
+print("after the block: grad enabled?", mg.is_grad_enabled())
+
+# %% [markdown]
+# Updating a leaf in place while recording would change a value the graph depends on,
+# so minigrad (like PyTorch) refuses:
+
+# %%
+try:
+    w -= 0.1 * w.grad
+except RuntimeError as error:
+    print("RuntimeError:", error)
+
+# %% [markdown]
+# Inside `no_grad` the update is allowed, and `w` stays a leaf. Here are three steps of
+# gradient descent, $w \leftarrow w - \eta\, \nabla L$ with $\eta = 0.25$, each starting
+# from a cleared gradient. Since $\nabla L = 2w$, each step halves $w$:
+
+# %%
+learning_rate = 0.25
+for step in range(1, 4):
+    w.grad = None
+    loss = (w * w).sum()
+    loss.backward()
+    with mg.no_grad():
+        w -= learning_rate * w.grad
+    print(f"step {step}: loss before {loss.item():.4f}, w after {show(w.numpy())}, "
+          f"leaf: {w.is_leaf}")
+
+# %% [markdown]
+# ## Summary
+#
+# - A `Tensor` holds `data`, and for autograd `requires_grad`, `grad` and `grad_fn`.
+# - A `Function` is a `forward` and a `backward` on NumPy arrays; the context carries
+#   what backward needs (`save_for_backward` / `saved_tensors`) and which inputs want a
+#   gradient (`needs_input_grad`).
+# - Backward is the chain rule, one node at a time, newest first
+#   (`mg.backward_steps` shows each step); a value used several times (including by
+#   broadcasting) gets the *sum* of its gradients.
+# - Check every new backward with `mg.gradcheck` in float64.
+# - `.grad` accumulates: clear it before each step. Use `mg.no_grad()` for updates and
+#   evaluation.
+#
+# **Try it yourself:** write `MySin` ($\frac{d}{dx}\sin x = \cos x$) and `MyDiv`
+# ($z = x / y$: $\frac{\partial z}{\partial x} = 1/y$, $\frac{\partial z}{\partial y} =
+# -x/y^2$), and check both with `mg.gradcheck`, including inputs that broadcast.

@@ -1,0 +1,446 @@
+"""Autograd semantics: accumulation, retain_graph, hooks, grad modes, in-place checks,
+releasing saved arrays, long graphs, and the backward iterator."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+import weakref
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+def leaf(*shape, seed=0, dtype=np.float64):
+    data = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return mg.Tensor(data, requires_grad=True)
+
+
+# --- accumulation and retain_graph ---------------------------------------------------------
+
+
+def test_gradients_accumulate_across_backward_calls():
+    x = leaf(3)
+    (x * x).sum().backward()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.data, 2 * (2 * x.data))
+
+
+def test_setting_grad_to_none_starts_afresh():
+    x = leaf(3)
+    (x * x).sum().backward()
+    x.grad = None
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.data, np.full(3, 3.0))
+
+
+def test_zero_on_grad_resets_it_in_place():
+    x = leaf(3)
+    (x * x).sum().backward()
+    grad = x.grad
+    x.grad.zero_()
+    (x * 3).sum().backward()
+    assert x.grad is grad
+    np.testing.assert_allclose(x.grad.data, np.full(3, 3.0))
+
+
+def test_second_backward_without_retain_graph_raises():
+    x = leaf(3)
+    loss = (x.exp() * x).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match=r"retain_graph=True"):
+        loss.backward()
+
+
+def test_retain_graph_allows_a_second_backward_that_accumulates():
+    x = leaf(3)
+    loss = (x.exp() * x).sum()
+    loss.backward(retain_graph=True)
+    first = x.grad.data.copy()
+    loss.backward()
+    np.testing.assert_allclose(x.grad.data, 2 * first)
+    np.testing.assert_allclose(first, np.exp(x.data) * (x.data + 1))
+
+
+def test_non_scalar_backward_without_gradient_raises():
+    x = leaf(2, 3)
+    with pytest.raises(RuntimeError, match=r"\(2, 3\)"):
+        (x * 2).backward()
+
+
+def test_backward_with_gradient_works_for_non_scalars():
+    x = leaf(2, 3)
+    upstream = np.random.default_rng(5).standard_normal((2, 3))
+    (x * x).backward(gradient=mg.Tensor(upstream))
+    np.testing.assert_allclose(x.grad.data, upstream * 2 * x.data)
+
+
+def test_backward_of_a_leaf_sets_its_grad_to_the_seed():
+    x = mg.tensor(3.0, requires_grad=True)
+    x.backward()
+    assert x.grad.item() == 1.0
+
+
+def test_a_tensor_used_twice_accumulates_both_gradients():
+    x = leaf(4)
+    (x * x.exp()).sum().backward()
+    np.testing.assert_allclose(x.grad.data, np.exp(x.data) * (1 + x.data))
+
+
+def test_a_tensor_used_in_two_branches_of_a_diamond():
+    x = leaf(4)
+    h = x * 2
+    (h.sin() + h.cos()).sum().backward()
+    expected = 2 * (np.cos(2 * x.data) - np.sin(2 * x.data))
+    np.testing.assert_allclose(x.grad.data, expected)
+
+
+def test_leaf_that_does_not_require_grad_gets_no_grad():
+    x, c = leaf(3), mg.Tensor(np.ones(3))
+    (x * c).sum().backward()
+    assert c.grad is None
+
+
+# --- non-leaf grads, retain_grad, hooks ----------------------------------------------------
+
+
+def test_non_leaf_grad_is_none_by_default():
+    x = leaf(3)
+    h = x * 2
+    h.sum().backward()
+    assert h.grad is None
+
+
+def test_retain_grad_keeps_a_non_leaf_gradient():
+    x = leaf(3)
+    h = x * 2
+    h.retain_grad()
+    (h * h).sum().backward()
+    assert h.retains_grad
+    np.testing.assert_allclose(h.grad.data, 2 * h.data)
+    np.testing.assert_allclose(x.grad.data, 2 * 2 * h.data)
+
+
+def test_hook_on_a_leaf_is_called_with_its_gradient():
+    x = leaf(3)
+    seen = []
+    x.register_hook(lambda grad: seen.append(grad.numpy().copy()))
+    (x * 3).sum().backward()
+    (seen_grad,) = seen
+    np.testing.assert_allclose(seen_grad, np.full(3, 3.0))
+
+
+def test_hook_on_a_non_leaf_is_called_with_its_gradient():
+    x = leaf(3)
+    h = x.exp()
+    seen = []
+    h.register_hook(lambda grad: seen.append(grad.numpy().copy()))
+    (h * 5).sum().backward()
+    (seen_grad,) = seen
+    np.testing.assert_allclose(seen_grad, np.full(3, 5.0))
+
+
+def test_a_tensor_returned_by_a_hook_replaces_the_gradient():
+    x = leaf(3)
+    h = x * 2
+    h.register_hook(lambda grad: grad * 10)
+    h.sum().backward()
+    np.testing.assert_allclose(x.grad.data, np.full(3, 20.0))
+
+
+def test_a_hook_on_a_leaf_can_replace_what_is_accumulated():
+    x = leaf(3)
+    x.register_hook(lambda grad: grad * 0)
+    (x * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.zeros(3))
+
+
+def test_a_removed_hook_is_not_called():
+    x = leaf(3)
+    h = x * 2
+    calls = []
+    handle = h.register_hook(lambda grad: calls.append(1) or grad * 10)
+    handle.remove()
+    h.sum().backward()
+    assert calls == []
+    np.testing.assert_allclose(x.grad.data, np.full(3, 2.0))
+
+
+def test_hooks_run_in_registration_order_and_chain():
+    x = leaf(2)
+    order = []
+    x.register_hook(lambda grad: order.append("first") or grad + 1)
+    x.register_hook(lambda grad: order.append("second") or grad * 10)
+    x.sum().backward()
+    assert order == ["first", "second"]
+    np.testing.assert_allclose(x.grad.data, np.full(2, 20.0))
+
+
+# --- grad modes ----------------------------------------------------------------------------
+
+
+def test_no_grad_records_nothing():
+    x = leaf(3)
+    with mg.no_grad():
+        y = x * 2
+        assert not mg.is_grad_enabled()
+    assert y.grad_fn is None and not y.requires_grad
+    assert mg.is_grad_enabled()
+
+
+def test_enable_grad_inside_no_grad_records():
+    x = leaf(3)
+    with mg.no_grad():
+        with mg.enable_grad():
+            y = x * 2
+            assert mg.is_grad_enabled()
+        assert not mg.is_grad_enabled()
+    assert y.grad_fn is not None
+
+
+def test_set_grad_enabled_as_a_context_manager_restores_the_previous_mode():
+    with mg.set_grad_enabled(False):
+        assert not mg.is_grad_enabled()
+        with mg.set_grad_enabled(True):
+            assert mg.is_grad_enabled()
+        assert not mg.is_grad_enabled()
+    assert mg.is_grad_enabled()
+
+
+def test_set_grad_enabled_as_a_function_switches_until_switched_back():
+    mg.set_grad_enabled(False)
+    try:
+        assert not mg.is_grad_enabled()
+        assert (leaf(2) * 2).grad_fn is None
+    finally:
+        mg.set_grad_enabled(True)
+    assert mg.is_grad_enabled()
+
+
+def test_grad_modes_restore_the_previous_mode_after_an_exception():
+    with pytest.raises(KeyError):
+        with mg.no_grad():
+            raise KeyError("inside")
+    assert mg.is_grad_enabled()
+
+
+@pytest.mark.parametrize("make_decorator, inside", [
+    (mg.no_grad, False), (lambda: mg.set_grad_enabled(False), False), (mg.enable_grad, True),
+])
+def test_grad_modes_work_as_decorators(make_decorator, inside):
+    @make_decorator()
+    def mode_inside():
+        return mg.is_grad_enabled()
+
+    assert mg.is_grad_enabled()  # decorating switches nothing
+    with mg.set_grad_enabled(not inside):
+        assert mode_inside() is inside
+        assert mg.is_grad_enabled() is (not inside)  # restored after the call
+
+
+def test_decorating_with_set_grad_enabled_switches_nothing_until_called():
+    @mg.set_grad_enabled(False)
+    def compute(x):
+        return x * 2
+
+    assert mg.is_grad_enabled()
+    assert (leaf(2) * 2).grad_fn is not None
+    assert compute(leaf(2)).grad_fn is None
+
+
+def test_a_recursive_function_decorated_with_no_grad_restores_grad_mode():
+    @mg.no_grad()
+    def depth(n):
+        return 0 if n == 0 else 1 + depth(n - 1)
+
+    assert depth(3) == 3
+    assert mg.is_grad_enabled()
+
+
+def test_detach_cuts_the_graph():
+    x = leaf(3)
+    y = (x * 2).detach() * x
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.data, 2 * x.data)
+
+
+# --- long graphs -------------------------------------------------------------------------
+
+
+def test_a_100000_node_chain_backpropagates_without_recursion():
+    limit = sys.getrecursionlimit()
+    start = time.perf_counter()
+    x0 = mg.tensor([1.0], requires_grad=True)
+    x = x0
+    for _ in range(100_000):
+        x = x * 1.0001
+    x.sum().backward()
+    elapsed = time.perf_counter() - start
+    assert sys.getrecursionlimit() == limit
+    factor = float(np.float32(1.0001))
+    np.testing.assert_allclose(x0.grad.data, [factor ** 100_000], rtol=1e-2)
+    assert elapsed < 30
+
+
+# --- releasing saved arrays ------------------------------------------------------------------
+
+
+def make_saves_fresh_array(refs: list):
+    class SavesFreshArray(mg.Function):
+        """f(x) = 3x, saving a freshly allocated array only backward uses"""
+
+        @staticmethod
+        def forward(ctx, x):
+            scratch = np.full_like(x, 3.0)
+            refs.append(weakref.ref(scratch))
+            ctx.save_for_backward(scratch)
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (scratch,) = ctx.saved_tensors
+            return grad_output * scratch
+
+    return SavesFreshArray
+
+
+def test_saved_arrays_are_released_after_backward():
+    refs = []
+    x = leaf(3)
+    y = make_saves_fresh_array(refs).apply(x)
+    loss = y.sum()
+    assert refs[0]() is not None
+    loss.backward()
+    gc.collect()
+    assert refs[0]() is None
+    assert y.grad_fn.ctx.saved_tensors_released
+
+
+def test_saved_arrays_are_kept_with_retain_graph():
+    refs = []
+    x = leaf(3)
+    y = make_saves_fresh_array(refs).apply(x)
+    y.sum().backward(retain_graph=True)
+    gc.collect()
+    assert refs[0]() is not None
+    assert len(y.grad_fn.ctx.saved_tensors) == 1
+
+
+def test_reading_saved_tensors_after_backward_raises_mentioning_retain_graph():
+    x = leaf(3)
+    y = make_saves_fresh_array([]).apply(x)
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match=r"retain_graph=True"):
+        y.grad_fn.ctx.saved_tensors
+
+
+# --- in-place edits ---------------------------------------------------------------------------
+
+
+def test_in_place_edit_of_a_saved_output_makes_backward_raise_naming_the_function():
+    x = leaf(3)
+    y = x.exp()
+    y[0] = 5
+    with pytest.raises(RuntimeError, match=r"Exp"):
+        y.sum().backward()
+
+
+def test_in_place_edit_of_a_saved_input_makes_backward_raise():
+    x = leaf(3)
+    h = x * 1
+    y = h.sin()  # saves h
+    h += 1
+    with pytest.raises(RuntimeError, match=r"Sin.*in-place"):
+        y.sum().backward()
+
+
+def test_in_place_edit_of_an_unsaved_tensor_is_fine():
+    x = leaf(3)
+    y = x * 1
+    y += 1
+    (y * y).sum().backward()
+    np.testing.assert_allclose(y.data, x.data + 1)
+    np.testing.assert_allclose(x.grad.data, 2 * (x.data + 1))
+
+
+def test_setitem_on_a_non_leaf_is_a_recorded_in_place_op():
+    x, v = leaf(4), leaf(seed=1)
+    y = x * 2
+    y[1] = v
+    assert y.grad_fn.name == "SetItem"
+    (y * mg.Tensor(np.arange(1.0, 5.0))).sum().backward()
+    np.testing.assert_allclose(x.grad.data, [2.0, 0.0, 6.0, 8.0])
+    np.testing.assert_allclose(v.grad.data, 2.0)
+
+
+def test_in_place_on_a_leaf_that_requires_grad_raises():
+    x = leaf(3)
+    with pytest.raises(RuntimeError, match=r"leaf"):
+        x += 1
+    with pytest.raises(RuntimeError, match=r"leaf"):
+        x[0] = 2.0
+
+
+def test_in_place_on_a_leaf_works_under_no_grad():
+    x = leaf(3)
+    before = x.data.copy()
+    with mg.no_grad():
+        x -= 0.5
+        x[0] = 7.0
+    np.testing.assert_allclose(x.data[1:], before[1:] - 0.5)
+    assert x.data[0] == 7.0 and x.is_leaf and x.requires_grad
+
+
+# --- the backward iterator ----------------------------------------------------------------------
+
+
+def small_network(seed=0):
+    rng = np.random.default_rng(seed)
+    x = mg.Tensor(rng.standard_normal((4, 3)))
+    w1 = mg.Tensor(rng.standard_normal((3, 5)), requires_grad=True)
+    b1 = mg.Tensor(rng.standard_normal(5), requires_grad=True)
+    w2 = mg.Tensor(rng.standard_normal((5, 1)), requires_grad=True)
+    hidden = (x @ w1 + b1).tanh()
+    loss = ((hidden @ w2) ** 2).mean() + (w1 * w1).sum() * 0.01
+    return loss, (w1, b1, w2)
+
+
+def test_backward_steps_visits_every_node_once():
+    loss, _ = small_network()
+    nodes = mg.walk([loss.grad_fn], lambda n: (p for p, _ in n.next_functions if p))
+    steps = list(mg.backward_steps(loss))
+    assert all(isinstance(s, mg.BackwardStep) for s in steps)
+    assert sorted(s.node.id for s in steps) == sorted(n.id for n in nodes)
+
+
+def test_backward_steps_run_each_node_after_every_node_that_uses_it():
+    loss, _ = small_network()
+    steps = list(mg.backward_steps(loss))
+    position = {s.node: i for i, s in enumerate(steps)}
+    for step in steps:
+        for parent, _ in step.node.next_functions:
+            if parent is not None:
+                assert position[parent] > position[step.node]
+
+
+def test_backward_steps_run_to_the_end_give_the_same_grads_as_backward():
+    loss, params = small_network()
+    for _ in mg.backward_steps(loss):
+        pass
+    reference_loss, reference_params = small_network()
+    reference_loss.backward()
+    for param, reference in zip(params, reference_params):
+        np.testing.assert_array_equal(param.grad.data, reference.grad.data)
+
+
+def test_backward_steps_report_the_gradients_each_node_received_and_sent():
+    x = leaf(3)
+    sum_step, exp_step = mg.backward_steps(x.exp().sum())
+    assert (sum_step.node.name, exp_step.node.name) == ("Sum", "Exp")
+    np.testing.assert_array_equal(sum_step.grad_outputs[0], 1.0)
+    np.testing.assert_array_equal(sum_step.grad_inputs[0], np.ones(3))
+    np.testing.assert_array_equal(exp_step.grad_outputs[0], np.ones(3))
+    np.testing.assert_allclose(exp_step.grad_inputs[0], np.exp(x.data))

@@ -1,0 +1,112 @@
+"""The chapter notebooks are kept the way nbval needs them.
+
+nbval (``pytest --nbval notebooks/``) re-runs every chapter and compares each cell's
+output with the saved one. It can only pass meaningfully if the saved notebook was
+executed, matches its reviewable ``py:percent`` twin, and is deterministic. These tests
+check those three things without running a kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+
+import pytest
+
+if os.environ.get("MINIGRAD_STRICT") == "1":
+    import jupytext  # CI: a missing jupytext must fail, not skip (see conftest.py)
+else:
+    jupytext = pytest.importorskip("jupytext", reason="pip install jupytext")
+
+NOTEBOOKS_DIR = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+CHAPTERS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+SEED = re.compile(r"\bmg\.manual_seed\(\s*\d+\s*\)")
+
+
+def chapter_id(path: pathlib.Path) -> str:
+    return path.stem
+
+
+def code_cells(path: pathlib.Path) -> list[dict]:
+    """The code cells of a saved notebook, read as plain JSON (no nbformat needed)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [cell for cell in cells if cell["cell_type"] == "code"]
+
+
+def source(cell) -> str:
+    text = cell["source"]
+    return "".join(text) if isinstance(text, list) else text
+
+
+def cells_to_compare(notebook) -> list[tuple[str, str, list[str]]]:
+    """Type, source and tags of each cell: what the .ipynb and the .py must agree on."""
+    return [(cell.cell_type, cell.source.strip(), sorted(cell.metadata.get("tags", [])))
+            for cell in notebook.cells if cell.cell_type in ("code", "markdown")]
+
+
+chapters = pytest.mark.parametrize("path", CHAPTERS, ids=chapter_id)
+
+
+def test_there_are_chapters():
+    assert CHAPTERS, f"no notebooks found in {NOTEBOOKS_DIR}"
+
+
+@chapters
+def test_every_code_cell_was_executed(path):
+    # nbval runs cells saved without an execution_count but never compares their output,
+    # so a notebook committed with cleared outputs would pass while checking nothing
+    unexecuted = [i for i, cell in enumerate(code_cells(path))
+                  if cell.get("execution_count") is None]
+    assert not unexecuted, (
+        f"{path.name}: code cells {unexecuted} (counting code cells from 0) have no "
+        "execution_count; execute the notebook and save it with its outputs"
+    )
+
+
+@chapters
+def test_notebook_is_in_sync_with_its_py_percent_twin(path):
+    twin = path.with_suffix(".py")
+    assert twin.exists(), f"{path.name} has no paired {twin.name} (jupytext py:percent)"
+    saved = jupytext.read(path)
+    text = jupytext.read(twin)
+    assert saved.metadata.get("jupytext", {}).get("formats") == "ipynb,py:percent", (
+        f"{path.name} is not paired: run jupytext --set-formats ipynb,py:percent {twin.name}"
+    )
+    assert cells_to_compare(saved) == cells_to_compare(text), (
+        f"{path.name} and {twin.name} differ: edit the .py, then run "
+        f"jupytext --sync {twin.name} and re-execute the notebook"
+    )
+
+
+def test_every_py_percent_chapter_has_its_notebook():
+    unpaired = [p.name for p in NOTEBOOKS_DIR.glob("*.py") if not p.with_suffix(".ipynb").exists()]
+    assert not unpaired, f"chapters without an executed .ipynb: {unpaired}"
+
+
+@chapters
+def test_first_code_cell_seeds_minigrad(path):
+    first = source(code_cells(path)[0])
+    assert "import minigrad as mg" in first and SEED.search(first), (
+        f"{path.name}: the first code cell must import minigrad as mg and call "
+        "mg.manual_seed(<int>), so every run draws the same random numbers"
+    )
+
+
+@chapters
+def test_only_cells_tagged_raises_exception_saved_an_error(path):
+    # an untagged error stops "Run All" and nbval; a deliberate one is tagged
+    untagged = [
+        i for i, cell in enumerate(code_cells(path))
+        if any(out["output_type"] == "error" for out in cell.get("outputs", []))
+        and "raises-exception" not in cell.get("metadata", {}).get("tags", [])
+        and "NBVAL_RAISES_EXCEPTION" not in source(cell)
+    ]
+    assert not untagged, f"{path.name}: code cells {untagged} saved an unexpected error"
+
+
+@chapters
+def test_notebook_uses_the_default_python3_kernel(path):
+    metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+    assert metadata.get("kernelspec", {}).get("name") == "python3"
