@@ -301,21 +301,24 @@ def _check_finite(outputs: Any, where: str, args: tuple, node: Node | None = Non
             raise error
 
 
-def _as_output_tuple(outputs: Any) -> tuple[tuple, bool]:
-    if isinstance(outputs, tuple):
-        return tuple(o if type(o) is np.ndarray else np.asarray(o) for o in outputs), True
-    if type(outputs) is not np.ndarray:
-        outputs = np.asarray(outputs)
-    return (outputs,), False
+def _as_output_tuple(outputs: Any, ctx: Context) -> tuple[tuple, tuple, bool]:
+    """A forward's result as a tuple of arrays; which of them were marked
+    non-differentiable (asked before NumPy scalars become arrays, which makes new
+    objects); and whether there were several."""
+    several = isinstance(outputs, tuple)
+    raw = outputs if several else (outputs,)
+    marked = tuple(any(o is nd for nd in ctx._non_differentiable) for o in raw) \
+        if ctx._non_differentiable else (False,) * len(raw)
+    arrays = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in raw)
+    return arrays, marked, several
 
 
 def _wrap_outputs(cls: type[Function], ctx: Context, node: Node | None, args: tuple,
                   arrays: tuple, outputs: Any, record: bool) -> Any:
-    outputs, several = _as_output_tuple(outputs)
-    non_differentiable = ctx._non_differentiable
+    outputs, marked, several = _as_output_tuple(outputs, ctx)
     results = []
     for index, out in enumerate(outputs):
-        differentiable = record and not any(out is nd for nd in non_differentiable)
+        differentiable = record and not marked[index]
         t = Tensor._make(out, differentiable, node if differentiable else None, index)
         if cls.view and index == 0 and isinstance(args[0], Tensor) \
                 and np.may_share_memory(out, arrays[0]):
@@ -394,7 +397,8 @@ def realize_node(node: Node) -> None:
     arrays = tuple(a.data if isinstance(a, Tensor) else a for a in args)
     previous, state.group = state.group, node.group  # errors name the group it was made in
     try:
-        outputs, _ = _as_output_tuple(_run_forward(cls, ctx, arrays, node._pending, args))
+        outputs, marked, _ = _as_output_tuple(
+            _run_forward(cls, ctx, arrays, node._pending, args), ctx)
     finally:
         state.group = previous
     node._pending = None
@@ -409,7 +413,7 @@ def realize_node(node: Node) -> None:
         t = ref()
         if t is not None:
             t.data, t._lazy_node = out, None
-            if any(out is nd for nd in ctx._non_differentiable):
+            if marked[index]:
                 t.requires_grad, t.grad_fn = False, None
             results.append(t)
     if not any(t.grad_fn is node for t in results):

@@ -480,7 +480,7 @@ class Tensor:
     def squeeze(self, dim=None) -> Tensor:
         dims = normalize_dims(dim, self.ndim, "squeeze") if self.ndim else ()
         shape = tuple(s for i, s in enumerate(self.shape) if not (i in dims and s == 1))
-        return self if shape == self.shape else self.reshape(shape)
+        return self.reshape(shape)
 
     def unsqueeze(self, dim: int) -> Tensor:
         d = normalize_dims(dim, self.ndim + 1, "unsqueeze")[0]

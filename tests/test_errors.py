@@ -163,3 +163,18 @@ def test_truth_value_of_a_tensor_with_several_elements_suggests_any_or_all():
 def test_unknown_dtype_lists_the_known_names():
     with pytest.raises(TypeError, match=r"unknown dtype.*float32"):
         mg.tensor([1.0], dtype="floaty")
+
+
+def test_a_reduction_over_a_repeated_dim_raises_as_in_pytorch(mode):
+    with pytest.raises(mg.ShapeError, match=r"sum.*more than once"):
+        mg.ones(2, 3).sum((1, -1))
+
+
+def test_gather_with_a_negative_index_raises_as_in_pytorch():
+    with pytest.raises(IndexError, match=r"gather: index -1 is out of bounds for dim 1.*size 3"):
+        mg.gather(mg.ones(2, 3), 1, mg.tensor(np.array([[0, -1]])))
+
+
+def test_gather_with_an_index_past_the_end_names_dim_and_size():
+    with pytest.raises(IndexError, match=r"gather: index 3 is out of bounds for dim 0.*size 2"):
+        mg.gather(mg.ones(2, 3), 0, mg.tensor(np.array([[3, 0, 1]])))

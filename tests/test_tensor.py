@@ -361,3 +361,9 @@ def test_max_indices_have_no_history_but_values_do():
     values, indices = x.max(1)
     assert values.grad_fn is not None
     assert indices.grad_fn is None and not indices.requires_grad
+
+
+def test_squeeze_of_a_dim_that_is_not_one_returns_a_new_tensor_with_the_same_shape():
+    x = mg.ones(2, 3, requires_grad=True)
+    y = x.squeeze(0)
+    assert y is not x and y.shape == (2, 3) and y.grad_fn is not None

@@ -320,9 +320,8 @@ class Minimum(Function):
 
 def _tie_share(wins, ties, dtype):
     """1 where x wins, 0.5 where it ties, 0 where it loses."""
-    share = wins.astype(dtype)
-    share[ties] = 0.5
-    return share
+    # np.where rather than share[ties] = 0.5: for 0-d inputs, x > y is a NumPy scalar
+    return np.where(ties, 0.5, wins).astype(dtype)
 
 
 class Where(Function):

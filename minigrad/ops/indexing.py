@@ -94,6 +94,12 @@ class Gather(Function):
             )
         if index.dtype.kind not in "iu":
             raise TypeError(f"gather: index must be an integer tensor, got {index.dtype}")
+        if index.size and (index.min() < 0 or index.max() >= x.shape[dim]):
+            bad = index.min() if index.min() < 0 else index.max()
+            raise IndexError(
+                f"gather: index {bad} is out of bounds for dim {dim} with size {x.shape[dim]} "
+                f"(input shape {x.shape}); indices must be in 0..{x.shape[dim] - 1}"
+            )
         for d in range(x.ndim):
             if d != dim and index.shape[d] > x.shape[d]:
                 raise ShapeError(

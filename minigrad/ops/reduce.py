@@ -25,7 +25,10 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
                 f"use a dim from {-max(ndim, 1)} to {max(ndim, 1) - 1}"
             )
         result.append(d % ndim if ndim else 0)
-    return tuple(sorted(set(result)))
+    if len(set(result)) != len(result):
+        raise ShapeError(f"{op}: dim {tuple(dims)} names a dimension more than once; "
+                         "give each dimension once")
+    return tuple(sorted(result))
 
 
 def reduced_shape(shape, dim, keepdim: bool, op: str) -> tuple[int, ...]:
@@ -43,9 +46,9 @@ def _unreduce(grad_output: np.ndarray, ctx) -> np.ndarray:
 
 
 class _Reduction(Function):
-    @staticmethod
-    def output_shape(x, dim=None, keepdim=False, **kwargs):
-        return reduced_shape(x.shape, dim, keepdim, "reduction")
+    @classmethod
+    def output_shape(cls, x, dim=None, keepdim=False, **kwargs):
+        return reduced_shape(x.shape, dim, keepdim, cls.oper.lower())
 
 
 def _remember(ctx, x, dim, keepdim, op):
@@ -101,14 +104,15 @@ class Max(_Reduction):
         out = values if keepdim else np.squeeze(values, axis=axes)
         if not return_indices:
             return out
-        indices = cls.arg(x, axis=ctx.dims[0], keepdims=keepdim).astype(np.int64)
+        axis = ctx.dims[0] if ctx.dims else None  # a 0-d x has no dims: its index is 0
+        indices = cls.arg(x, axis=axis, keepdims=keepdim).astype(np.int64)
         ctx.mark_non_differentiable(indices)
         ctx.set_materialize_grads(False)
         return out, indices
 
-    @staticmethod
-    def output_shape(x, dim=None, keepdim=False, return_indices=False):
-        shape = reduced_shape(x.shape, dim, keepdim, "max")
+    @classmethod
+    def output_shape(cls, x, dim=None, keepdim=False, return_indices=False):
+        shape = reduced_shape(x.shape, dim, keepdim, cls.oper.lower())
         return (shape, shape) if return_indices else shape
 
     @staticmethod

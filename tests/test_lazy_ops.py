@@ -1,0 +1,58 @@
+"""Lazy mode, driven by the op table: every op promises its result's shape and dtype
+before computing anything, and realizing gives exactly what eager mode gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_cases import CASES
+from test_ops import outputs_of
+
+import minigrad as mg
+
+
+def float_outputs(outputs: list) -> list:
+    return [t for t in outputs if t.dtype.kind == "f"]
+
+
+def run_case(case, lazy: bool):
+    inputs = [mg.tensor(a, requires_grad=case.differentiable) for a in case.make_inputs()]
+    with mg.lazy(lazy):
+        result = case.fn(*inputs)
+    return inputs, outputs_of(result)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_lazy_results_have_the_eager_shape_and_dtype_before_realize(case):
+    _, eager = run_case(case, lazy=False)
+    _, lazy = run_case(case, lazy=True)
+    assert [(t.shape, t.dtype) for t in lazy] == [(t.shape, t.dtype) for t in eager]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_realized_lazy_values_and_gradients_equal_eager_ones(case):
+    eager_inputs, eager = run_case(case, lazy=False)
+    lazy_inputs, lazy = run_case(case, lazy=True)
+    for e, t in zip(eager, lazy):
+        assert t.realize() is t
+        np.testing.assert_array_equal(t.numpy(), e.numpy())
+        assert t.requires_grad == e.requires_grad
+    if not case.differentiable:
+        return
+    gradients = case.upstream_gradients([t.shape for t in float_outputs(eager)])
+    for outputs in (eager, lazy):
+        for output, gradient in zip(float_outputs(outputs), gradients):
+            if output.requires_grad:
+                output.backward(gradient.astype(output.dtype), retain_graph=True)
+    for e, t in zip(eager_inputs, lazy_inputs):
+        assert (e.grad is None) == (t.grad is None)
+        if e.grad is not None:
+            np.testing.assert_array_equal(t.grad.numpy(), e.grad.numpy())
+
+
+def test_most_ops_are_really_deferred():
+    deferred = 0
+    for case in CASES:
+        _, lazy = run_case(case, lazy=True)
+        deferred += all(t.data is None for t in lazy)
+    assert deferred >= 0.8 * len(CASES)  # in-place ops and boolean masks realize early
