@@ -80,10 +80,13 @@ class Context:
         self.materialize_grads = bool(value)
 
     def release(self) -> None:
-        """Drop the saved arrays (done by backward unless ``retain_graph=True``)."""
-        self._saved = None
-        self._saved_versions = None
-        self._released = True
+        """Drop the saved arrays (done by backward unless ``retain_graph=True``). A
+        context that saved nothing has nothing to drop: as in PyTorch, a graph of such
+        ops can be backpropagated through again."""
+        if self._saved:
+            self._saved = None
+            self._saved_versions = None
+            self._released = True
 
     def __repr__(self) -> str:
         attributes = {k: v for k, v in vars(self).items() if not k.startswith("_")}

@@ -444,3 +444,23 @@ def test_backward_steps_report_the_gradients_each_node_received_and_sent():
     np.testing.assert_array_equal(sum_step.grad_inputs[0], np.ones(3))
     np.testing.assert_array_equal(exp_step.grad_outputs[0], np.ones(3))
     np.testing.assert_allclose(exp_step.grad_inputs[0], np.exp(x.data))
+
+
+def test_a_second_backward_through_ops_that_saved_nothing_works_as_in_pytorch(torch):
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x + x  # Add saves nothing, so there is nothing to release
+    y.sum().backward()
+    y.sum().backward()
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    ty = tx + tx
+    ty.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_a_second_backward_through_an_op_that_saved_arrays_still_raises():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match=r"Mul.*retain_graph=True"):
+        y.sum().backward()
