@@ -274,7 +274,9 @@ def _run_forward(cls: type[Function], ctx: Context, arrays: tuple, kwargs: dict,
 
 def _explain(cls: type[Function], error: Exception, args: tuple) -> Exception:
     """Re-raise a NumPy error with the op, its inputs' shapes and a hint."""
-    message = f"{cls.oper}: {error}\n  {_describe_args(args)}"
+    text = str(error)
+    named = text.lower().startswith(cls.oper.lower() + ":")  # already says which op
+    message = f"{text if named else f'{cls.oper}: {text}'}\n  {_describe_args(args)}"
     if cls.hint:
         message += f"\n  hint: {cls.hint}"
     kind = ShapeError if isinstance(error, ValueError) else type(error)

@@ -98,6 +98,12 @@ class Tensor:
             array = np.array(data)
             if array.dtype.kind in "iufc" or array.size == 0:
                 array = array.astype(np.float32)  # Python numbers become float32
+        if array.dtype.kind not in "biufc":
+            raise TypeError(
+                f"tensor: cannot make a tensor from {type(data).__name__} {data!r:.40} "
+                f"(NumPy reads it as {array.dtype}); give numbers, (nested) lists of numbers "
+                "or a NumPy array"
+            )
         self._init(array, False, None, 0)
         self.label = label
         if requires_grad:
@@ -350,28 +356,23 @@ class Tensor:
 
     # --- arithmetic (broadcasting; numbers on either side) ----------------------------------
 
-    def __add__(self, other): return Add.apply(self, other)
-    def __radd__(self, other): return Add.apply(other, self)
-    def __sub__(self, other): return Sub.apply(self, other)
-    def __rsub__(self, other): return Sub.apply(other, self)
-    def __mul__(self, other): return Mul.apply(self, other)
-    def __rmul__(self, other): return Mul.apply(other, self)
-    def __truediv__(self, other): return Div.apply(self, other)
-    def __rtruediv__(self, other): return Div.apply(other, self)
-    def __pow__(self, exponent): return Pow.apply(self, exponent)
-    def __rpow__(self, base): return Pow.apply(base, self)
-    def __matmul__(self, other): return MatMul.apply(self, other)
-    def __rmatmul__(self, other): return MatMul.apply(other, self)
+    def __add__(self, other): return Add.apply(self, _operand(other))
+    def __radd__(self, other): return Add.apply(_operand(other), self)
+    def __sub__(self, other): return Sub.apply(self, _operand(other))
+    def __rsub__(self, other): return Sub.apply(_operand(other), self)
+    def __mul__(self, other): return Mul.apply(self, _operand(other))
+    def __rmul__(self, other): return Mul.apply(_operand(other), self)
+    def __truediv__(self, other): return Div.apply(self, _operand(other))
+    def __rtruediv__(self, other): return Div.apply(_operand(other), self)
+    def __pow__(self, exponent): return Pow.apply(self, _operand(exponent))
+    def __rpow__(self, base): return Pow.apply(_operand(base), self)
+    def __matmul__(self, other): return MatMul.apply(self, _operand(other))
+    def __rmatmul__(self, other): return MatMul.apply(_operand(other), self)
     def __neg__(self): return Neg.apply(self)
     def __pos__(self): return self
     def __abs__(self): return Abs.apply(self)
 
-    def add(self, other): return Add.apply(self, other)
-    def sub(self, other): return Sub.apply(self, other)
-    def mul(self, other): return Mul.apply(self, other)
-    def div(self, other): return Div.apply(self, other)
-    def pow(self, exponent): return Pow.apply(self, exponent)
-    def matmul(self, other): return MatMul.apply(self, other)
+    add, sub, mul, div, pow, matmul = __add__, __sub__, __mul__, __truediv__, __pow__, __matmul__
     def neg(self): return Neg.apply(self)
     def abs(self): return Abs.apply(self)
     def exp(self): return Exp.apply(self)
@@ -382,8 +383,8 @@ class Tensor:
     def tanh(self): return Tanh.apply(self)
     def sigmoid(self): return Sigmoid.apply(self)
     def relu(self): return ReLU.apply(self)
-    def maximum(self, other): return Maximum.apply(self, other)
-    def minimum(self, other): return Minimum.apply(self, other)
+    def maximum(self, other): return Maximum.apply(self, _operand(other))
+    def minimum(self, other): return Minimum.apply(self, _operand(other))
 
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
         if min is None and max is None:
@@ -603,6 +604,12 @@ class _no_record:
 
     def __exit__(self, *exc):
         state.grad_enabled = self.previous
+
+
+def _operand(value: Any) -> Any:
+    """A list or tuple of numbers next to a tensor becomes a float32 tensor, as in the
+    constructor (NumPy would make it int64 or float64 and upcast the result)."""
+    return Tensor(value) if isinstance(value, (list, tuple)) else value
 
 
 def _index(index: Any) -> Any:

@@ -178,3 +178,13 @@ def test_gather_with_a_negative_index_raises_as_in_pytorch():
 def test_gather_with_an_index_past_the_end_names_dim_and_size():
     with pytest.raises(IndexError, match=r"gather: index 3 is out of bounds for dim 0.*size 2"):
         mg.gather(mg.ones(2, 3), 0, mg.tensor(np.array([[3, 0, 1]])))
+
+
+def test_a_tensor_of_strings_is_refused_with_what_to_give_instead():
+    with pytest.raises(TypeError, match=r"cannot make a tensor from str 'abc'.*numbers"):
+        mg.tensor("abc")
+
+
+def test_a_dim_that_is_not_an_int_names_the_reduction_and_the_dim(mode):
+    with pytest.raises(TypeError, match=r"^sum: dim must be an int.*'a'"):
+        mg.ones(2, 3).sum(dim="a")

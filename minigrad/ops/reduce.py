@@ -16,9 +16,12 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
     """``None`` -> all dimensions; ints may be negative; each must exist."""
     if dim is None:
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim) \
+        if isinstance(dim, (tuple, list)) else (dim,)
     result = []
     for d in dims:
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+            raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {dim!r}")
         if not -max(ndim, 1) <= d < max(ndim, 1):
             raise ShapeError(
                 f"{op}: dim {d} is out of range for a tensor with {ndim} dimension(s); "
