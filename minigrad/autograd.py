@@ -109,9 +109,9 @@ def backward_steps(tensor: Tensor, gradient=None,
                 slots[index] = grad if slots[index] is None else slots[index] + grad
             else:
                 _accumulate_into_leaf(node.args[position], grad)
-        if not retain_graph:
-            node.ctx.release()
         yield BackwardStep(node, tuple(grad_outputs), grad_inputs)
+        if not retain_graph:
+            node.free()  # after the step is seen, so a stepper can still show the node
 
 
 def _seed_gradient(tensor: Tensor, gradient) -> np.ndarray:
@@ -183,8 +183,7 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
 
 def _fit_to_input(grad, node: Node, position: int) -> np.ndarray:
     """Sum a gradient over broadcast dimensions to its input's shape, in its dtype."""
-    target = node.args[position]
-    shape, dtype = target.shape, target.dtype
+    shape, dtype = node.input_shape_dtype(position)
     if type(grad) is not np.ndarray:
         grad = np.asarray(grad)
     if grad.shape != shape:

@@ -107,7 +107,7 @@ class Node:
 
     __slots__ = (
         "id", "function", "ctx", "args", "inputs", "group", "next_functions",
-        "_outputs", "output_meta", "_pending", "_trace", "__weakref__",
+        "_outputs", "output_meta", "input_meta", "_pending", "_trace", "__weakref__",
     )
 
     def __init__(self, function: type[Function], ctx: Context, args: tuple) -> None:
@@ -123,6 +123,7 @@ class Node:
         )
         self._outputs: list = []
         self.output_meta: list[tuple[tuple[int, ...], np.dtype]] = []
+        self.input_meta: tuple | None = None  # set when freed: (shape, dtype) per input
         self._pending: dict | None = None  # lazy mode: kwargs of a forward not yet run
         self._trace = traceback.format_stack(limit=12)[:-3] if state.anomaly else None
 
@@ -143,6 +144,28 @@ class Node:
     @property
     def released(self) -> bool:
         return self.ctx._released
+
+    @property
+    def freed(self) -> bool:
+        return self.input_meta is not None
+
+    def free(self) -> None:
+        """After a backward without ``retain_graph``: drop the saved arrays and the
+        references to intermediate inputs (results of other nodes), so that their memory
+        can go as it does in PyTorch. Leaves and constants stay; ``input_meta`` keeps
+        every input's shape and dtype, and the graph's edges stay."""
+        self.ctx.release()
+        if self.input_meta is None:
+            self.input_meta = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None
+                                    for a in self.args)
+            self.args = tuple(None if isinstance(a, Tensor) and a.grad_fn is not None else a
+                              for a in self.args)
+            self.inputs = tuple(a for a in self.args if isinstance(a, Tensor))
+
+    def input_shape_dtype(self, position: int) -> tuple:
+        """Shape and dtype of positional input ``position``, also after ``free()``."""
+        arg = self.args[position]
+        return (arg.shape, arg.dtype) if arg is not None else self.input_meta[position]
 
     def describe(self) -> str:
         """``'Exp #12 (group encoder, label h)'``: how errors name this node."""
@@ -247,6 +270,8 @@ def _describe_args(args: tuple) -> str:
         if isinstance(a, Tensor):
             name = f" '{a.label}'" if a.label else ""
             parts.append(f"input {i}{name}: shape {tuple(a.shape)}, {a.dtype}")
+        elif a is None:
+            parts.append(f"input {i}: (freed by an earlier backward)")
         elif isinstance(a, np.ndarray):
             parts.append(f"input {i}: array of shape {a.shape}, {a.dtype}")
         else:

@@ -464,3 +464,45 @@ def test_a_second_backward_through_an_op_that_saved_arrays_still_raises():
     y.sum().backward()
     with pytest.raises(RuntimeError, match=r"Mul.*retain_graph=True"):
         y.sum().backward()
+
+
+def test_backward_frees_intermediate_results_so_their_memory_can_go():
+    x = mg.randn(100, requires_grad=True)
+    hidden = x.exp()
+    alive = weakref.ref(hidden)
+    loss = (hidden * 2).sum()
+    del hidden  # only the graph refers to it now
+    gc.collect()
+    assert alive() is not None
+    loss.backward()
+    gc.collect()
+    assert alive() is None
+    assert loss.grad_fn.freed and loss.grad_fn.next_functions[0][0] is not None  # edges stay
+
+
+def test_retain_graph_keeps_intermediate_results_alive():
+    x = mg.randn(100, requires_grad=True)
+    hidden = x.exp()
+    alive = weakref.ref(hidden)
+    loss = (hidden * 2).sum()
+    del hidden
+    loss.backward(retain_graph=True)
+    gc.collect()
+    assert alive() is not None and not loss.grad_fn.freed
+
+
+def test_a_freed_node_keeps_its_leaves_and_the_shapes_of_its_inputs():
+    w = mg.randn(3, requires_grad=True)
+    y = w.exp() * w
+    y.sum().backward()
+    node = y.grad_fn
+    assert node.args[1] is w and node.args[0] is None
+    assert node.input_meta == (((3,), np.dtype("float32")), ((3,), np.dtype("float32")))
+
+
+def test_a_second_backward_through_freed_save_free_ops_sums_gradients_to_the_input_shapes():
+    x = mg.ones(2, 3, requires_grad=True)
+    y = (x + 1) + mg.ones(3)  # the outer Add broadcasts; its first input is freed
+    y.sum().backward()
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))
