@@ -21,7 +21,7 @@ from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Co
                   Mul, Neg, Pad, Permute, Pow, ReLU, Repeat, Reshape, Roll, SetItem, Sigmoid,
                   Sin, Sqrt, Stack, Sub, Sum, Tanh, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
-from .state import state
+from .state import no_grad, state
 
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.bool_,
           "float": np.float32, "double": np.float64, "long": np.int64,
@@ -299,7 +299,7 @@ class Tensor:
                 self.requires_grad = True
             else:
                 arrays = tuple(a.data if isinstance(a, Tensor) else a for a in args)
-                with _no_record():
+                with no_grad():
                     result = function.apply(self, *arrays, **kwargs)
             self._write(result.data)
         finally:
@@ -594,16 +594,6 @@ class Tensor:
 
 
 register_tensor_class(Tensor)
-
-
-class _no_record:
-    """Grad mode off, for the untracked branch of an in-place op."""
-
-    def __enter__(self):
-        self.previous, state.grad_enabled = state.grad_enabled, False
-
-    def __exit__(self, *exc):
-        state.grad_enabled = self.previous
 
 
 def _operand(value: Any) -> Any:
