@@ -307,6 +307,17 @@ class Tensor:
         return self
 
     def _write(self, values: np.ndarray) -> None:
+        if values.shape != self.shape:
+            raise ShapeError(
+                f"in-place: the result has shape {values.shape} but this tensor has shape "
+                f"{self.shape}; an in-place op cannot change a tensor's shape (the other "
+                "operand must broadcast to it). Use the out-of-place op instead."
+            )
+        if not np.can_cast(values.dtype, self.dtype, casting="same_kind"):
+            raise TypeError(
+                f"in-place: the result is {values.dtype} but this tensor is {self.dtype}; "
+                "it cannot hold it. Use the out-of-place op, or convert first."
+            )
         try:
             self.data[...] = values
         except ValueError as error:  # e.g. a read-only view made by expand()

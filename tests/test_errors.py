@@ -188,3 +188,15 @@ def test_a_tensor_of_strings_is_refused_with_what_to_give_instead():
 def test_a_dim_that_is_not_an_int_names_the_reduction_and_the_dim(mode):
     with pytest.raises(TypeError, match=r"^sum: dim must be an int.*'a'"):
         mg.ones(2, 3).sum(dim="a")
+
+
+def test_an_in_place_op_that_would_change_the_shape_names_both_shapes():
+    x = mg.ones(3)
+    with pytest.raises(mg.ShapeError, match=r"in-place.*\(2, 3\).*\(3,\).*shape"):
+        x += mg.ones(2, 3)
+
+
+def test_an_in_place_op_cannot_put_floats_into_an_integer_tensor():
+    x = mg.arange(3)
+    with pytest.raises(TypeError, match=r"in-place.*float32.*int64"):
+        x += mg.ones(3)
