@@ -198,5 +198,5 @@ def test_an_in_place_op_that_would_change_the_shape_names_both_shapes():
 
 def test_an_in_place_op_cannot_put_floats_into_an_integer_tensor():
     x = mg.arange(3)
-    with pytest.raises(TypeError, match=r"in-place: the result is float\d+ but this tensor is int64"):
+    with pytest.raises(TypeError, match=r"in-place: the result is float\d+ but .* int64"):
         x += mg.ones(3)
