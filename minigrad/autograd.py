@@ -176,7 +176,8 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
             continue
         grad = _fit_to_input(grad, node, position)
         if state.anomaly:
-            _check_finite(grad, "", node.args, node=_BackwardOf(node, position))
+            _check_finite(grad, f"the backward of {node.describe()} (gradient for input "
+                                f"{position})", node.args, node._trace)
         fitted.append(grad)
     return tuple(fitted)
 
@@ -238,12 +239,3 @@ def _add_to_grad(tensor: Tensor, grad: np.ndarray) -> None:
     else:
         tensor.grad.data = tensor.grad.data + grad
 
-
-class _BackwardOf:
-    """How anomaly mode names the backward of a node."""
-
-    def __init__(self, node: Node, position: int) -> None:
-        self.node, self.position, self._trace = node, position, node._trace
-
-    def describe(self) -> str:
-        return f"the backward of {self.node.describe()} (gradient for input {self.position})"

@@ -313,7 +313,9 @@ def _explain(cls: type[Function], error: Exception, args: tuple) -> Exception:
     return new
 
 
-def _check_finite(outputs: Any, where: str, args: tuple, node: Node | None = None) -> None:
+def _check_finite(outputs: Any, who: str, args: tuple, trace: list | None = None) -> None:
+    """Anomaly mode: raise if an array in ``outputs`` holds NaN or Inf, naming ``who``
+    made it (and, from ``trace``, where the op was created)."""
     arrays = outputs if isinstance(outputs, tuple) else (outputs,)
     for i, a in enumerate(arrays):
         if a is None:
@@ -321,11 +323,10 @@ def _check_finite(outputs: Any, where: str, args: tuple, node: Node | None = Non
         a = np.asarray(a)
         if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
             bad = "NaN" if np.isnan(a).any() else "Inf"
-            who = node.describe() if node is not None else where
             message = (f"detect_anomaly: {who} produced {bad} in output {i} "
                        f"(shape {a.shape})\n  {_describe_args(args)}")
-            if node is not None and node._trace:
-                message += "\n  the op was created here:\n" + "".join(node._trace[-4:])
+            if trace:
+                message += "\n  the op was created here:\n" + "".join(trace[-4:])
             error = FloatingPointError(message)
             error.minigrad = True
             raise error
