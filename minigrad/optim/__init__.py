@@ -1,0 +1,15 @@
+"""``minigrad.optim``: optimizers and learning-rate schedules, with PyTorch's names.
+
+    optimizer = mg.optim.Adam(model.parameters(), lr=1e-3)
+    scheduler = mg.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=100)
+
+One file per idea: ``optimizer`` (the base class: param groups, state, saving), ``sgd``,
+``adam`` (Adam and AdamW), ``lr_scheduler``.
+"""
+
+from . import lr_scheduler
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
