@@ -19,7 +19,7 @@ from .function import Node, register_tensor_class
 from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Cos, Div, Exp, Expand,
                   Gather, GetItem, Log, LogSumExp, MatMul, Max, Maximum, Mean, Min, Minimum,
                   Mul, Neg, Pad, Permute, Pow, ReLU, Repeat, Reshape, Roll, SetItem, Sigmoid,
-                  Sin, Sqrt, Stack, Sub, Sum, Tanh, Unfold, Var, Where)
+                  Sin, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
 from .state import no_grad, state
 
@@ -544,6 +544,16 @@ class Tensor:
         if dims is None:
             return Roll.apply(self.flatten(), shifts, 0).reshape(self.shape)
         return Roll.apply(self, shifts, dims)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """The slices along ``dim`` as a tuple (``x.unbind(0)`` = ``(x[0], x[1], ...)``)."""
+        if self.ndim == 0:
+            raise ShapeError("unbind: a 0-d tensor has no dimension to unbind")
+        d = normalize_dims(dim, self.ndim, "unbind")[0]
+        if self.shape[d] == 0:
+            return ()
+        result = Unbind.apply(self, d)
+        return result if isinstance(result, tuple) else (result,)
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
         """Windows of ``size`` elements, ``step`` apart, along ``dimension`` (a view)."""

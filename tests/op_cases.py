@@ -513,6 +513,11 @@ CASES: list[OpCase] = [
     OpCase("stack_negative_dim", lambda a, b: mg.stack([a, b], dim=-1),
            lambda a, b: np.stack([a, b], axis=-1), (real(3,), real(3,)),
            torch_fn=lambda a, b: torch.stack([a, b], dim=-1)),
+    OpCase("unbind", lambda x: x.unbind(0), lambda x: tuple(x), (real(3, 4),),
+           dtypes=("float32",) * 3),
+    # only two of the four slices used: the others' gradients are zeros
+    OpCase("unbind_some_used", lambda x: x.unbind(-1)[0] * x.unbind(-1)[3],
+           lambda x: x[:, 0] * x[:, 3], (real(3, 4),)),
     OpCase("where", lambda a, b: mg.where(MASK, a, b), lambda a, b: np.where(MASK, a, b),
            (real(3, 4), real(3, 4)), torch_fn=lambda a, b: torch.where(as_torch(MASK), a, b)),
     OpCase("where_tensor_condition_broadcast",

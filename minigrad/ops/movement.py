@@ -206,6 +206,26 @@ class Stack(Function):
         return tuple(np.moveaxis(grad_output, ctx.dim, 0))
 
 
+class Unbind(Function):
+    """f(x) = the slices x[i] along ``dim``, as separate outputs; backward stacks their
+    gradients (one array, where slicing one by one would allocate a gradient of x's
+    whole size per slice: what a recurrent layer's loop over time steps needs)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return tuple(np.moveaxis(x, dim, 0))
+
+    @staticmethod
+    def output_shape(x, dim):
+        shape = tuple(s for d, s in enumerate(x.shape) if d != dim)
+        return (shape,) * x.shape[dim]
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return np.stack(grad_outputs, axis=ctx.dim), None
+
+
 class Unfold(Function):
     """Strided windows (PyTorch's ``Tensor.unfold``): every window of ``size`` elements,
     ``step`` apart, along ``dim``; the window becomes a new last dimension. A read-only
