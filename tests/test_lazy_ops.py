@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_cases import CASES
+from all_cases import CASES
 from test_ops import outputs_of
 
 import minigrad as mg

@@ -9,7 +9,7 @@ import pkgutil
 
 import numpy as np
 import pytest
-from op_cases import CASES
+from all_cases import CASES
 
 import minigrad as mg
 import minigrad.ops

@@ -1,0 +1,229 @@
+"""Convolution and pooling over images (N, C, H, W), built on strided windows.
+
+``windows`` turns an image into every kernel-sized window at once, a view with no copy:
+shape (N, C, OH, OW, kH, kW) (the same idea as ``Tensor.unfold``, in two dimensions).
+Convolution is then one contraction of the windows with the weight (BLAS does the work),
+and pooling a max or a mean over the last two dimensions. Every backward ends with
+``add_windows_back`` ("col2im"): each window's gradient is added back where the window
+came from, with a loop over the kH * kW kernel offsets, never over pixels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+
+Pair = tuple[int, int]
+
+
+def pad_image(x: np.ndarray, padding: tuple[Pair, Pair], value: float = 0.0) -> np.ndarray:
+    """``x`` with ``padding`` ((top, bottom), (left, right)) of ``value`` around H and W."""
+    if not any(before or after for before, after in padding):
+        return x
+    return np.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=value)
+
+
+def output_size(size: int, kernel: int, stride: int, padding: Pair, dilation: int = 1) -> int:
+    """How many windows fit along a dimension (PyTorch's formula, rounding down)."""
+    return (size + padding[0] + padding[1] - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def windows(x: np.ndarray, kernel: Pair, stride: Pair, dilation: Pair = (1, 1)) -> np.ndarray:
+    """Every window of an (N, C, H, W) array as a view of shape (N, C, OH, OW, kH, kW).
+    A dilated window spans d * (k - 1) + 1 pixels and takes every d-th of them."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    view = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
+    return view[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+def add_windows_back(grad_windows: np.ndarray, shape: tuple, stride: Pair,
+                     dilation: Pair = (1, 1)) -> np.ndarray:
+    """The backward of ``windows`` ("col2im"): an array of ``shape`` (N, C, H, W) where
+    each element collects the gradients of every window it is in. ``grad_windows`` has
+    shape (N, C, OH, OW, kH, kW); kernel offset (i, j) of all windows is one strided
+    slab of the image, so one loop over the offsets adds everything."""
+    *_, out_h, out_w, kh, kw = grad_windows.shape
+    (sh, sw), (dh, dw) = stride, dilation
+    grad = np.zeros(shape, dtype=grad_windows.dtype)
+    for i in range(kh):
+        rows = slice(i * dh, i * dh + sh * (out_h - 1) + 1, sh)
+        for j in range(kw):
+            cols = slice(j * dw, j * dw + sw * (out_w - 1) + 1, sw)
+            grad[:, :, rows, cols] += grad_windows[..., i, j]
+    return grad
+
+
+def unpad_image(grad: np.ndarray, padding: tuple[Pair, Pair]) -> np.ndarray:
+    """Cut the padding off a gradient of the padded image again."""
+    (top, bottom), (left, right) = padding
+    return grad[:, :, top:grad.shape[2] - bottom, left:grad.shape[3] - right]
+
+
+class Conv2d(Function):
+    """f(x, W, b)[n, o, p, q] = b[o] + sum_{c,i,j} W[o, c, i, j] * x[n, c, sp + di, sq + dj]
+
+    Cross-correlation of the padded x, as in PyTorch (the kernel is not flipped); s is the
+    stride and d the dilation.
+
+    forward:  the windows (N, C, OH, OW, kH, kW) contracted with the weight (O, C, kH, kW)
+              over (C, kH, kW): one einsum, which NumPy does as one matrix product
+    backward: grad_weight = grad_output contracted with the windows over (N, OH, OW);
+              grad_bias = grad_output summed over (N, OH, OW);
+              grad_x = the weight contracted with grad_output over O gives every window's
+              gradient, which ``add_windows_back`` adds into the image
+    """
+
+    hint = "input (N, C, H, W), weight (out_channels, C, kH, kW), bias (out_channels,)"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, stride, padding, dilation):
+        kernel = weight.shape[2:]
+        ctx.save_for_backward(x, weight)  # the padded windows are a cheap view to redo
+        ctx.stride, ctx.padding, ctx.dilation = stride, padding, dilation
+        patches = windows(pad_image(x, padding), kernel, stride, dilation)
+        # n: batch, c / o: in / out channel, h w: window position, i j: kernel offset
+        out = np.einsum("nchwij,ocij->nohw", patches, weight, optimize=True)
+        if bias is not None:
+            out = out + bias.reshape(-1, 1, 1)
+        return np.ascontiguousarray(out)  # einsum may hand back a transposed layout
+
+    @staticmethod
+    def output_shape(x, weight, bias, stride, padding, dilation):
+        n, _, h, w = x.shape
+        out_channels, _, kh, kw = weight.shape
+        return (n, out_channels, output_size(h, kh, stride[0], padding[0], dilation[0]),
+                output_size(w, kw, stride[1], padding[1], dilation[1]))
+
+    @staticmethod
+    def output_dtype(x, weight, bias, stride, padding, dilation):
+        return np.result_type(*(a.dtype for a in (x, weight, bias) if a is not None))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        needs_x, needs_weight, needs_bias = ctx.needs_input_grad[:3]
+        stride, padding, dilation = ctx.stride, ctx.padding, ctx.dilation
+        grad_x = grad_weight = grad_bias = None
+        if needs_weight:
+            patches = windows(pad_image(x, padding), weight.shape[2:], stride, dilation)
+            grad_weight = np.einsum("nohw,nchwij->ocij", grad_output, patches, optimize=True)
+        if needs_bias:
+            grad_bias = grad_output.sum(axis=(0, 2, 3))
+        if needs_x:
+            # every window's gradient, as (C, kH, kW, N, OH, OW): tensordot rather than
+            # einsum so that each kernel offset's slab is one block for add_windows_back
+            grad_patches = np.tensordot(weight, grad_output, axes=(0, 1))
+            grad_patches = grad_patches.transpose(3, 0, 4, 5, 1, 2)  # (N, C, OH, OW, kH, kW)
+            (top, bottom), (left, right) = padding
+            padded_shape = x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right)
+            grad_padded = add_windows_back(grad_patches, padded_shape, stride, dilation)
+            grad_x = unpad_image(grad_padded, padding)
+        return grad_x, grad_weight, grad_bias, None, None, None
+
+
+def _pool_output_shape(x, kernel, stride, padding) -> tuple:
+    n, c, h, w = x.shape
+    return (n, c, output_size(h, kernel[0], stride[0], (padding[0], padding[0])),
+            output_size(w, kernel[1], stride[1], (padding[1], padding[1])))
+
+
+def _symmetric(padding: Pair) -> tuple[Pair, Pair]:
+    """Pooling's (ph, pw) as ((top, bottom), (left, right))."""
+    return (padding[0], padding[0]), (padding[1], padding[1])
+
+
+class MaxPool2d(Function):
+    """out[n, c, p, q] = the largest element of window (p, q); padding counts as -inf.
+
+    backward: each window's gradient goes to ONE element, the first maximal one in
+    row-major window order, as in PyTorch (overlapping windows add up). Note that this
+    differs from minigrad's ``max`` reduction, which splits the gradient evenly between
+    tied maxima. (A window holding NaN outputs NaN; its gradient goes to the first NaN,
+    where PyTorch picks the last.)"""
+
+    hint = "input (N, C, H, W); kernel, stride and padding are (height, width) pairs"
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding):
+        padding = _symmetric(padding)
+        lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        padded = pad_image(x, padding, lowest)
+        patches = windows(padded, kernel, stride)
+        flat = patches.reshape(patches.shape[:4] + (-1,))  # (N, C, OH, OW, kH * kW)
+        winner = flat.argmax(axis=-1)  # the first maximal element (NumPy, like PyTorch)
+        ctx.save_for_backward(winner)
+        ctx.padded_shape, ctx.kernel, ctx.stride, ctx.padding = (
+            padded.shape, kernel, stride, padding)
+        return np.take_along_axis(flat, winner[..., None], axis=-1)[..., 0]
+
+    @staticmethod
+    def output_shape(x, kernel, stride, padding):
+        return _pool_output_shape(x, kernel, stride, padding)
+
+    @staticmethod
+    def output_dtype(x, kernel, stride, padding):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (winner,) = ctx.saved_tensors
+        kh, kw = ctx.kernel
+        grad_flat = np.zeros(grad_output.shape + (kh * kw,), dtype=grad_output.dtype)
+        np.put_along_axis(grad_flat, winner[..., None], grad_output[..., None], axis=-1)
+        grad_patches = grad_flat.reshape(grad_output.shape + (kh, kw))
+        grad_padded = add_windows_back(grad_patches, ctx.padded_shape, ctx.stride)
+        return unpad_image(grad_padded, ctx.padding), None, None, None
+
+
+class AvgPool2d(Function):
+    """out[n, c, p, q] = the mean of window (p, q). Padding counts as zeros; the divisor is
+    kH * kW, or with ``count_include_pad=False`` the number of real (unpadded) elements
+    in that window, as in PyTorch.
+
+    backward: each element of a window gets grad_output / divisor (overlaps add up)."""
+
+    hint = "input (N, C, H, W); kernel, stride and padding are (height, width) pairs"
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, count_include_pad):
+        if x.dtype.kind != "f":
+            raise TypeError(f"avg_pool2d needs a floating-point input, got {x.dtype}; "
+                            "convert it with .float() first")
+        padding = _symmetric(padding)
+        padded = pad_image(x, padding)
+        patches = windows(padded, kernel, stride)
+        out_h, out_w = patches.shape[2:4]
+        if count_include_pad:
+            divisor = np.array(kernel[0] * kernel[1], dtype=x.dtype)
+        else:  # real rows times real columns of each window
+            rows = _real_counts(x.shape[2], kernel[0], stride[0], padding[0][0], out_h)
+            cols = _real_counts(x.shape[3], kernel[1], stride[1], padding[1][0], out_w)
+            divisor = np.outer(rows, cols).astype(x.dtype)
+        ctx.divisor, ctx.padded_shape = divisor, padded.shape
+        ctx.kernel, ctx.stride, ctx.padding = kernel, stride, padding
+        return patches.sum(axis=(-2, -1)) / divisor
+
+    @staticmethod
+    def output_shape(x, kernel, stride, padding, count_include_pad):
+        return _pool_output_shape(x, kernel, stride, padding)
+
+    @staticmethod
+    def output_dtype(x, kernel, stride, padding, count_include_pad):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        share = (grad_output / ctx.divisor).astype(grad_output.dtype, copy=False)
+        # every element of a window gets the same share: a broadcast view, no copy
+        grad_patches = np.broadcast_to(share[..., None, None], share.shape + tuple(ctx.kernel))
+        grad_padded = add_windows_back(grad_patches, ctx.padded_shape, ctx.stride)
+        return unpad_image(grad_padded, ctx.padding), None, None, None, None
+
+
+def _real_counts(size: int, kernel: int, stride: int, before: int, count: int) -> np.ndarray:
+    """For each of ``count`` windows along a dimension of ``size`` padded by ``before``
+    in front: how many of its ``kernel`` positions fall on the real input."""
+    starts = np.arange(count) * stride - before  # in unpadded coordinates
+    return np.minimum(starts + kernel, size) - np.maximum(starts, 0)

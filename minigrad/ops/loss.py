@@ -1,0 +1,183 @@
+"""Loss Functions with an analytic backward: cross entropy, binary cross entropy (from
+probabilities and from logits).
+
+Each takes ``reduction``: ``"none"`` keeps one loss per element (or per position, for
+cross entropy), ``"sum"`` adds them up, ``"mean"`` averages them. Inputs are checked by
+``minigrad.nn.functional``, which calls these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+from .activation import log_softmax
+
+LOG_FLOOR = -100.0  # PyTorch clamps the logs of binary_cross_entropy here: finite at 0 and 1
+BCE_EPSILON = 1e-12  # and keeps its gradient's denominator x (1 - x) at least this
+
+
+def _reduce(loss: np.ndarray, reduction: str, count: int, dtype: np.dtype) -> np.ndarray:
+    """One loss per element -> the result; ``count`` is what "mean" divides by."""
+    if reduction == "none":
+        return loss.astype(dtype, copy=False)
+    total = np.sum(loss)
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):  # nothing to average: NaN
+            total = total / count
+    return np.asarray(total, dtype=dtype)
+
+
+def _reduced_gradient(grad_output: np.ndarray, reduction: str, count: int) -> np.ndarray:
+    """The gradient of the result with respect to each element's loss (broadcastable)."""
+    if reduction == "mean":
+        # count 0 (all ignored): the loss is NaN, but every gradient is 0, as in PyTorch
+        return grad_output / max(count, 1)
+    return grad_output
+
+
+class _Loss(Function):
+    @staticmethod
+    def output_dtype(input, *args, **kwargs):
+        return input.dtype
+
+
+# --- cross entropy ---------------------------------------------------------------------------
+
+
+class CrossEntropy(_Loss):
+    """loss = (1 - eps) (-log p[target]) + eps/C sum_c (-log p_c), p = softmax(logits);
+    dloss/dlogits = p - (1 - eps) onehot(target) - eps/C.
+    With probability targets t: loss = -sum_c t_c log p_c, dloss/dlogits = p sum_c t_c - t.
+
+    Logits are (N, C, d1, ...) or (C,): the class dim is 1 (0 for 1-D logits). Class-index
+    targets equal to ``ignore_index`` add nothing and "mean" leaves them out of the count.
+    """
+
+    @staticmethod
+    def forward(ctx, input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+        axis = 1 if input.ndim > 1 else 0
+        classes = input.shape[axis]
+        log_p = log_softmax(input, axis)  # stable: logits of +-1000 give finite values
+        ctx.axis, ctx.reduction, ctx.smoothing = axis, reduction, label_smoothing
+        ctx.probabilities = target.dtype.kind == "f"
+        if ctx.probabilities:  # target has the input's shape
+            target = target.astype(input.dtype, copy=False)
+            smoothed = target * (1 - label_smoothing) + label_smoothing / classes
+            loss = -np.sum(smoothed * log_p, axis=axis)
+            ctx.count = loss.size
+            ctx.save_for_backward(log_p, smoothed)
+            return _reduce(loss, reduction, ctx.count, input.dtype)
+        # class indices: target has the input's shape without the class dim
+        keep = target != ignore_index
+        index = np.expand_dims(np.where(keep, target, 0), axis)
+        picked = np.take_along_axis(log_p, index, axis=axis).squeeze(axis)
+        loss = -(1 - label_smoothing) * picked
+        if label_smoothing:
+            loss = loss - label_smoothing / classes * np.sum(log_p, axis=axis)
+        loss = np.where(keep, loss, 0)
+        ctx.count = int(np.count_nonzero(keep))
+        ctx.save_for_backward(log_p, index, keep)
+        return _reduce(loss, reduction, ctx.count, input.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        axis, reduction = ctx.axis, ctx.reduction
+        scale = _reduced_gradient(grad_output, reduction, ctx.count)
+        if reduction == "none":
+            scale = np.expand_dims(scale, axis)  # one value per position, for every class
+        if ctx.probabilities:
+            log_p, smoothed = ctx.saved_tensors
+            p = np.exp(log_p)
+            grad_input = (p * np.sum(smoothed, axis=axis, keepdims=True) - smoothed) * scale
+            grad_target = None
+            if ctx.needs_input_grad[1]:
+                grad_target = -log_p * (1 - ctx.smoothing) * scale
+            return grad_input, grad_target, None, None, None
+        log_p, index, keep = ctx.saved_tensors
+        classes = log_p.shape[axis]
+        shape = [1] * log_p.ndim
+        shape[axis] = classes
+        onehot = (np.arange(classes).reshape(shape) == index).astype(log_p.dtype)
+        grad = np.exp(log_p) - (1 - ctx.smoothing) * onehot - ctx.smoothing / classes
+        # nothing for the class indices, ignore_index, label_smoothing and reduction
+        return grad * (np.expand_dims(keep, axis) * scale), None, None, None, None
+
+    @staticmethod
+    def output_shape(input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+        if reduction != "none":
+            return ()
+        axis = 1 if len(input.shape) > 1 else 0
+        return tuple(s for i, s in enumerate(input.shape) if i != axis)
+
+
+# --- binary cross entropy --------------------------------------------------------------------
+
+
+class BinaryCrossEntropyWithLogits(_Loss):
+    """loss = -(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x))), computed as
+    max(x, 0) - x y + log(1 + e^-|x|);  dloss/dx = sigmoid(x) - y,  dloss/dy = -x"""
+
+    @staticmethod
+    def forward(ctx, input, target, reduction="mean"):
+        target = np.asarray(target, dtype=input.dtype)
+        loss = np.maximum(input, 0) - input * target + np.log1p(np.exp(-np.abs(input)))
+        ctx.save_for_backward(input, target)
+        ctx.reduction = reduction
+        return _reduce(loss, reduction, loss.size, input.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, target = ctx.saved_tensors
+        scale = _reduced_gradient(grad_output, ctx.reduction, input.size)
+        sigmoid = 0.5 * (np.tanh(0.5 * input) + 1)  # no overflow for large |x|
+        grad_target = -input * scale if ctx.needs_input_grad[1] else None
+        return (sigmoid - target) * scale, grad_target, None  # nothing for reduction
+
+    @staticmethod
+    def output_shape(input, target, reduction="mean"):
+        return tuple(input.shape) if reduction == "none" else ()
+
+
+def _check_probabilities(values: np.ndarray, name: str, hint: str) -> None:
+    """PyTorch's check: every value in [0, 1] (NaN is not)."""
+    outside = ~((values >= 0) & (values <= 1))
+    if outside.any():
+        error = ValueError(
+            f"binary_cross_entropy: the {name} must hold probabilities in [0, 1], but it "
+            f"holds {values[outside].flat[0]} ({name} shape {values.shape}); {hint}"
+        )
+        error.minigrad = True
+        raise error
+
+
+class BinaryCrossEntropy(_Loss):
+    """loss = -(y log x + (1 - y) log(1 - x)), each log at least -100 (as in PyTorch);
+    dloss/dx = (x - y) / max(x (1 - x), 1e-12),  dloss/dy = log(1 - x) - log x"""
+
+    @staticmethod
+    def forward(ctx, input, target, reduction="mean"):
+        target = np.asarray(target, dtype=input.dtype)
+        _check_probabilities(input, "input", "apply sigmoid first, or give the logits to "
+                             "binary_cross_entropy_with_logits instead")
+        _check_probabilities(target, "target", "targets are labels 0 and 1, or soft "
+                             "labels between them")
+        with np.errstate(divide="ignore"):  # log 0 = -inf, then clamped
+            log_x = np.maximum(np.log(input), LOG_FLOOR)
+            log_1_minus_x = np.maximum(np.log1p(-input), LOG_FLOOR)
+        loss = -(target * log_x + (1 - target) * log_1_minus_x)
+        ctx.save_for_backward(input, target, log_x, log_1_minus_x)
+        ctx.reduction = reduction
+        return _reduce(loss, reduction, loss.size, input.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, target, log_x, log_1_minus_x = ctx.saved_tensors
+        scale = _reduced_gradient(grad_output, ctx.reduction, input.size)
+        grad_input = scale * (input - target) / np.maximum(input * (1 - input), BCE_EPSILON)
+        grad_target = scale * (log_1_minus_x - log_x) if ctx.needs_input_grad[1] else None
+        return grad_input, grad_target, None  # nothing for reduction
+
+    @staticmethod
+    def output_shape(input, target, reduction="mean"):
+        return tuple(input.shape) if reduction == "none" else ()

@@ -1,0 +1,10 @@
+"""Every op case: the engine's table (op_cases.py) plus one table per family of the nn
+Functions. test_ops.py and test_lazy_ops.py run them all."""
+
+from __future__ import annotations
+
+from op_cases import CASES as ENGINE_CASES
+from op_cases_activation_loss import CASES as ACTIVATION_LOSS_CASES
+from op_cases_convolution import CASES as CONVOLUTION_CASES
+
+CASES = ENGINE_CASES + ACTIVATION_LOSS_CASES + CONVOLUTION_CASES
