@@ -1,0 +1,133 @@
+"""Image layers: Conv2d, MaxPool2d, AvgPool2d, and the seed's ResidualBlock."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module, Sequential, new_parameter
+from .normalization import BatchNorm2d
+
+
+def _pair(value: Any) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+class Conv2d(Module):
+    """2-D cross-correlation: ``weight`` (out_channels, in_channels, kH, kW) slides over
+    (N, in_channels, H, W). ``padding``: int, pair, ``"same"`` or ``"valid"``. Weights
+    start like PyTorch's (uniform in +-1/sqrt(in_channels * kH * kW))."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, bias: bool = True,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError(f"Conv2d: padding must be an int, a pair, 'same' or 'valid', "
+                             f"got {padding!r}")
+        if padding == "same" and _pair(stride) != (1, 1):
+            raise ValueError("Conv2d: padding='same' needs stride 1")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.dilation = _pair(dilation)
+        self.weight = new_parameter(out_channels, in_channels, *self.kernel_size, dtype=dtype)
+        self.bias = new_parameter(out_channels, dtype=dtype) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.in_channels * self.kernel_size[0] * self.kernel_size[1]
+            bound = 1 / math.sqrt(fan_in)
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise self._error(f"expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), "
+                              f"got shape {tuple(input.shape)}")
+        channels = input.shape[-3]
+        if channels != self.in_channels:
+            raise self._error(
+                f"expected input with {self.in_channels} channels (in_channels="
+                f"{self.in_channels}, dim {input.ndim - 3}), got shape {tuple(input.shape)}"
+            )
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation)
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding not in ((0, 0), "valid"):
+            text += f", padding={self.padding!r}" if isinstance(self.padding, str) \
+                else f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        return text + ("" if self.bias is not None else ", bias=False")
+
+
+class MaxPool2d(Module):
+    """The maximum of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(Module):
+    """The mean of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class ResidualBlock(Module):
+    """The seed's ResNet basic block: two 3x3 convolutions with batch norm, and a
+    shortcut that adds the input back,
+
+        out = relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x))
+
+    The shortcut is the identity, or a 1x1 convolution plus batch norm when the stride
+    or the number of channels changes the shape."""
+
+    def __init__(self, in_channels: int, out_channels: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1 = Conv2d(in_channels, out_channels, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = BatchNorm2d(out_channels)
+        self.conv2 = Conv2d(out_channels, out_channels, 3, stride=1, padding=1, bias=False)
+        self.bn2 = BatchNorm2d(out_channels)
+        if stride != 1 or in_channels != out_channels:
+            self.shortcut = Sequential(
+                Conv2d(in_channels, out_channels, 1, stride=stride, bias=False),
+                BatchNorm2d(out_channels),
+            )
+        else:
+            self.shortcut = Sequential()
+
+    def forward(self, x: Tensor) -> Tensor:
+        out = self.bn1(self.conv1(x)).relu()
+        out = self.bn2(self.conv2(out))
+        return (out + self.shortcut(x)).relu()

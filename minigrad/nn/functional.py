@@ -1,0 +1,481 @@
+"""``minigrad.nn.functional`` (``F``): the layers' computations as plain functions.
+
+Where numerics or speed matter the work is one Function with an analytic backward
+(``softmax``, ``log_softmax``, ``cross_entropy``, ``layer_norm``, ``conv2d``, ...; see
+``minigrad/ops/``). The rest is composed from Tensor ops, so autograd derives the
+backward: read those as the definitions they are.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..ops.activation import GELU, LogSoftmax, Softmax
+from ..ops.convolution import AvgPool2d, Conv2d, MaxPool2d
+from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
+from ..ops.normalization import LayerNorm
+from ..state import state
+from ..tensor import Tensor, pad_tensor, where
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def _error(message: str, kind: type = ShapeError) -> Exception:
+    error = kind(message)
+    error.minigrad = True
+    return error
+
+
+def _dim(dim: int, ndim: int, who: str) -> int:
+    if not -ndim <= dim < max(ndim, 1):
+        raise _error(f"{who}: dim {dim} is out of range for a tensor with {ndim} dimensions",
+                     IndexError)
+    return dim % max(ndim, 1)
+
+
+def _check_reduction(reduction: str, who: str) -> None:
+    if reduction not in REDUCTIONS:
+        raise _error(f"{who}: reduction must be one of {REDUCTIONS}, got {reduction!r}",
+                     ValueError)
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def _pair(value: Any, who: str, name: str) -> tuple[int, int]:
+    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) for v in pair):
+        raise _error(f"{who}: {name} must be an int or a pair of ints, got {value!r}",
+                     TypeError)
+    return int(pair[0]), int(pair[1])
+
+
+def _positive_pair(value: Any, who: str, name: str) -> tuple[int, int]:
+    pair = _pair(value, who, name)
+    if min(pair) < 1:
+        raise _error(f"{who}: {name} must be at least 1, got {value!r}", ValueError)
+    return pair
+
+
+# --- activations ----------------------------------------------------------------------------
+
+
+def relu(input: Tensor) -> Tensor:
+    return input.relu()
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()
+
+
+def _check_floating(input: Any, who: str, name: str = "input") -> None:
+    if np.dtype(input.dtype).kind != "f":
+        raise _error(f"{who}: {name} has dtype {input.dtype} (shape {tuple(input.shape)}) but "
+                     f"must be floating point; convert it with .float()", TypeError)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) (``"none"``, with erf) or its tanh approximation (``"tanh"``)."""
+    if approximate not in ("none", "tanh"):
+        raise _error(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}",
+                     ValueError)
+    _check_floating(input, "gelu")
+    return GELU.apply(input, approximate)
+
+
+def softmax(input: Tensor, dim: int) -> Tensor:
+    """exp(x_i) / sum_j exp(x_j) along ``dim`` (computed stably, for logits of +-1000)."""
+    _check_floating(input, "softmax")
+    return Softmax.apply(input, _dim(dim, input.ndim, "softmax"))
+
+
+def log_softmax(input: Tensor, dim: int) -> Tensor:
+    """x_i - logsumexp(x) along ``dim``: stable where log(softmax(x)) would give -inf."""
+    _check_floating(input, "log_softmax")
+    return LogSoftmax.apply(input, _dim(dim, input.ndim, "log_softmax"))
+
+
+# --- linear layers, embedding, dropout ------------------------------------------------------
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ W^T + b, with ``weight`` of shape (out_features, in_features) as in PyTorch."""
+    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        raise _error(
+            f"linear: input of shape {tuple(input.shape)} does not fit weight of shape "
+            f"{tuple(weight.shape)}: the input's last size must be in_features = "
+            f"{weight.shape[-1]}"
+        )
+    output = input @ weight.T
+    return output + bias if bias is not None else output
+
+
+def embedding(input: Tensor | np.ndarray, weight: Tensor) -> Tensor:
+    """Rows of ``weight`` picked by the integer ``input`` (backward adds each row's
+    gradient up, so a repeated index accumulates)."""
+    indices = input.numpy() if isinstance(input, Tensor) else np.asarray(input)
+    if indices.dtype.kind not in "iu":
+        raise _error(f"embedding: indices must be integers, got {indices.dtype} "
+                     f"(shape {indices.shape}); use .long()", TypeError)
+    num = weight.shape[0]
+    if indices.size and (indices.min() < 0 or indices.max() >= num):
+        bad = indices.max() if indices.max() >= num else indices.min()
+        raise _error(f"embedding: index {bad} is out of range for an embedding with "
+                     f"{num} rows (valid: 0 to {num - 1})", IndexError)
+    return weight[indices]
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1-p), so the
+    expected value is unchanged; identity when not training."""
+    if not 0.0 <= p <= 1.0:
+        raise _error(f"dropout: p must be between 0 and 1, got {p}", ValueError)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    keep = state.rng.random(input.shape) >= p
+    return input * (keep / (1.0 - p)).astype(input.dtype)
+
+
+# --- normalization --------------------------------------------------------------------------
+
+
+def layer_norm(input: Tensor, normalized_shape: int | tuple[int, ...],
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last ``len(normalized_shape)``
+    dimensions (biased variance, as in PyTorch)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape or input.ndim < len(shape):
+        raise _error(
+            f"layer_norm: input of shape {tuple(input.shape)} does not end with "
+            f"normalized_shape {shape}"
+        )
+    return LayerNorm.apply(input, weight, bias, len(shape), eps)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and spatial dims. Training: with the
+    batch's statistics, and the running ones move ``momentum`` of the way towards them
+    (the running variance with the unbiased estimate, as in PyTorch). Eval: with the
+    running statistics."""
+    if input.ndim < 2:
+        raise _error(f"batch_norm: expected an input of shape (N, C, ...), got "
+                     f"{tuple(input.shape)}")
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)  # broadcasts over the channel dim
+    if training:
+        count = input.numel() // input.shape[1]
+        if count <= 1:
+            raise _error(f"batch_norm: expected more than 1 value per channel when "
+                         f"training, got input of shape {tuple(input.shape)}", ValueError)
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, keepdim=True, correction=0)
+        if running_mean is not None and running_var is not None:
+            running_mean.data *= 1 - momentum
+            running_mean.data += momentum * mean.numpy().reshape(-1).astype(running_mean.dtype)
+            running_var.data *= 1 - momentum
+            unbiased = var.numpy().reshape(-1) * count / (count - 1)
+            running_var.data += momentum * unbiased.astype(running_var.dtype)
+            running_mean._version.value += 1
+            running_var._version.value += 1
+    else:
+        if running_mean is None or running_var is None:
+            raise _error("batch_norm: eval mode needs running_mean and running_var",
+                         ValueError)
+        mean = running_mean.detach().reshape(shape)
+        var = running_var.detach().reshape(shape)
+    output = (input - mean) / (var + eps).sqrt()
+    if weight is not None:
+        output = output * weight.reshape(shape)
+    if bias is not None:
+        output = output + bias.reshape(shape)
+    return output
+
+
+# --- convolution and pooling (strided windows plus one BLAS call) ---------------------------
+
+
+def _check_image_input(input: Tensor, who: str) -> tuple[Tensor, bool]:
+    """(N, C, H, W) as is; (C, H, W) gets a batch dimension (removed again after)."""
+    if input.ndim == 3:
+        return input.unsqueeze(0), True
+    if input.ndim != 4:
+        raise _error(f"{who}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got "
+                     f"shape {tuple(input.shape)}")
+    return input, False
+
+
+def _same_padding(kernel: tuple[int, int], dilation: tuple[int, int]) -> tuple:
+    """Padding that keeps the size for stride 1; an odd total puts the extra at the end,
+    as PyTorch does."""
+    pads = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        pads.append((total // 2, total - total // 2))
+    return tuple(pads)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1) -> Tensor:
+    """Cross-correlation of (N, C_in, H, W) with weight (C_out, C_in, kH, kW), plus bias.
+    ``padding``: int, pair, ``"valid"`` (none) or ``"same"`` (output as big as input;
+    stride 1 only)."""
+    x, unbatched = _check_image_input(input, "conv2d")
+    if weight.ndim != 4:
+        raise _error(f"conv2d: weight must be 4-D (out_channels, in_channels, kH, kW), got "
+                     f"shape {tuple(weight.shape)}")
+    if x.shape[1] != weight.shape[1]:
+        raise _error(
+            f"conv2d: input has {x.shape[1]} channels (shape {tuple(input.shape)}) but the "
+            f"weight of shape {tuple(weight.shape)} expects {weight.shape[1]}"
+        )
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise _error(f"conv2d: bias must have shape ({weight.shape[0]},) (one per output "
+                     f"channel of the weight of shape {tuple(weight.shape)}), got "
+                     f"{tuple(bias.shape)}")
+    stride = _positive_pair(stride, "conv2d", "stride")
+    dilation = _positive_pair(dilation, "conv2d", "dilation")
+    kernel = tuple(weight.shape[2:])
+    if padding == "valid":
+        pads = ((0, 0), (0, 0))
+    elif padding == "same":
+        if stride != (1, 1):
+            raise _error("conv2d: padding='same' needs stride 1 (the output size would "
+                         f"not be the input size with stride {stride})", ValueError)
+        pads = _same_padding(kernel, dilation)
+    elif isinstance(padding, str):
+        raise _error(f"conv2d: padding must be an int, a pair, 'same' or 'valid', got "
+                     f"{padding!r}", ValueError)
+    else:
+        ph, pw = _pair(padding, "conv2d", "padding")
+        if min(ph, pw) < 0:
+            raise _error(f"conv2d: padding must not be negative, got {padding!r}", ValueError)
+        pads = ((ph, ph), (pw, pw))
+    for size, (before, after), k, d, name in zip(x.shape[2:], pads, kernel, dilation, "HW"):
+        if size + before + after < d * (k - 1) + 1:
+            raise _error(
+                f"conv2d: the input's {name} size {size} (padded: {size + before + after}) is "
+                f"smaller than the kernel ({d * (k - 1) + 1}); input shape "
+                f"{tuple(input.shape)}, weight shape {tuple(weight.shape)}"
+            )
+    output = Conv2d.apply(x, weight, bias, stride, pads, dilation)
+    return output[0] if unbatched else output
+
+
+def _pool_arguments(input: Tensor, kernel_size: Any, stride: Any, padding: Any,
+                    who: str) -> tuple:
+    x, unbatched = _check_image_input(input, who)
+    kernel = _positive_pair(kernel_size, who, "kernel_size")
+    stride = kernel if stride is None else _positive_pair(stride, who, "stride")
+    padding = _pair(padding, who, "padding")
+    if any(2 * p > k or p < 0 for p, k in zip(padding, kernel)):
+        raise _error(f"{who}: padding {padding} must be between 0 and half the kernel size "
+                     f"{kernel}", ValueError)
+    for size, p, k, name in zip(x.shape[2:], padding, kernel, "HW"):
+        if size + 2 * p < k:
+            raise _error(f"{who}: the input's {name} size {size} is smaller than the kernel "
+                         f"{k}; input shape {tuple(input.shape)}")
+    return x, unbatched, kernel, stride, padding
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
+    """The largest value in each window (its gradient goes to that element)."""
+    x, unbatched, kernel, stride, padding = _pool_arguments(input, kernel_size, stride,
+                                                            padding, "max_pool2d")
+    output = MaxPool2d.apply(x, kernel, stride, padding)
+    return output[0] if unbatched else output
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               count_include_pad: bool = True) -> Tensor:
+    """The mean of each window."""
+    x, unbatched, kernel, stride, padding = _pool_arguments(input, kernel_size, stride,
+                                                            padding, "avg_pool2d")
+    output = AvgPool2d.apply(x, kernel, stride, padding, bool(count_include_pad))
+    return output[0] if unbatched else output
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: float = 0.0) -> Tensor:
+    """PyTorch's ``F.pad``: ``pad`` lists (before, after) pairs from the last dim backwards."""
+    return pad_tensor(input, tuple(pad) if not isinstance(pad, int) else pad, mode, value)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """The seed's strided windows (``Tensor.unfold``): windows of ``size`` along
+    ``dimension``, ``step`` apart, as a new last dimension."""
+    return input.unfold(dimension, size, step)
+
+
+# --- attention ------------------------------------------------------------------------------
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Any = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """softmax(Q K^T / sqrt(d) + mask) V over the last two dims (..., L, d) x (..., S, d).
+    A bool ``attn_mask`` says where attention is allowed (True = keep); a float one is
+    added to the scores. ``is_causal``: position i sees positions <= i. A query that may
+    attend to nothing gets zeros (as PyTorch does), not NaN."""
+    who = "scaled_dot_product_attention"
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise _error(
+            f"{who}: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
+            f"{tuple(value.shape)} do not fit: query and key need the same last size, key "
+            "and value the same sequence length (dim -2)"
+        )
+    if is_causal and attn_mask is not None:
+        raise _error(f"{who}: give attn_mask or is_causal, not both", ValueError)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * scale
+    length, source_length = query.shape[-2], key.shape[-2]
+    if is_causal:
+        attn_mask = np.tril(np.ones((length, source_length), dtype=bool))
+    blocked_rows = None
+    if attn_mask is not None:
+        mask = attn_mask.numpy() if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+        try:
+            np.broadcast_shapes(mask.shape, tuple(scores.shape))
+        except ValueError:
+            raise _error(f"{who}: attn_mask of shape {mask.shape} does not broadcast to the "
+                         f"scores' shape {tuple(scores.shape)} (..., L={length}, "
+                         f"S={source_length})") from None
+        if mask.dtype == np.bool_:
+            scores = where(mask, scores, -np.inf)
+            blocked = ~mask
+        else:  # a float mask tensor keeps its history: its gradient is the scores'
+            scores = scores + (attn_mask if isinstance(attn_mask, Tensor)
+                               else mask.astype(scores.dtype))
+            blocked = np.isneginf(mask)
+        blocked_rows = np.all(blocked, axis=-1, keepdims=True)
+        if blocked_rows.any():  # softmax of a row of -inf would be NaN: use 0 scores there
+            scores = where(blocked_rows, 0.0, scores)
+        else:
+            blocked_rows = None
+    weights = softmax(scores, dim=-1)
+    if blocked_rows is not None:
+        weights = where(blocked_rows, 0.0, weights)
+    weights = dropout(weights, dropout_p, training=dropout_p > 0)
+    return weights @ value
+
+
+# --- losses ---------------------------------------------------------------------------------
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """(input - target)^2, averaged (or summed, or per element)."""
+    _check_reduction(reduction, "mse_loss")
+    if tuple(input.shape) != tuple(np.shape(target)):
+        raise _error(f"mse_loss: input shape {tuple(input.shape)} and target shape "
+                     f"{tuple(np.shape(target))} differ (broadcasting them is usually a bug)")
+    return _reduce((input - target) ** 2, reduction)
+
+
+def _class_targets(input: Tensor, target: Any, who: str,
+                   ignore_index: int = -100) -> np.ndarray:
+    """Check integer class targets against the logits (N, C, ...) and return them."""
+    labels = target.numpy() if isinstance(target, Tensor) else np.asarray(target)
+    if labels.dtype.kind not in "iu":
+        raise _error(f"{who}: target has dtype {labels.dtype} (shape {labels.shape}); class "
+                     "indices must be integers (use .long())", TypeError)
+    class_dim = 1 if input.ndim > 1 else 0
+    classes = input.shape[class_dim]
+    expected = tuple(s for i, s in enumerate(input.shape) if i != class_dim)
+    if labels.shape != expected:
+        raise _error(
+            f"{who}: target of shape {labels.shape} does not fit input of shape "
+            f"{tuple(input.shape)}: class-index targets need shape {expected}, the input's "
+            f"shape without its class dim {class_dim} (C = {classes} classes); check that "
+            "input and target hold the same batch"
+        )
+    wrong = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
+    if wrong.any():
+        raise _error(
+            f"{who}: target holds class index {labels[wrong].flat[0]}, but the input of shape "
+            f"{tuple(input.shape)} has C = {classes} classes: class indices go from 0 to "
+            f"{classes - 1} (or equal ignore_index={ignore_index})", IndexError)
+    return labels
+
+
+def cross_entropy(input: Tensor, target: Any, ignore_index: int = -100,
+                  label_smoothing: float = 0.0, reduction: str = "mean") -> Tensor:
+    """-log softmax(input)[target], from logits (N, C) or (N, C, d1, ...) or (C,).
+    ``target``: class indices (int64, shape (N,) / (N, d1, ...)) or class probabilities
+    (float, the shape of ``input``)."""
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise _error(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                     f"{label_smoothing}", ValueError)
+    _check_floating(input, "cross_entropy", "input (the logits)")
+    if input.ndim == 0:
+        raise _error("cross_entropy: input (the logits) needs a class dim: shape (C,), (N, C) "
+                     "or (N, C, d1, ...), got a 0-d tensor")
+    if not isinstance(target, Tensor):
+        target = np.asarray(target)
+    if target.dtype.kind != "f":  # class indices
+        labels = _class_targets(input, target, "cross_entropy", ignore_index)
+        return CrossEntropy.apply(input, labels, ignore_index, label_smoothing, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise _error(
+            f"cross_entropy: target has dtype {target.dtype} and shape {tuple(target.shape)}; "
+            "class-index targets must be integers (use .long()), probability targets must "
+            f"have the input's shape {tuple(input.shape)}"
+        )
+    if not isinstance(target, Tensor):
+        target = target.astype(input.dtype, copy=False)
+    return CrossEntropy.apply(input, target, ignore_index, label_smoothing, reduction)
+
+
+def _binary_targets(input: Tensor, target: Any, who: str) -> Any:
+    """Check a binary loss's input and target (probabilities or 0/1 labels, float, the
+    input's shape); an array or list becomes an array of the input's dtype."""
+    _check_floating(input, who)
+    if isinstance(target, Tensor):
+        _check_floating(target, who, "target")
+    else:
+        target = np.asarray(target, dtype=input.dtype)
+    if tuple(target.shape) != tuple(input.shape):
+        raise _error(
+            f"{who}: target shape {tuple(target.shape)} differs from input shape "
+            f"{tuple(input.shape)}; they must be equal (broadcasting them is usually a bug): "
+            f"reshape the target to {tuple(input.shape)} if it holds one label per input"
+        )
+    return target
+
+
+def binary_cross_entropy(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """-(y log p + (1 - y) log(1 - p)) for probabilities p (log clamped at -100 as in
+    PyTorch, so p = 0 or 1 gives a large finite loss). Values outside [0, 1] raise when
+    the loss is computed."""
+    _check_reduction(reduction, "binary_cross_entropy")
+    target = _binary_targets(input, target, "binary_cross_entropy")
+    return BinaryCrossEntropy.apply(input, target, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any,
+                                     reduction: str = "mean") -> Tensor:
+    """binary_cross_entropy(sigmoid(x), y), computed from the logits x stably."""
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    target = _binary_targets(input, target, "binary_cross_entropy_with_logits")
+    return BinaryCrossEntropyWithLogits.apply(input, target, reduction)
+
+
+def hinge_loss(input: Tensor, target: Any, margin: float = 1.0,
+               reduction: str = "mean") -> Tensor:
+    """The seed's max-margin loss for labels y in {-1, +1}: max(0, margin - y * score)."""
+    _check_reduction(reduction, "hinge_loss")
+    return _reduce((margin - input * target).relu(), reduction)

@@ -1,0 +1,92 @@
+"""``minigrad.nn.init``: fill a weight in place with a good starting distribution.
+
+Same names and formulas as ``torch.nn.init``. All of them draw from minigrad's global
+generator (so ``mg.manual_seed`` fixes them) and run without recording history.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..state import no_grad
+from ..tensor import Tensor
+
+_GAINS = {"linear": 1.0, "identity": 1.0, "conv1d": 1.0, "conv2d": 1.0, "sigmoid": 1.0,
+          "tanh": 5.0 / 3, "relu": math.sqrt(2.0), "selu": 3.0 / 4}
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The factor that keeps activations' variance steady through ``nonlinearity``."""
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity not in _GAINS:
+        raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}; "
+                         f"known: {sorted(_GAINS) + ['leaky_relu']}")
+    return _GAINS[nonlinearity]
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """fan_in = inputs per output unit, fan_out = outputs per input unit: for a weight
+    (out, in, *kernel) both are multiplied by the kernel's size."""
+    if tensor.ndim < 2:
+        raise ValueError(f"fan in and fan out need a tensor with at least 2 dimensions, got "
+                         f"shape {tuple(tensor.shape)}")
+    receptive_field = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive_field, tensor.shape[0] * receptive_field
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    with no_grad():
+        return tensor.uniform_(a, b)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    with no_grad():
+        return tensor.normal_(mean, std)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 1.0)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu") -> Tensor:
+    """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., 2015)."""
+    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / _fan(tensor, mode))
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu") -> Tensor:
+    """N(0, std^2) with std = gain / sqrt(fan)."""
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode)))

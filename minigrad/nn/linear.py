@@ -1,0 +1,113 @@
+"""Layers that act on the last dimension: Linear, Embedding, Dropout, Flatten, Identity."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .module import Module, new_parameter
+
+
+class Identity(Module):
+    """Returns its input (a placeholder layer)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b, with ``weight`` of shape (out_features, in_features) and ``bias``
+    (out_features,); both start uniform in +-1/sqrt(in_features), as in PyTorch."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = new_parameter(out_features, in_features, dtype=dtype)
+        self.bias = new_parameter(out_features, dtype=dtype) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))  # = U(+-1/sqrt(in_features))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim == 0 or input.shape[-1] != self.in_features:
+            raise self._error(
+                f"expected input of shape (..., {self.in_features}) (in_features="
+                f"{self.in_features}), got shape {tuple(input.shape)}"
+            )
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` vectors of size ``embedding_dim``; integer indices
+    pick rows. ``weight`` starts N(0, 1), as in PyTorch."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = new_parameter(num_embeddings, embedding_dim, dtype=dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+
+    def forward(self, input: Any) -> Tensor:
+        indices = input.numpy() if isinstance(input, Tensor) else np.asarray(input)
+        if indices.dtype.kind not in "iu":
+            raise self._error(f"expected integer indices, got {indices.dtype} of shape "
+                              f"{indices.shape}; convert them with .long()", TypeError)
+        if indices.size and (indices.min() < 0 or indices.max() >= self.num_embeddings):
+            bad = indices.max() if indices.max() >= self.num_embeddings else indices.min()
+            raise self._error(f"index {bad} is out of range: there are {self.num_embeddings} "
+                              f"embeddings (0 to {self.num_embeddings - 1})", IndexError)
+        return F.embedding(indices, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class Dropout(Module):
+    """In training, zero each element with probability ``p`` and scale the others by
+    1/(1-p); in eval mode, the identity."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Flatten(Module):
+    """Flattens dims ``start_dim`` to ``end_dim`` (by default all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

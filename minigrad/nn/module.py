@@ -1,0 +1,511 @@
+"""Module and Parameter: how a network keeps its weights, and the containers.
+
+A Module is a Python object whose attributes are registered as they are assigned:
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(2, 16)   # a sub-module, named "fc1"
+            self.fc2 = nn.Linear(16, 1)
+
+        def forward(self, x):
+            return self.fc2(self.fc1(x).relu())
+
+``MLP().state_dict()`` then has the keys ``fc1.weight``, ``fc1.bias``, ``fc2.weight``,
+``fc2.bias``, exactly as PyTorch names them. Calling a module runs ``forward`` inside
+``mg.group(name)`` for each sub-module, so graph nodes carry the module's path
+(``fc1``, ``encoder.layers.0.attn``) and graph views can cluster by layer.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..state import group, no_grad, state
+from ..tensor import Tensor, as_dtype
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module's weight: ``requires_grad=True`` and registered
+    automatically when assigned to a Module attribute."""
+
+    def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
+        if data is None:
+            data = np.zeros(0, dtype=np.float32)
+        if isinstance(data, Tensor):
+            data = data.detach().numpy()  # shares the array, as torch.nn.Parameter does
+        if isinstance(data, np.ndarray):
+            self._init(data, False, None, 0)
+        else:
+            super().__init__(data)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+def new_parameter(*shape: int, dtype: Any = None) -> Parameter:
+    """A Parameter of zeros of ``shape`` (float32 unless ``dtype``), for a layer's
+    ``__init__`` to fill with its initialisation."""
+    return Parameter(np.zeros(shape, dtype=np.float32 if dtype is None else as_dtype(dtype)))
+
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+def _as_array(value: Any) -> np.ndarray:
+    """A state-dict value as an array: NumPy arrays, minigrad tensors, torch tensors."""
+    if hasattr(value, "detach"):
+        value = value.detach()
+    if hasattr(value, "cpu"):
+        value = value.cpu()
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    return np.asarray(value)
+
+
+class Module:
+    """Base class of every layer and model. Subclasses set their parameters and
+    sub-modules as attributes in ``__init__`` and compute in ``forward``."""
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_name", None)  # set by the parent while it runs
+
+    # --- registration ---------------------------------------------------------------------
+
+    def _check_initialized(self, name: str) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                f"cannot assign {name!r} before Module.__init__() was called: call "
+                f"super().__init__() first in {type(self).__name__}.__init__"
+            )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, (Parameter, Module)):
+            self._check_initialized(name)
+            self._forget(name)
+            where = self._parameters if isinstance(value, Parameter) else self._modules
+            where[name] = value
+        elif name in self.__dict__.get("_parameters", {}):
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign a {type(value).__name__} to parameter {name!r} of "
+                    f"{type(self).__name__}: use nn.Parameter(...) or None"
+                )
+            self._parameters[name] = None
+        elif name in self.__dict__.get("_modules", {}):
+            if value is not None:
+                raise TypeError(f"cannot assign a {type(value).__name__} to sub-module "
+                                f"{name!r} of {type(self).__name__}: use a Module or None")
+            self._modules[name] = None
+        elif name in self.__dict__.get("_buffers", {}):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign a {type(value).__name__} to buffer "
+                                f"{name!r} of {type(self).__name__}: use a Tensor or None")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        for where in (self.__dict__, self._parameters, self._modules, self._buffers):
+            where.pop(name, None)
+        self._non_persistent_buffers.discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: parameters, buffers and modules live in dicts
+        for where in ("_parameters", "_buffers", "_modules"):
+            registry = self.__dict__.get(where)
+            if registry is not None and name in registry:
+                return registry[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for where in (self._parameters, self._buffers, self._modules):
+            if name in where:
+                del where[name]
+                self._non_persistent_buffers.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
+                            f"{type(param).__name__}")
+        self._check_initialized(name)
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """A tensor that belongs to the module's state but is not trained (running
+        statistics); it is in ``state_dict()`` unless ``persistent=False``."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
+                            f"{type(tensor).__name__}")
+        self._check_initialized(name)
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent_buffers.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: {name!r} must be a Module, got {type(module).__name__}")
+        self._check_initialized(name)
+        self._forget(name)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # --- running --------------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} has no forward(); define one")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # Each sub-module learns its path relative to this module (through containers
+        # such as ModuleList, which are never called themselves), so that when it runs,
+        # its group nests inside ours: "encoder" + "layers.0" -> "encoder.layers.0".
+        descendants = [(module, path) for path, module
+                       in self.named_modules(remove_duplicate=False) if path]
+        previous = [(module, module._name) for module, _ in descendants]
+        for module, path in descendants:
+            object.__setattr__(module, "_name", path)
+        try:
+            if self._name is None:
+                return self.forward(*args, **kwargs)
+            with group(self._name):
+                return self.forward(*args, **kwargs)
+        finally:
+            for module, name in reversed(previous):
+                object.__setattr__(module, "_name", name)
+
+    @property
+    def path(self) -> str:
+        """Where this module is in the model being run (``"encoder.layers.0"``), or its
+        class name outside a call; error messages name layers by it."""
+        return state.group or type(self).__name__
+
+    def _error(self, message: str, kind: type = ShapeError) -> Exception:
+        """An error that names the layer (its path and class) first."""
+        where = state.group
+        error = kind(f"{type(self).__name__}" + (f" '{where}'" if where else "") + f": {message}")
+        error.minigrad = True
+        return error
+
+    # --- walking the tree -----------------------------------------------------------------
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                               remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, child in self._modules.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
+
+    def children(self) -> Iterator[Module]:
+        for _, child in self.named_children():
+            yield child
+
+    def _named_members(self, registry: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        seen = set()
+        for module_prefix, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def num_parameters(self, trainable_only: bool = False) -> int:
+        """How many numbers the model learns (each shared parameter counted once)."""
+        return sum(p.numel() for p in self.parameters()
+                   if p.requires_grad or not trainable_only)
+
+    # --- state dict -----------------------------------------------------------------------
+
+    def _state_items(self) -> Iterator[tuple[str, Tensor]]:
+        """Every parameter and persistent buffer with its flat key, as PyTorch lists them
+        (module by module, parameters before buffers; shared tensors under every name)."""
+        for module_prefix, module in self.named_modules(remove_duplicate=False):
+            items = list(module._parameters.items()) + [
+                (name, b) for name, b in module._buffers.items()
+                if name not in module._non_persistent_buffers]
+            for name, value in items:
+                if value is not None:
+                    yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Every parameter and persistent buffer as a NumPy array (a copy: a snapshot
+        that later training does not change), under PyTorch's flat keys."""
+        result = OrderedDict()
+        for key, value in self._state_items():
+            if key not in result:
+                result[key] = value.numpy().copy()
+        return result
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True) -> _IncompatibleKeys:
+        """Copy arrays (NumPy, minigrad or torch tensors) into the parameters and buffers.
+        Every missing, unexpected and mis-shaped key is listed in one error; nothing is
+        changed unless everything fits (with ``strict=False`` missing and unexpected keys
+        are allowed and returned)."""
+        if not hasattr(state_dict, "keys"):
+            raise TypeError(f"load_state_dict: expected a dict of arrays, got "
+                            f"{type(state_dict).__name__}")
+        own = OrderedDict(self._state_items())
+        missing = [key for key in own if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in own]
+        problems, updates = [], []
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            try:
+                array = _as_array(state_dict[key])
+            except (TypeError, ValueError) as error:
+                problems.append(f"  {key}: cannot read it as an array ({error})")
+                continue
+            if array.shape != target.shape:
+                problems.append(f"  {key}: the checkpoint has shape {array.shape}, the model "
+                                f"has shape {tuple(target.shape)}")
+            elif array.dtype.kind not in "biuf" or (array.dtype.kind == "f"
+                                                      and target.dtype.kind in "biu"):
+                problems.append(f"  {key}: the checkpoint holds {array.dtype}, the model "
+                                f"needs {target.dtype}")
+            else:
+                updates.append((target, array))
+        if strict:
+            problems += [f"  missing key {key!r} (in the model, not in the state dict)"
+                         for key in missing]
+            problems += [f"  unexpected key {key!r} (in the state dict, not in the model)"
+                         for key in unexpected]
+        if problems:
+            raise RuntimeError(
+                f"load_state_dict: the state dict does not fit {type(self).__name__} "
+                f"({len(problems)} problem{'s' if len(problems) > 1 else ''}); nothing was "
+                "loaded:\n" + "\n".join(problems)
+            )
+        with no_grad():
+            for target, array in updates:
+                target.copy_(array.astype(target.dtype, copy=False))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # --- modes and helpers ----------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError("train: mode must be True or False")
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for param in self.parameters():
+            if param.grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                param.grad = Tensor._make(np.zeros_like(param.grad.data))
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every sub-module (children first) and on this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def double(self) -> Module:
+        return self._cast(np.float64)
+
+    def float(self) -> Module:
+        return self._cast(np.float32)
+
+    def _cast(self, dtype: Any) -> Module:
+        """Floating parameters and buffers to ``dtype`` (the same Parameter objects)."""
+        for tensor in list(self.parameters()) + list(self.buffers()):
+            if tensor.dtype.kind == "f":
+                tensor.data = tensor.data.astype(dtype)
+                if tensor.grad is not None:
+                    tensor.grad = Tensor._make(tensor.grad.data.astype(dtype))
+        return self
+
+    # --- printing -------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """The arguments shown in ``repr`` (``in_features=2, out_features=3``)."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        for name, child in self._modules.items():
+            text = repr(child).replace("\n", "\n  ")
+            lines.append(f"({name}): {text}")
+        extra = self.extra_repr()
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        body = "\n  ".join(([extra] if extra else []) + lines)
+        return f"{type(self).__name__}(\n  {body}\n)"
+
+
+# --- containers ---------------------------------------------------------------------------
+
+
+class Sequential(Module):
+    """Modules applied one after another: ``Sequential(Linear(2, 8), ReLU(), Linear(8, 1))``.
+    Also accepts an ordered dict of named modules."""
+
+    def __init__(self, *modules: Module) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], dict):
+            for name, module in modules[0].items():
+                self.add_module(name, module)
+        else:
+            for index, module in enumerate(modules):
+                self.add_module(str(index), module)
+
+    def forward(self, x: Any) -> Any:
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+    def __getitem__(self, index: int | slice) -> Module:
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return Sequential(*modules[index])
+        return modules[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters are registered (a plain list would hide them)."""
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        for module in modules or ():
+            self.append(module)
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        for module in modules:
+            self.append(module)
+        return self
+
+    def __getitem__(self, index: int | slice) -> Any:
+        modules = list(self._modules.values())
+        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        key = list(self._modules)[index]
+        self.add_module(key, module)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+
+class ModuleDict(Module):
+    """A dict of modules whose parameters are registered."""
+
+    def __init__(self, modules: dict[str, Module] | None = None) -> None:
+        super().__init__()
+        for name, module in (modules or {}).items():
+            self[name] = module
+
+    def __getitem__(self, name: str) -> Module:
+        return self._modules[name]
+
+    def __setitem__(self, name: str, module: Module) -> None:
+        self.add_module(name, module)
+
+    def __delitem__(self, name: str) -> None:
+        del self._modules[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._modules
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()

@@ -1,0 +1,109 @@
+"""Normalization layers: LayerNorm, BatchNorm1d, BatchNorm2d."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import functional as F
+from .module import Module, new_parameter
+
+
+class LayerNorm(Module):
+    """Normalise each sample over its last ``len(normalized_shape)`` dims, then scale by
+    ``weight`` (ones) and shift by ``bias`` (zeros)."""
+
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True, dtype: Any = None) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        self.normalized_shape, self.eps = tuple(shape), eps
+        self.elementwise_affine = elementwise_affine
+        self.weight = self.bias = None
+        if elementwise_affine:
+            self.weight = new_parameter(*self.normalized_shape, dtype=dtype)
+            self.weight.data[...] = 1.0
+            if bias:
+                self.bias = new_parameter(*self.normalized_shape, dtype=dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        size = len(self.normalized_shape)
+        if tuple(input.shape[input.ndim - size:]) != self.normalized_shape \
+                or input.ndim < size:
+            raise self._error(
+                f"expected input whose last dimensions are {self.normalized_shape} "
+                f"(normalized_shape), got shape {tuple(input.shape)}"
+            )
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class _BatchNorm(Module):
+    """Normalise each channel with the batch's mean and variance in training, and with
+    running averages of them (buffers ``running_mean``, ``running_var``) in eval mode."""
+
+    expected_ranks: tuple[int, ...] = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = self.bias = None
+        if affine:
+            self.weight = new_parameter(num_features, dtype=dtype)
+            self.weight.data[...] = 1.0
+            self.bias = new_parameter(num_features, dtype=dtype)
+        if track_running_stats:
+            float_type = np.float32 if dtype is None else dtype
+            self.register_buffer("running_mean", Tensor(np.zeros(num_features, float_type)))
+            self.register_buffer("running_var", Tensor(np.ones(num_features, float_type)))
+            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            self.running_mean.data[...] = 0.0
+            self.running_var.data[...] = 1.0
+            self.num_batches_tracked.data[...] = 0
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in self.expected_ranks:
+            ranks = " or ".join(f"{r}-D" for r in self.expected_ranks)
+            raise self._error(f"expected a {ranks} input, got shape {tuple(input.shape)}")
+        if input.shape[1] != self.num_features:
+            raise self._error(
+                f"expected {self.num_features} channels in dim 1 (num_features="
+                f"{self.num_features}), got shape {tuple(input.shape)}"
+            )
+        use_batch_stats = self.training or not self.track_running_stats
+        momentum = self.momentum
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.data += 1
+            if momentum is None:  # a plain average of all batches so far
+                momentum = 1.0 / float(self.num_batches_tracked.data)
+        return F.batch_norm(input, self.running_mean, self.running_var, self.weight,
+                            self.bias, use_batch_stats, momentum, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over (N, C) or (N, C, L) inputs."""
+
+    expected_ranks = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over (N, C, H, W) inputs."""
+
+    expected_ranks = (4,)

@@ -1,0 +1,262 @@
+"""Recurrent layers, RNN and LSTM: a Python loop over time steps, as PyTorch computes them.
+
+At step t a layer reads its input x_t and its previous hidden state h_{t-1}:
+
+    RNN:   h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)        (or relu)
+
+    LSTM:  i, f, g, o = the four (N, hidden_size) blocks of
+                        x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh      (in that order)
+           c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g)          (forget, then write)
+           h_t = sigmoid(o) * tanh(c_t)                               (read out)
+
+The part x_t W_ih^T + b_ih + b_hh does not depend on h, so it is computed for every step
+at once, in one matmul before the loop; only h_{t-1} W_hh^T has to wait for the previous
+step. Layer k > 0 reads layer k - 1's outputs. With ``bidirectional=True`` a second set of
+weights (``weight_ih_l0_reverse`` ...) reads the sequence from the end to the start, and
+both directions' outputs are concatenated along the features.
+
+There is no special backward here: autograd walks back through the unrolled loop, which
+is backpropagation through time.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from ..factories import zeros
+from ..tensor import Tensor, cat, stack
+from . import functional as F
+from . import init
+from .module import Module, new_parameter
+
+
+class _RecurrentBase(Module):
+    """What RNN and LSTM share: PyTorch's parameters, the checks of input and initial
+    state, and the loop over layers, directions and time steps. A subclass says how many
+    gate blocks its weights stack (``gates``), which states it carries (``state_names``)
+    and what one step does (``_cell``)."""
+
+    gates = 1
+    state_names: tuple[str, ...] = ("h_0",)
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, dtype: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        for argument, value in (("input_size", input_size), ("hidden_size", hidden_size),
+                                ("num_layers", num_layers)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name}: {argument} must be a positive int, got {value!r}")
+        if not 0.0 <= dropout <= 1.0 or isinstance(dropout, bool):
+            raise ValueError(f"{name}: dropout must be a probability between 0 and 1, got "
+                             f"{dropout!r}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"{name}: dropout is applied between layers, after all but the "
+                          f"last one, so dropout={dropout} with num_layers=1 does nothing",
+                          stacklevel=2)
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first = bias, batch_first
+        self.dropout, self.bidirectional = float(dropout), bidirectional
+        self.num_directions = 2 if bidirectional else 1
+        # Registered in PyTorch's order, so state-dict keys come out in the same order.
+        rows = self.gates * hidden_size
+        for layer in range(num_layers):
+            layer_input_size = input_size if layer == 0 else hidden_size * self.num_directions
+            for direction in range(self.num_directions):
+                suffix = self._suffix(layer, direction)
+                setattr(self, f"weight_ih{suffix}",
+                        new_parameter(rows, layer_input_size, dtype=dtype))
+                setattr(self, f"weight_hh{suffix}", new_parameter(rows, hidden_size, dtype=dtype))
+                if bias:
+                    setattr(self, f"bias_ih{suffix}", new_parameter(rows, dtype=dtype))
+                    setattr(self, f"bias_hh{suffix}", new_parameter(rows, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias uniform in +-1/sqrt(hidden_size), as in PyTorch."""
+        bound = 1 / math.sqrt(self.hidden_size)
+        for parameter in self.parameters():
+            init.uniform_(parameter, -bound, bound)
+
+    @staticmethod
+    def _suffix(layer: int, direction: int) -> str:
+        return f"_l{layer}" + ("_reverse" if direction == 1 else "")
+
+    def _weights(self, layer: int, direction: int) -> tuple:
+        """(weight_ih, weight_hh, bias_ih, bias_hh) of one layer and direction."""
+        suffix = self._suffix(layer, direction)
+        return tuple(getattr(self, name + suffix, None)  # the biases are None if bias=False
+                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+
+    # --- checks ------------------------------------------------------------------------------
+
+    def _check_input(self, input: Tensor) -> tuple[Tensor, bool]:
+        """The input as (L, N, input_size), and whether it had a batch dimension."""
+        if not isinstance(input, Tensor):
+            raise self._error(f"expected the input to be a Tensor, got {type(input).__name__}",
+                              TypeError)
+        layout = "(N, L, input_size)" if self.batch_first else "(L, N, input_size)"
+        if input.ndim not in (2, 3):
+            raise self._error(f"expected a 3-D input {layout} or a 2-D unbatched input "
+                              f"(L, input_size), got a {input.ndim}-D input of shape "
+                              f"{tuple(input.shape)}")
+        if input.shape[-1] != self.input_size:
+            raise self._error(f"expected the input's last size to be input_size="
+                              f"{self.input_size}, got shape {tuple(input.shape)}")
+        batched = input.ndim == 3
+        if not batched:
+            x = input.unsqueeze(1)  # one sequence: a batch of 1
+        else:
+            x = input.transpose(0, 1) if self.batch_first else input
+        if x.shape[0] == 0:
+            raise self._error(f"expected a sequence of at least one step, got shape "
+                              f"{tuple(input.shape)}")
+        return x, batched
+
+    def _initial_states(self, states: tuple, x: Tensor, batched: bool) -> list[Tensor]:
+        """Each initial state as (num_layers * num_directions, N, hidden_size); zeros where
+        none was given."""
+        layers = self.num_layers * self.num_directions
+        batch = x.shape[1]
+        result = []
+        for name, given in zip(self.state_names, states):
+            if given is None:
+                result.append(zeros(layers, batch, self.hidden_size, dtype=x.dtype))
+                continue
+            expected = (layers, batch, self.hidden_size) if batched else (layers, self.hidden_size)
+            if not isinstance(given, Tensor) or tuple(given.shape) != expected:
+                got = tuple(given.shape) if isinstance(given, Tensor) else type(given).__name__
+                raise self._error(
+                    f"expected {name} of shape {expected} (num_layers * num_directions, "
+                    + ("batch, " if batched else "") + f"hidden_size), got {got}"
+                )
+            result.append(given if batched else given.unsqueeze(1))
+        return result
+
+    # --- the computation -----------------------------------------------------------------
+
+    def _cell(self, gates: Tensor, states: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        """One time step: the pre-activations ``gates`` (N, gates * hidden_size) and the
+        previous states give the new states (the hidden state first)."""
+        raise NotImplementedError
+
+    def _run_direction(self, x: Tensor, states: tuple[Tensor, ...], layer: int,
+                       direction: int) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """One layer in one direction over the sequence x (L, N, features): its outputs
+        (L, N, hidden_size) and its final states."""
+        weight_ih, weight_hh, bias_ih, bias_hh = self._weights(layer, direction)
+        projected = x @ weight_ih.T  # (L, N, gates * hidden): every step's input part at once
+        if bias_ih is not None:
+            projected = projected + (bias_ih + bias_hh)  # constant over time: added once
+        steps = projected.unbind(0)  # one op, whose backward stacks the steps' gradients
+        length = x.shape[0]
+        outputs: list[Tensor] = [None] * length  # type: ignore[list-item]
+        for t in (range(length) if direction == 0 else reversed(range(length))):
+            states = self._cell(steps[t] + states[0] @ weight_hh.T, states)
+            outputs[t] = states[0]
+        return stack(outputs), states
+
+    def _forward(self, input: Tensor, given: tuple) -> tuple[Tensor, tuple[Tensor, ...]]:
+        """The whole stack: the last layer's outputs and every final state, stacked as
+        (num_layers * num_directions, N, hidden_size) in PyTorch's order (layer by layer,
+        forward direction first)."""
+        x, batched = self._check_input(input)
+        initial = self._initial_states(given, x, batched)
+        finals = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(self.num_directions):
+                index = layer * self.num_directions + direction
+                output, states = self._run_direction(
+                    x, tuple(state[index] for state in initial), layer, direction)
+                outputs.append(output)
+                finals.append(states)
+            x = outputs[0] if len(outputs) == 1 else cat(outputs, dim=-1)
+            if layer < self.num_layers - 1:  # dropout between layers, never after the last
+                x = F.dropout(x, self.dropout, self.training)
+        final = tuple(stack([states[k] for states in finals]) for k in range(len(initial)))
+        if not batched:
+            return x[:, 0], tuple(state[:, 0] for state in final)
+        return (x.transpose(0, 1) if self.batch_first else x), final
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        defaults = {"num_layers": 1, "bias": True, "batch_first": False, "dropout": 0.0,
+                    "bidirectional": False}
+        for name, default in defaults.items():
+            if getattr(self, name) != default:
+                text += f", {name}={getattr(self, name)}"
+        return text
+
+
+class RNN(_RecurrentBase):
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), or relu with
+    ``nonlinearity="relu"``.
+
+    ``rnn(input, h_0=None)`` with input (L, N, input_size) ((N, L, input_size) when
+    ``batch_first``, (L, input_size) unbatched) and h_0 (num_layers * num_directions, N,
+    hidden_size) (zeros if omitted) returns ``(output, h_n)``: output (L, N, num_directions
+    * hidden_size) (batch first when ``batch_first``), h_n shaped like h_0.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; use 'tanh' or "
+                             "'relu'")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, dtype)
+        self.nonlinearity = nonlinearity
+
+    def _cell(self, gates: Tensor, states: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        return (gates.tanh() if self.nonlinearity == "tanh" else gates.relu(),)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        output, (h_n,) = self._forward(input, (hx,))
+        return output, h_n
+
+    def extra_repr(self) -> str:
+        text = super().extra_repr()
+        if self.nonlinearity != "tanh":
+            text += f", nonlinearity={self.nonlinearity!r}"
+        return text
+
+
+class LSTM(_RecurrentBase):
+    """Long short-term memory: a cell state c carried along the sequence, changed only
+    through gates (input i, forget f, cell candidate g, output o, in PyTorch's order):
+
+        c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g),   h_t = sigmoid(o) * tanh(c_t)
+
+    ``lstm(input, (h_0, c_0))`` (the states optional: zeros) with input (L, N, input_size)
+    ((N, L, input_size) when ``batch_first``, (L, input_size) unbatched) returns
+    ``(output, (h_n, c_n))``: output (L, N, num_directions * hidden_size) (batch first when
+    ``batch_first``), h_n and c_n (num_layers * num_directions, N, hidden_size).
+    """
+
+    gates = 4
+    state_names = ("h_0", "c_0")
+
+    def _cell(self, gates: Tensor, states: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+        _, cell = states
+        size = self.hidden_size
+        input_gate = gates[:, :size].sigmoid()
+        forget_gate = gates[:, size:2 * size].sigmoid()
+        candidate = gates[:, 2 * size:3 * size].tanh()
+        output_gate = gates[:, 3 * size:].sigmoid()
+        cell = forget_gate * cell + input_gate * candidate
+        return output_gate * cell.tanh(), cell
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None,
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        if hx is None:
+            hx = (None, None)
+        elif not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            raise self._error("expected hx to be a pair (h_0, c_0) of tensors, got "
+                              f"{type(hx).__name__}", TypeError)
+        output, (h_n, c_n) = self._forward(input, tuple(hx))
+        return output, (h_n, c_n)
