@@ -21,6 +21,8 @@ from .state import (current_group, default_generator, detect_anomaly, enable_gra
                     manual_seed, no_grad, set_grad_enabled, set_mode, set_rng_state)
 from .tensor import Tensor, cat, gather, pad_tensor, stack, where
 
+from . import data, nn, optim  # noqa: E402  (they build on everything above)
+
 float32 = _np.dtype(_np.float32)
 float64 = _np.dtype(_np.float64)
 int64 = _np.dtype(_np.int64)
@@ -35,10 +37,10 @@ __version__ = "0.1.0"
 __all__ = [
     "BackwardStep", "Context", "Function", "FunctionCtx", "GradcheckError", "Node",
     "ShapeError", "Tensor", "arange", "backward_steps", "cat", "checkpoint", "current_group",
-    "default_generator", "detect_anomaly", "enable_grad", "eye", "full", "full_like",
+    "data", "default_generator", "detect_anomaly", "enable_grad", "eye", "full", "full_like",
     "gather", "get_rng_state", "gradcheck", "group", "is_anomaly_enabled", "is_grad_enabled",
-    "is_lazy", "lazy", "linspace", "load", "manual_seed", "no_grad", "ones", "ones_like",
-    "pad_tensor", "rand", "randint", "randn", "randperm", "realize", "save",
+    "is_lazy", "lazy", "linspace", "load", "manual_seed", "nn", "no_grad", "ones", "ones_like",
+    "optim", "pad_tensor", "rand", "randint", "randn", "randperm", "realize", "save",
     "set_grad_enabled", "set_mode", "set_rng_state", "stack", "tensor", "walk", "where",
     "zeros", "zeros_like",
 ]

@@ -1,0 +1,21 @@
+"""The README's code runs as written (a newcomer copies it first)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+
+
+def test_the_readme_has_python_examples():
+    assert len(BLOCKS) >= 2
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_a_readme_example_runs(index, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may save files
+    exec(compile(BLOCKS[index], f"README.md example {index + 1}", "exec"), {})
