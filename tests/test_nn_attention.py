@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from torch_reference import assert_parameter_gradients_match, load_torch_weights
 
 import minigrad as mg
 from minigrad import nn
@@ -41,7 +42,7 @@ def compare_mha_with_torch(torch, query_shape, key_shape=None, rtol=1e-10, atol=
     module_kwargs = module_kwargs or {}
     theirs = torch.nn.MultiheadAttention(E, HEADS, **module_kwargs).double()
     ours = nn.MultiheadAttention(E, HEADS, **module_kwargs)
-    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    load_torch_weights(ours, theirs)
     ours.double()
     rng = np.random.default_rng(0)
     shapes = [query_shape] if key_shape is None else [query_shape, key_shape, key_shape]
@@ -70,10 +71,7 @@ def compare_mha_with_torch(torch, query_shape, key_shape=None, rtol=1e-10, atol=
     (expected * torch.tensor(upstream)).sum().backward()
     for a, b in zip(ours_in, theirs_in):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol, atol)
-    ours_params = dict(ours.named_parameters())
-    for name, param in theirs.named_parameters():
-        np.testing.assert_allclose(ours_params[name].grad.numpy(), param.grad.numpy(), rtol,
-                                   atol, err_msg=name)
+    assert_parameter_gradients_match(ours, theirs, rtol, atol)
     return output, weights
 
 

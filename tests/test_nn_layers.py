@@ -8,13 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from torch_reference import assert_parameter_gradients_match, load_torch_weights
 
 import minigrad as mg
 from minigrad import nn
-
-
-def load_torch_weights(ours, theirs):
-    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
 
 
 def compare_with_torch(torch, ours, theirs, *shapes, integer_input=None, steps=1,
@@ -39,10 +36,7 @@ def compare_with_torch(torch, ours, theirs, *shapes, integer_input=None, steps=1
         for a, b in zip(ours_in, theirs_in):
             if b.grad is not None:
                 np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol, atol)
-    ours_params = dict(ours.named_parameters())
-    for name, param in theirs.named_parameters():
-        np.testing.assert_allclose(ours_params[name].grad.numpy(), param.grad.numpy(), rtol,
-                                   atol, err_msg=name)
+    assert_parameter_gradients_match(ours, theirs, rtol, atol)
     ours_buffers = dict(ours.named_buffers())
     for name, buffer in theirs.named_buffers():
         np.testing.assert_allclose(ours_buffers[name].numpy(), buffer.numpy(), rtol, atol,

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from torch_reference import assert_parameter_gradients_match, load_torch_weights
 
 import minigrad as mg
 from minigrad import nn
@@ -32,7 +33,7 @@ def compare_with_torch(torch, ours, theirs, input_shape, state_shapes=(), rtol=1
     result, and after a backward pass with a random upstream gradient on every result, the
     gradients of the input, the states and every parameter."""
     theirs = theirs.double()
-    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    load_torch_weights(ours, theirs)
     ours.double()
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(shape) for shape in (input_shape, *state_shapes)]
@@ -49,10 +50,7 @@ def compare_with_torch(torch, ours, theirs, input_shape, state_shapes=(), rtol=1
     sum((b * torch.tensor(g)).sum() for b, g in zip(theirs_out, upstream)).backward()
     for a, b in zip(ours_in, theirs_in):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol, atol)
-    ours_params = dict(ours.named_parameters())
-    for name, param in theirs.named_parameters():
-        np.testing.assert_allclose(ours_params[name].grad.numpy(), param.grad.numpy(), rtol,
-                                   atol, err_msg=name)
+    assert_parameter_gradients_match(ours, theirs, rtol, atol)
 
 
 # --- RNN against PyTorch --------------------------------------------------------------------
@@ -142,7 +140,7 @@ def test_bidirectional_lstm_with_two_layers_matches_pytorch(torch):
 def test_lstm_in_float32_matches_pytorch(torch):
     theirs = torch.nn.LSTM(3, 4)
     ours = nn.LSTM(3, 4)
-    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    load_torch_weights(ours, theirs)
     x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
     output, (h_n, c_n) = ours(mg.tensor(x))
     expected, (expected_h, expected_c) = theirs(torch.tensor(x))
