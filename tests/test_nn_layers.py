@@ -339,3 +339,33 @@ def small_cnn(library):
 
 def test_a_pytorch_cnn_state_dict_gives_the_same_outputs_and_gradients_in_eval_mode(torch):
     compare_with_torch(torch, small_cnn(mg).eval(), small_cnn(torch).eval(), (5, 1, 8, 8))
+
+
+@pytest.mark.parametrize("layer, shape", [
+    (nn.Linear(3, 2), (4, 3)), (nn.Conv2d(1, 2, 3), (1, 1, 5, 5)), (nn.LayerNorm(3), (2, 3)),
+    (nn.BatchNorm1d(3), (4, 3)), (nn.LSTM(3, 2), (5, 1, 3)), (nn.RNN(3, 2), (5, 1, 3))])
+def test_a_float64_input_into_float32_weights_says_how_to_convert(layer, shape):
+    x = mg.tensor(np.zeros(shape))  # NumPy arrays are float64
+    with pytest.raises(TypeError, match=rf"{type(layer).__name__}: expected a float32 input "
+                                        r"\(the dtype of the layer's weights\), got float64 of "
+                                        rf"shape \({shape[0]}, .*\); convert it with \.float\(\), "
+                                        r"or the model with \.to\('float64'\)"):
+        layer(x)
+
+
+def test_an_integer_input_into_a_layer_says_to_use_float():
+    with pytest.raises(TypeError, match=r"Linear: expected a float32 input .*got int64 of "
+                                        r"shape \(2, 3\); convert it with \.float\(\)$"):
+        nn.Linear(3, 1)(mg.tensor(np.ones((2, 3), dtype=np.int64)))
+
+
+def test_multihead_attention_names_the_input_with_the_wrong_dtype():
+    attention = nn.MultiheadAttention(4, 2)
+    q = mg.randn(3, 1, 4)
+    with pytest.raises(TypeError, match=r"MultiheadAttention: expected a float32 key"):
+        attention(q, q.double(), q)
+
+
+def test_a_model_moved_to_float64_takes_float64_input():
+    model = nn.Sequential(nn.Linear(3, 2), nn.LayerNorm(2)).to("float64")
+    assert model(mg.tensor(np.ones((2, 3)))).dtype == np.float64

@@ -55,6 +55,7 @@ class Conv2d(Module):
                 f"expected input with {self.in_channels} channels (in_channels="
                 f"{self.in_channels}, dim {input.ndim - 3}), got shape {tuple(input.shape)}"
             )
+        self._check_dtype(input, self.weight)
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
                         self.dilation)
 

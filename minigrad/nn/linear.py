@@ -47,6 +47,7 @@ class Linear(Module):
                 f"expected input of shape (..., {self.in_features}) (in_features="
                 f"{self.in_features}), got shape {tuple(input.shape)}"
             )
+        self._check_dtype(input, self.weight)
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

@@ -209,6 +209,20 @@ class Module:
         error.minigrad = True
         return error
 
+    def _check_dtype(self, input: Tensor, weight: Tensor | None, name: str = "input") -> None:
+        """As in PyTorch, a layer computes in its weights' dtype: a float64 or integer
+        input into float32 weights is an error (NumPy arrays are float64 by default),
+        not a silent switch to slower float64."""
+        if weight is None or input.dtype == weight.dtype:
+            return
+        fix = ("convert it with .float()" if weight.dtype == np.float32 else
+               f"convert it with .to('{weight.dtype}')")
+        if input.dtype.kind == "f":
+            fix += f", or the model with .to('{input.dtype}')"
+        raise self._error(f"expected a {weight.dtype} {name} (the dtype of the layer's "
+                          f"weights), got {input.dtype} of shape {tuple(input.shape)}; {fix}",
+                          TypeError)
+
     # --- walking the tree -----------------------------------------------------------------
 
     def named_modules(self, memo: set | None = None, prefix: str = "",
@@ -371,6 +385,10 @@ class Module:
             child.apply(fn)
         fn(self)
         return self
+
+    def to(self, dtype: Any) -> Module:
+        """Floating parameters and buffers to ``dtype`` (``model.to("float64")``)."""
+        return self._cast(as_dtype(dtype))
 
     def double(self) -> Module:
         return self._cast(np.float64)

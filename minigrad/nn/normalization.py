@@ -36,6 +36,7 @@ class LayerNorm(Module):
                 f"expected input whose last dimensions are {self.normalized_shape} "
                 f"(normalized_shape), got shape {tuple(input.shape)}"
             )
+        self._check_dtype(input, self.weight)
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -83,6 +84,7 @@ class _BatchNorm(Module):
                 f"expected {self.num_features} channels in dim 1 (num_features="
                 f"{self.num_features}), got shape {tuple(input.shape)}"
             )
+        self._check_dtype(input, self.weight if self.affine else self.running_mean)
         use_batch_stats = self.training or not self.track_running_stats
         momentum = self.momentum
         if self.training and self.track_running_stats:
