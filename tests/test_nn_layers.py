@@ -369,3 +369,17 @@ def test_multihead_attention_names_the_input_with_the_wrong_dtype():
 def test_a_model_moved_to_float64_takes_float64_input():
     model = nn.Sequential(nn.Linear(3, 2), nn.LayerNorm(2)).to("float64")
     assert model(mg.tensor(np.ones((2, 3)))).dtype == np.float64
+
+
+@pytest.mark.parametrize("value", [np.ones((2, 3), np.float32), [[1.0, 2.0, 3.0]]],
+                         ids=["array", "list"])
+def test_a_layer_given_a_non_tensor_says_to_wrap_it(value):
+    with pytest.raises(TypeError, match=r"Linear: expected the input to be a Tensor, got "
+                                        r"(ndarray|list); wrap it: mg.tensor\(x\)"):
+        nn.Linear(3, 1)(value)
+
+
+def test_conv2d_on_a_batch_of_one_channel_images_without_the_channel_dim_says_unsqueeze():
+    with pytest.raises(mg.ShapeError, match=r"for a batch of one-channel images \(N, H, W\) use "
+                                            r"x.unsqueeze\(1\)"):
+        nn.Conv2d(1, 2, 3)(mg.randn(4, 8, 8))

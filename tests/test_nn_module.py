@@ -315,3 +315,8 @@ def test_repr_is_nested_and_shows_arguments():
 
 def test_parameter_repr_says_it_is_a_parameter():
     assert repr(nn.Parameter(mg.zeros(2))).startswith("Parameter containing:\n")
+
+
+def test_sequential_given_a_list_says_to_unpack_it():
+    with pytest.raises(TypeError, match=r"Sequential\(\*layers\), not Sequential\(layers\)"):
+        nn.Sequential([nn.Linear(1, 1)])

@@ -159,7 +159,7 @@ class MultiheadAttention(Module):
                               f"got shapes {tuple(key.shape)} and {tuple(value.shape)}")
         weight = self.out_proj.weight
         for name, tensor in (("query", query), ("key", key), ("value", value)):
-            self._check_dtype(tensor, weight, name)
+            self._check_input_type(tensor, weight, name)
         batch_dim = 0 if self.batch_first else 1
         if query.ndim == 3 and query.shape[batch_dim] != key.shape[batch_dim]:
             raise self._error(f"query and key have different batch sizes: shapes "

@@ -46,16 +46,19 @@ class Conv2d(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
+        self._check_input_type(input, self.weight)
         if input.ndim not in (3, 4):
             raise self._error(f"expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), "
                               f"got shape {tuple(input.shape)}")
         channels = input.shape[-3]
         if channels != self.in_channels:
+            hint = ("; a 3-D input is one image (C, H, W): for a batch of one-channel images "
+                    "(N, H, W) use x.unsqueeze(1)") if input.ndim == 3 else ""
             raise self._error(
                 f"expected input with {self.in_channels} channels (in_channels="
                 f"{self.in_channels}, dim {input.ndim - 3}), got shape {tuple(input.shape)}"
+                + hint
             )
-        self._check_dtype(input, self.weight)
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
                         self.dilation)
 

@@ -42,12 +42,12 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
+        self._check_input_type(input, self.weight)
         if input.ndim == 0 or input.shape[-1] != self.in_features:
             raise self._error(
                 f"expected input of shape (..., {self.in_features}) (in_features="
                 f"{self.in_features}), got shape {tuple(input.shape)}"
             )
-        self._check_dtype(input, self.weight)
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

@@ -209,10 +209,14 @@ class Module:
         error.minigrad = True
         return error
 
-    def _check_dtype(self, input: Tensor, weight: Tensor | None, name: str = "input") -> None:
-        """As in PyTorch, a layer computes in its weights' dtype: a float64 or integer
+    def _check_input_type(self, input: Tensor, weight: Tensor | None, name: str = "input") -> None:
+        """The input must be a Tensor (not a NumPy array or a list, as in PyTorch), and, as
+        in PyTorch, a layer computes in its weights' dtype: a float64 or integer
         input into float32 weights is an error (NumPy arrays are float64 by default),
         not a silent switch to slower float64."""
+        if not isinstance(input, Tensor):
+            raise self._error(f"expected the {name} to be a Tensor, got "
+                              f"{type(input).__name__}; wrap it: mg.tensor(x)", TypeError)
         if weight is None or input.dtype == weight.dtype:
             return
         fix = ("convert it with .float()" if weight.dtype == np.float32 else
@@ -437,6 +441,9 @@ class Sequential(Module):
                 self.add_module(name, module)
         else:
             for index, module in enumerate(modules):
+                if isinstance(module, (list, tuple)):
+                    raise TypeError("Sequential takes the modules as separate arguments: "
+                                    "Sequential(*layers), not Sequential(layers)")
                 self.add_module(str(index), module)
 
     def forward(self, x: Any) -> Any:

@@ -29,6 +29,7 @@ class LayerNorm(Module):
                 self.bias = new_parameter(*self.normalized_shape, dtype=dtype)
 
     def forward(self, input: Tensor) -> Tensor:
+        self._check_input_type(input, self.weight)
         size = len(self.normalized_shape)
         if tuple(input.shape[input.ndim - size:]) != self.normalized_shape \
                 or input.ndim < size:
@@ -36,7 +37,6 @@ class LayerNorm(Module):
                 f"expected input whose last dimensions are {self.normalized_shape} "
                 f"(normalized_shape), got shape {tuple(input.shape)}"
             )
-        self._check_dtype(input, self.weight)
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -76,6 +76,7 @@ class _BatchNorm(Module):
             self.num_batches_tracked.data[...] = 0
 
     def forward(self, input: Tensor) -> Tensor:
+        self._check_input_type(input, self.weight if self.affine else self.running_mean)
         if input.ndim not in self.expected_ranks:
             ranks = " or ".join(f"{r}-D" for r in self.expected_ranks)
             raise self._error(f"expected a {ranks} input, got shape {tuple(input.shape)}")
@@ -84,7 +85,6 @@ class _BatchNorm(Module):
                 f"expected {self.num_features} channels in dim 1 (num_features="
                 f"{self.num_features}), got shape {tuple(input.shape)}"
             )
-        self._check_dtype(input, self.weight if self.affine else self.running_mean)
         use_batch_stats = self.training or not self.track_running_stats
         momentum = self.momentum
         if self.training and self.track_running_stats:

@@ -106,7 +106,7 @@ class _RecurrentBase(Module):
         if input.shape[-1] != self.input_size:
             raise self._error(f"expected the input's last size to be input_size="
                               f"{self.input_size}, got shape {tuple(input.shape)}")
-        self._check_dtype(input, self.weight_ih_l0)
+        self._check_input_type(input, self.weight_ih_l0)
         batched = input.ndim == 3
         if not batched:
             x = input.unsqueeze(1)  # one sequence: a batch of 1
