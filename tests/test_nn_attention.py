@@ -141,6 +141,13 @@ def test_is_causal_with_its_mask_matches_pytorch(torch, need_weights):
                            need_weights=need_weights)
 
 
+def test_a_sequence_whose_keys_are_all_padding_gets_zero_attention_like_pytorch(torch):
+    mask = padding_mask(3, 7)
+    mask[1] = True  # sequence 1 may attend to nothing: PyTorch's fast path gives zeros
+    compare_mha_with_torch(torch, (4, 3, E), (7, 3, E), key_padding_mask=mask,
+                           need_weights=False)
+
+
 def test_need_weights_false_returns_no_weights_and_matches_pytorch(torch):
     _, weights = compare_mha_with_torch(torch, (4, 2, E), (7, 2, E), need_weights=False)
     assert weights is None

@@ -127,9 +127,9 @@ class MultiheadAttention(Module):
         """W_q, W_k, W_v: the three row blocks of in_proj_weight, or the separate weights."""
         if not self._qkv_same_embed_dim:
             return self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        # one op for the three blocks (three slices would each allocate a full gradient)
         e = self.embed_dim
-        weight = self.in_proj_weight
-        return weight[:e], weight[e:2 * e], weight[2 * e:]
+        return self.in_proj_weight.reshape(3, e, e).unbind(0)
 
     # --- checks ------------------------------------------------------------------------------
 
@@ -234,19 +234,13 @@ class MultiheadAttention(Module):
         weight_q, weight_k, weight_v = self._projection_weights()
         bias_q = bias_k = bias_v = None
         if self.in_proj_bias is not None:
-            e = self.embed_dim
-            bias = self.in_proj_bias
-            bias_q, bias_k, bias_v = bias[:e], bias[e:2 * e], bias[2 * e:]
+            bias_q, bias_k, bias_v = self.in_proj_bias.reshape(3, self.embed_dim).unbind(0)
         q = self._split_heads(F.linear(query, weight_q, bias_q))  # (N, heads, L, head_dim)
         k = self._split_heads(F.linear(key, weight_k, bias_k))  # (N, heads, S, head_dim)
         v = self._split_heads(F.linear(value, weight_v, bias_v))  # (N, heads, S, head_dim)
 
-        scores = (q * (1.0 / math.sqrt(self.head_dim))) @ k.transpose(-2, -1)  # (N, heads, L, S)
-        if mask is not None:
-            scores = scores + mask
-        weights = F.softmax(scores, dim=-1)
-        weights = F.dropout(weights, self.dropout, self.training)
-        heads = weights @ v  # (N, heads, L, head_dim)
+        dropout_p = self.dropout if self.training else 0.0
+        heads, weights = F.attention(q, k, v, mask, dropout_p, 1.0 / math.sqrt(self.head_dim))
         output = self.out_proj(heads.permute(0, 2, 1, 3).reshape(batch, length, self.embed_dim))
 
         if not batched:

@@ -340,27 +340,37 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         )
     if is_causal and attn_mask is not None:
         raise _error(f"{who}: give attn_mask or is_causal, not both", ValueError)
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = (query @ key.transpose(-2, -1)) * scale
     length, source_length = query.shape[-2], key.shape[-2]
     if is_causal:
         attn_mask = np.tril(np.ones((length, source_length), dtype=bool))
-    blocked_rows = None
     if attn_mask is not None:
-        mask = attn_mask.numpy() if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+        shape = tuple(np.shape(attn_mask))
+        scores_shape = tuple(query.shape[:-1]) + (source_length,)
         try:
-            np.broadcast_shapes(mask.shape, tuple(scores.shape))
+            np.broadcast_shapes(shape, scores_shape)
         except ValueError:
-            raise _error(f"{who}: attn_mask of shape {mask.shape} does not broadcast to the "
-                         f"scores' shape {tuple(scores.shape)} (..., L={length}, "
+            raise _error(f"{who}: attn_mask of shape {shape} does not broadcast to the "
+                         f"scores' shape {scores_shape} (..., L={length}, "
                          f"S={source_length})") from None
-        if mask.dtype == np.bool_:
-            scores = where(mask, scores, -np.inf)
-            blocked = ~mask
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    return attention(query, key, value, attn_mask, dropout_p, scale)[0]
+
+
+def attention(query: Tensor, key: Tensor, value: Tensor, mask: Any, dropout_p: float,
+              scale: float) -> tuple[Tensor, Tensor]:
+    """What scaled_dot_product_attention and MultiheadAttention share: the output and the
+    attention weights (after dropout). ``mask``: None, bool (True = may attend) or float
+    (added to the scores; -inf blocks). Rows that may attend to nothing get weights 0."""
+    scores = (query @ key.transpose(-2, -1)) * scale
+    blocked_rows = None
+    if mask is not None:
+        array = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+        if array.dtype == np.bool_:
+            scores = where(array, scores, -np.inf)
+            blocked = ~array
         else:  # a float mask tensor keeps its history: its gradient is the scores'
-            scores = scores + (attn_mask if isinstance(attn_mask, Tensor)
-                               else mask.astype(scores.dtype))
-            blocked = np.isneginf(mask)
+            scores = scores + (mask if isinstance(mask, Tensor) else array.astype(scores.dtype))
+            blocked = np.isneginf(array)
         blocked_rows = np.all(blocked, axis=-1, keepdims=True)
         if blocked_rows.any():  # softmax of a row of -inf would be NaN: use 0 scores there
             scores = where(blocked_rows, 0.0, scores)
@@ -370,7 +380,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if blocked_rows is not None:
         weights = where(blocked_rows, 0.0, weights)
     weights = dropout(weights, dropout_p, training=dropout_p > 0)
-    return weights @ value
+    return weights @ value, weights
 
 
 # --- losses ---------------------------------------------------------------------------------
