@@ -10,7 +10,7 @@ import numpy as _np
 
 from .autograd import BackwardStep, backward_steps, realize, walk
 from .checkpoint import checkpoint
-from .errors import GradcheckError, ShapeError
+from .errors import DimensionError, GradcheckError, ShapeError
 from .factories import (arange, eye, full, full_like, linspace, ones, ones_like, rand, randint,
                         randn, randperm, tensor, zeros, zeros_like)
 from .function import Context, Function, FunctionCtx, Node
@@ -35,7 +35,8 @@ long = int64
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackwardStep", "Context", "Function", "FunctionCtx", "GradcheckError", "Node",
+    "BackwardStep", "Context", "DimensionError", "Function", "FunctionCtx", "GradcheckError",
+    "Node",
     "ShapeError", "Tensor", "arange", "backward_steps", "cat", "checkpoint", "current_group",
     "data", "default_generator", "detect_anomaly", "enable_grad", "eye", "full", "full_like",
     "gather", "get_rng_state", "gradcheck", "group", "is_anomaly_enabled", "is_grad_enabled",

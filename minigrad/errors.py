@@ -10,3 +10,7 @@ class ShapeError(ValueError, RuntimeError):
 
 class GradcheckError(RuntimeError):
     """Analytic and numerical gradients disagree; the message is a per-input report."""
+
+
+class DimensionError(ShapeError, IndexError):
+    """A ``dim`` that the tensor does not have: also an IndexError, as in PyTorch."""

@@ -200,3 +200,10 @@ def test_an_in_place_op_cannot_put_floats_into_an_integer_tensor():
     x = mg.arange(3)
     with pytest.raises(TypeError, match=r"in-place: the result is float\d+ but .* int64"):
         x += mg.ones(3)
+
+
+def test_a_dim_out_of_range_is_an_index_error_as_in_pytorch_and_a_shape_error():
+    with pytest.raises(IndexError, match=r"sum: dim 2 is out of range for a tensor with 2"):
+        mg.zeros(2, 3).sum(dim=2)
+    with pytest.raises(mg.ShapeError):
+        mg.zeros(2, 3).mean(dim=-3)

@@ -12,10 +12,6 @@ from .module import Module, Sequential, new_parameter
 from .normalization import BatchNorm2d
 
 
-def _pair(value: Any) -> tuple[int, int]:
-    return (value, value) if isinstance(value, int) else tuple(value)
-
-
 class Conv2d(Module):
     """2-D cross-correlation: ``weight`` (out_channels, in_channels, kH, kW) slides over
     (N, in_channels, H, W). ``padding``: int, pair, ``"same"`` or ``"valid"``. Weights
@@ -28,12 +24,14 @@ class Conv2d(Module):
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError(f"Conv2d: padding must be an int, a pair, 'same' or 'valid', "
                              f"got {padding!r}")
-        if padding == "same" and _pair(stride) != (1, 1):
+        if padding == "same" and F._pair(stride, "Conv2d", "stride") != (1, 1):
             raise ValueError("Conv2d: padding='same' needs stride 1")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
-        self.dilation = _pair(dilation)
+        self.kernel_size = F._pair(kernel_size, "Conv2d", "kernel_size")
+        self.stride = F._pair(stride, "Conv2d", "stride")
+        self.padding = padding if isinstance(padding, str) else F._pair(padding, "Conv2d",
+                                                                         "padding")
+        self.dilation = F._pair(dilation, "Conv2d", "dilation")
         self.weight = new_parameter(out_channels, in_channels, *self.kernel_size, dtype=dtype)
         self.bias = new_parameter(out_channels, dtype=dtype) if bias else None
         self.reset_parameters()

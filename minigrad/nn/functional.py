@@ -18,6 +18,7 @@ from ..ops.activation import GELU, LogSoftmax, Softmax
 from ..ops.convolution import AvgPool2d, Conv2d, MaxPool2d
 from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from ..ops.normalization import LayerNorm
+from ..ops.reduce import normalize_dims
 from ..state import state
 from ..tensor import Tensor, pad_tensor, where
 
@@ -28,13 +29,6 @@ def _error(message: str, kind: type = ShapeError) -> Exception:
     error = kind(message)
     error.minigrad = True
     return error
-
-
-def _dim(dim: int, ndim: int, who: str) -> int:
-    if not -ndim <= dim < max(ndim, 1):
-        raise _error(f"{who}: dim {dim} is out of range for a tensor with {ndim} dimensions",
-                     IndexError)
-    return dim % max(ndim, 1)
 
 
 def _check_reduction(reduction: str, who: str) -> None:
@@ -97,13 +91,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def softmax(input: Tensor, dim: int) -> Tensor:
     """exp(x_i) / sum_j exp(x_j) along ``dim`` (computed stably, for logits of +-1000)."""
     _check_floating(input, "softmax")
-    return Softmax.apply(input, _dim(dim, input.ndim, "softmax"))
+    return Softmax.apply(input, normalize_dims(dim, input.ndim, "softmax")[0])
 
 
 def log_softmax(input: Tensor, dim: int) -> Tensor:
     """x_i - logsumexp(x) along ``dim``: stable where log(softmax(x)) would give -inf."""
     _check_floating(input, "log_softmax")
-    return LogSoftmax.apply(input, _dim(dim, input.ndim, "log_softmax"))
+    return LogSoftmax.apply(input, normalize_dims(dim, input.ndim, "log_softmax")[0])
 
 
 # --- linear layers, embedding, dropout ------------------------------------------------------
@@ -186,13 +180,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         mean = input.mean(dims, keepdim=True)
         var = input.var(dims, keepdim=True, correction=0)
         if running_mean is not None and running_var is not None:
-            running_mean.data *= 1 - momentum
-            running_mean.data += momentum * mean.numpy().reshape(-1).astype(running_mean.dtype)
-            running_var.data *= 1 - momentum
             unbiased = var.numpy().reshape(-1) * count / (count - 1)
-            running_var.data += momentum * unbiased.astype(running_var.dtype)
-            running_mean._version.value += 1
-            running_var._version.value += 1
+            for running, batch_value in ((running_mean, mean.numpy().reshape(-1)),
+                                         (running_var, unbiased)):
+                moved = (1 - momentum) * running.numpy() + momentum * batch_value
+                running._write(moved.astype(running.dtype))
     else:
         if running_mean is None or running_var is None:
             raise _error("batch_norm: eval mode needs running_mean and running_var",

@@ -13,9 +13,7 @@ from .module import Module
 class _Loss(Module):
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
-        if reduction not in F.REDUCTIONS:
-            raise ValueError(f"{type(self).__name__}: reduction must be one of "
-                             f"{F.REDUCTIONS}, got {reduction!r}")
+        F._check_reduction(reduction, type(self).__name__)
         self.reduction = reduction
 
     def extra_repr(self) -> str:

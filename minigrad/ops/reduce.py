@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import DimensionError, ShapeError
 from ..function import Function
 
 
@@ -23,7 +23,7 @@ def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
         if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
             raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {dim!r}")
         if not -max(ndim, 1) <= d < max(ndim, 1):
-            raise ShapeError(
+            raise DimensionError(
                 f"{op}: dim {d} is out of range for a tensor with {ndim} dimension(s); "
                 f"use a dim from {-max(ndim, 1)} to {max(ndim, 1) - 1}"
             )
