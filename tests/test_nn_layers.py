@@ -301,12 +301,37 @@ def test_a_bad_input_names_the_layer_and_both_shapes(layer, x, message):
         layer(x)
 
 
-def test_embedding_rejects_float_indices_and_out_of_range_ones():
-    layer = nn.Embedding(5, 2)
-    with pytest.raises(TypeError, match=r"Embedding: expected integer indices, got float32"):
-        layer(mg.tensor([1.0, 2.0]))
-    with pytest.raises(IndexError, match=r"Embedding: index 5 is out of range: there are 5"):
-        layer(mg.tensor([1, 5], dtype="int64"))
+def test_embedding_rejects_float_indices_and_out_of_range_ones_naming_the_layer():
+    model = nn.Sequential(nn.Embedding(5, 2))
+    with pytest.raises(TypeError, match=r"embedding: indices must be integers, got float32") \
+            as caught:
+        model(mg.tensor([1.0, 2.0]))
+    assert caught.value.__notes__ == ["(raised in layer Embedding '0')"]
+    with pytest.raises(IndexError, match=r"embedding: index 5 is out of range for an "
+                                         r"embedding with 5 rows") as caught:
+        model(mg.tensor([1, 5], dtype="int64"))
+    assert caught.value.__notes__ == ["(raised in layer Embedding '0')"]
+
+
+def test_an_error_inside_a_custom_forward_gets_a_note_naming_the_innermost_layer():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.fc(x) @ mg.zeros(2, 2)  # a shape bug in the user's own code
+
+    model = nn.Sequential(nn.Linear(3, 3), Block())
+    with pytest.raises(mg.ShapeError, match="matmul") as caught:
+        model(mg.randn(4, 3))
+    assert caught.value.__notes__ == ["(raised in layer Block '1')"]
+
+
+def test_an_error_message_that_names_its_layer_gets_no_note():
+    with pytest.raises(mg.ShapeError) as caught:
+        nn.Sequential(nn.Linear(3, 3))(mg.randn(4, 2))
+    assert not hasattr(caught.value, "__notes__")
 
 
 def test_a_layer_error_inside_a_model_names_the_layer_path():

@@ -189,24 +189,33 @@ class Module:
             object.__setattr__(module, "_name", path)
         try:
             if self._name is None:
-                return self.forward(*args, **kwargs)
+                return self._forward_naming_errors(args, kwargs)
             with group(self._name):
-                return self.forward(*args, **kwargs)
+                return self._forward_naming_errors(args, kwargs)
         finally:
             for module, name in reversed(previous):
                 object.__setattr__(module, "_name", name)
 
-    @property
-    def path(self) -> str:
-        """Where this module is in the model being run (``"encoder.layers.0"``), or its
-        class name outside a call; error messages name layers by it."""
-        return state.group or type(self).__name__
+    def _forward_naming_errors(self, args: tuple, kwargs: dict) -> Any:
+        """``forward``; an error from inside it (a functional, an op, the user's own code)
+        gets a note naming the innermost layer it came from, its message unchanged."""
+        try:
+            return self.forward(*args, **kwargs)
+        except Exception as error:
+            if not hasattr(error, "layer"):
+                error.layer = self._describe()
+                error.add_note(f"(raised in layer {error.layer})")
+            raise
+
+    def _describe(self) -> str:
+        """``Linear 'encoder.fc1'``: the class and, while the model runs, the path."""
+        return type(self).__name__ + (f" '{state.group}'" if state.group else "")
 
     def _error(self, message: str, kind: type = ShapeError) -> Exception:
-        """An error that names the layer (its path and class) first."""
-        where = state.group
-        error = kind(f"{type(self).__name__}" + (f" '{where}'" if where else "") + f": {message}")
+        """An error whose message names the layer (class and path) first."""
+        error = kind(f"{self._describe()}: {message}")
         error.minigrad = True
+        error.layer = self._describe()
         return error
 
     def _check_input_type(self, input: Tensor, weight: Tensor | None, name: str = "input") -> None:
