@@ -136,9 +136,7 @@ class MultiheadAttention(Module):
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> bool:
         """Check ranks and feature sizes; return whether the inputs have a batch dim."""
         for name, tensor in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(tensor, Tensor):
-                raise self._error(f"expected {name} to be a Tensor, got "
-                                  f"{type(tensor).__name__}", TypeError)
+            self._check_input_type(tensor, self.out_proj.weight, name)
         layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
         if query.ndim not in (2, 3):
             raise self._error(f"expected a 3-D query {layout} or a 2-D unbatched query "
@@ -157,9 +155,6 @@ class MultiheadAttention(Module):
         if key.shape[:-1] != value.shape[:-1]:
             raise self._error(f"key and value need the same sequence length and batch size, "
                               f"got shapes {tuple(key.shape)} and {tuple(value.shape)}")
-        weight = self.out_proj.weight
-        for name, tensor in (("query", query), ("key", key), ("value", value)):
-            self._check_input_type(tensor, weight, name)
         batch_dim = 0 if self.batch_first else 1
         if query.ndim == 3 and query.shape[batch_dim] != key.shape[batch_dim]:
             raise self._error(f"query and key have different batch sizes: shapes "

@@ -95,9 +95,7 @@ class _RecurrentBase(Module):
 
     def _check_input(self, input: Tensor) -> tuple[Tensor, bool]:
         """The input as (L, N, input_size), and whether it had a batch dimension."""
-        if not isinstance(input, Tensor):
-            raise self._error(f"expected the input to be a Tensor, got {type(input).__name__}",
-                              TypeError)
+        self._check_input_type(input, self.weight_ih_l0)
         layout = "(N, L, input_size)" if self.batch_first else "(L, N, input_size)"
         if input.ndim not in (2, 3):
             raise self._error(f"expected a 3-D input {layout} or a 2-D unbatched input "
@@ -106,7 +104,6 @@ class _RecurrentBase(Module):
         if input.shape[-1] != self.input_size:
             raise self._error(f"expected the input's last size to be input_size="
                               f"{self.input_size}, got shape {tuple(input.shape)}")
-        self._check_input_type(input, self.weight_ih_l0)
         batched = input.ndim == 3
         if not batched:
             x = input.unsqueeze(1)  # one sequence: a batch of 1
