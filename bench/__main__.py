@@ -1,0 +1,194 @@
+"""Run minigrad's benchmarks, single-threaded, side by side with hand-written NumPy and
+PyTorch (when installed), and print median times per step and the ratios.
+
+    python -m bench                    # every case (about two minutes)
+    python -m bench mlp dispatch       # some cases
+    python -m bench --markdown         # the table for the README
+    python -m bench --check            # exit 1 if a target is missed
+
+Cases: mlp, cnn, transformer, dispatch, chain, memory, notebooks (the chapter suite
+under nbval, timed as a whole).
+"""
+
+from __future__ import annotations
+
+import bench  # noqa: F401  (first: pins the thread pools to one thread before NumPy loads)
+
+import argparse
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import cases
+from .harness import peak_memory, time_steps
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Case:
+    name: str
+    what: str
+    build: object
+    targets: dict[str, float] = field(default_factory=dict)  # contender -> max ratio
+
+
+TIMED = [
+    Case("mlp", "MLP 784-256-256-10, batch 128, cross-entropy, SGD step", cases.build_mlp,
+         {"numpy": 1.10, "torch": 1.00}),
+    Case("cnn", "CNN 1x28x28, batch 32: conv3x3(8)-ReLU-pool-conv3x3(16)-ReLU-pool-Linear, SGD",
+         cases.build_cnn, {"torch": 1.5}),
+    Case("transformer", "pre-norm transformer block, 16x64 tokens, width 128, 4 heads, "
+         "causal, GELU MLP, AdamW", cases.build_transformer, {"torch": 1.5}),
+    Case("dispatch", "200 elementwise ops on a 4x4 tensor, forward and backward",
+         cases.build_dispatch, {"torch": 1.3}),
+    Case("chain", "forward and backward through a 100,000-node chain", cases.build_chain),
+]
+MEMORY_TARGET = 0.5  # checkpointed peak / plain peak
+NOTEBOOK_TARGET = 8 * 60.0  # seconds for the whole chapter suite under nbval
+
+
+@dataclass
+class Row:
+    case: str
+    what: str
+    minigrad: str
+    numpy: str = ""
+    torch: str = ""
+    ratios: str = ""
+    met: bool | None = None  # None: no target
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def run_timed(case: Case, libs: dict, rounds: int) -> Row:
+    steps = case.build(libs)
+    medians = time_steps(steps, rounds=rounds, round_seconds=0.3 if case.name != "chain" else 0)
+    mine = medians["minigrad"]
+    row = Row(case.name, case.what, _ms(mine))
+    ratios, met = [], None
+    for other in ("numpy", "torch"):
+        if other not in medians:
+            continue
+        setattr(row, other, _ms(medians[other]))
+        ratio = mine / medians[other]
+        text = f"{ratio:.2f}x {other}"
+        if other in case.targets:
+            ok = ratio <= case.targets[other]
+            met = ok if met is None else met and ok
+            text += f" (target <= {case.targets[other]:.2f}: {'met' if ok else 'MISSED'})"
+        ratios.append(text)
+    if case.name == "dispatch":  # also per op, the figure the target speaks of
+        row.minigrad += f" ({mine / 201 * 1e6:.1f} us/op)"
+        if "torch" in medians:
+            row.torch += f" ({medians['torch'] / 201 * 1e6:.1f} us/op)"
+    row.ratios = "; ".join(ratios)
+    row.met = met
+    return row
+
+
+def run_memory(libs: dict) -> Row:
+    steps = cases.memory_steps(libs["minigrad"])
+    plain, checkpointed = (peak_memory(steps[k]) for k in ("plain", "checkpoint"))
+    ratio = checkpointed / plain
+    return Row("memory", "peak activation memory, 8 blocks of Linear-GELU-Linear-GELU "
+               "(width 512, batch 256), each block checkpointed vs not",
+               f"{plain / 2**20:.1f} MiB -> {checkpointed / 2**20:.1f} MiB",
+               ratios=f"{ratio:.2f}x (target <= {MEMORY_TARGET}: "
+                      f"{'met' if ratio <= MEMORY_TARGET else 'MISSED'})",
+               met=ratio <= MEMORY_TARGET)
+
+
+def run_notebooks() -> Row:
+    what = "every chapter notebook under nbval (pytest -n 2), from a fresh kernel"
+    if importlib.util.find_spec("nbval") is None:
+        return Row("notebooks", what, "skipped: nbval is not installed")
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "--nbval", "--nbval-current-env",
+         "--nbval-sanitize-with", "notebooks/sanitize.cfg", "notebooks", "-p", "no:cacheprovider"],
+        cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    ok = result.returncode == 0 and seconds <= NOTEBOOK_TARGET
+    status = "met" if ok else ("FAILED: the notebooks did not pass" if result.returncode
+                               else "MISSED")
+    return Row("notebooks", what, f"{seconds:.0f} s",
+               ratios=f"target < {NOTEBOOK_TARGET / 60:.0f} min: {status}", met=ok)
+
+
+def machine() -> str:
+    import minigrad
+
+    parts = [platform.processor() or platform.machine(), f"{os.cpu_count()} cores",
+             f"Python {platform.python_version()}", f"NumPy {np.__version__}",
+             f"minigrad {getattr(minigrad, '__version__', '?')}"]
+    try:
+        import torch
+
+        parts.append(f"PyTorch {torch.__version__}")
+    except ImportError:
+        parts.append("PyTorch not installed")
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next(line.split(":", 1)[1].strip() for line in cpuinfo
+                         if line.startswith("model name"))
+        parts[0] = model
+    except (OSError, StopIteration):
+        pass
+    return ", ".join(parts) + "; one thread"
+
+
+def main(argv: list[str] | None = None) -> int:
+    names = [c.name for c in TIMED] + ["memory", "notebooks"]
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("cases", nargs="*", choices=[[]] + names, metavar="case",
+                        help=f"cases to run (default: all): {', '.join(names)}")
+    parser.add_argument("--rounds", type=int, default=7, help="timing rounds (median of them)")
+    parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    args = parser.parse_args(argv)
+    chosen = args.cases or names
+    with_torch = not args.no_torch and importlib.util.find_spec("torch") is not None
+    libs = cases.libraries(with_torch)
+
+    print(machine(), flush=True)
+    rows = []
+    for case in TIMED:
+        if case.name in chosen:
+            rows.append(run_timed(case, libs, rounds=args.rounds if case.name != "chain" else 3))
+            _print_row(rows[-1])
+    if "memory" in chosen:
+        rows.append(run_memory(libs))
+        _print_row(rows[-1])
+    if "notebooks" in chosen:
+        rows.append(run_notebooks())
+        _print_row(rows[-1])
+    if args.markdown:
+        print("\n| case | minigrad | hand-written NumPy | PyTorch | ratio (target) |")
+        print("| --- | --- | --- | --- | --- |")
+        for row in rows:
+            print(f"| {row.case}: {row.what} | {row.minigrad} | {row.numpy or '-'} | "
+                  f"{row.torch or '-'} | {row.ratios or '-'} |")
+    missed = [row.case for row in rows if row.met is False]
+    if missed:
+        print(f"\ntargets missed: {', '.join(missed)}")
+    return 1 if args.check and missed else 0
+
+
+def _print_row(row: Row) -> None:
+    others = "  ".join(f"{k} {v}" for k, v in (("numpy", row.numpy), ("torch", row.torch)) if v)
+    print(f"{row.case:12} minigrad {row.minigrad}  {others}  {row.ratios}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
