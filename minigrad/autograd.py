@@ -14,6 +14,7 @@ realize. Walks use an explicit stack, so a 100,000-node chain needs no recursion
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -36,7 +37,22 @@ def walk(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]]) -> li
             continue
         seen.add(node)
         stack.extend(p for p in parents(node) if p is not None and p not in seen)
-    return sorted(seen, key=lambda n: n.id)
+    return sorted(seen, key=_by_id)
+
+
+_by_id = attrgetter("id")
+
+
+def _grad_graph(root: Node) -> list[Node]:
+    """``walk([root], grad_parents)``, newest first, written out: backward's only walk."""
+    seen = {root}
+    stack = [root]
+    while stack:
+        for parent, _ in stack.pop().next_functions:
+            if parent is not None and parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return sorted(seen, key=_by_id, reverse=True)
 
 
 def grad_parents(node: Node) -> Iterator[Node]:
@@ -79,7 +95,7 @@ class BackwardStep(NamedTuple):
 
 def backward(tensor: Tensor, gradient=None, retain_graph: bool = False) -> None:
     """Run the backward pass to the end (what ``Tensor.backward`` does)."""
-    for _ in backward_steps(tensor, gradient, retain_graph):
+    for _ in _backward(tensor, gradient, retain_graph, report=False):
         pass
 
 
@@ -89,27 +105,55 @@ def backward_steps(tensor: Tensor, gradient=None,
 
     Gradients for leaves are accumulated into their ``.grad`` as they are produced.
     """
+    return _backward(tensor, gradient, retain_graph, report=True)
+
+
+def _backward(tensor: Tensor, gradient, retain_graph: bool,
+              report: bool) -> Iterator[BackwardStep]:
+    """The one implementation of backward. With ``report`` each step is yielded, and
+    every array it shows stays as it was shown. Without, the engine may reuse arrays
+    that nobody else holds: a gradient that a backward made is added to in place, or
+    becomes a leaf's ``.grad`` without a copy (PyTorch does the same)."""
     seed = _seed_gradient(tensor, gradient)
     if tensor.grad_fn is None:  # backward of a leaf: its gradient is the seed itself
-        _accumulate_into_leaf(tensor, seed)
+        _accumulate_into_leaf(tensor, seed, owned=False)
         return
     root = tensor.grad_fn
     pending: dict[Node, list] = {root: [None] * len(root.output_meta)}
     pending[root][tensor._output_index] = seed
-    for node in reversed(walk([root], grad_parents)):
+    owned: set[int] = set()  # ids of the pending arrays this pass may add to in place
+    for node in _grad_graph(root):
         grad_outputs = pending.pop(node, None)
-        if grad_outputs is None or all(g is None for g in grad_outputs):
+        if grad_outputs is None:
             continue  # no gradient reached this node
-        grad_inputs = _run_backward(node, grad_outputs)
-        for position, ((parent, index), grad) in enumerate(zip(node.next_functions, grad_inputs)):
+        if owned:
+            for grad in grad_outputs:  # handed on now: no longer the pass's own
+                owned.discard(id(grad))
+        grad_inputs, fresh = _run_backward(node, grad_outputs, report)
+        for position, grad in enumerate(grad_inputs):
             if grad is None:
                 continue
-            if parent is not None:
-                slots = pending.setdefault(parent, [None] * len(parent.output_meta))
-                slots[index] = grad if slots[index] is None else slots[index] + grad
+            mine = not report and fresh[position] and id(grad) not in owned
+            parent, index = node.next_functions[position]
+            if parent is None:
+                _accumulate_into_leaf(node.args[position], grad, owned=mine)
+                continue
+            slots = pending.get(parent)
+            if slots is None:
+                slots = pending[parent] = [None] * len(parent.output_meta)
+            current = slots[index]
+            if current is None:
+                slots[index] = grad
+                if mine:
+                    owned.add(id(grad))
+            elif id(current) in owned:
+                current += grad  # a sum only this pass holds: add in place
             else:
-                _accumulate_into_leaf(node.args[position], grad)
-        yield BackwardStep(node, tuple(grad_outputs), grad_inputs)
+                slots[index] = current + grad
+                if not report:
+                    owned.add(id(slots[index]))
+        if report:
+            yield BackwardStep(node, tuple(grad_outputs), grad_inputs)
         if not retain_graph:
             node.free()  # after the step is seen, so a stepper can still show the node
 
@@ -141,8 +185,10 @@ def _seed_gradient(tensor: Tensor, gradient) -> np.ndarray:
     return gradient
 
 
-def _run_backward(node: Node, grad_outputs: list) -> tuple:
-    """Call one node's backward and check what it returns."""
+def _run_backward(node: Node, grad_outputs: list, report: bool) -> tuple[tuple, list | None]:
+    """Call one node's backward and check what it returns: the gradient per input and,
+    unless ``report``, per input whether that array is new (made by this backward and
+    given to no one else), which lets the engine reuse it."""
     ctx = node.ctx
     if ctx._released:
         raise RuntimeError(
@@ -155,43 +201,62 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
         if output is not None and grad_outputs[index] is not None \
                 and (output._hooks or output._retains_grad):
             grad_outputs[index] = _hooked(output, grad_outputs[index], retain=True)
-    if ctx.materialize_grads:
+    if ctx.materialize_grads and len(grad_outputs) > 1:
         for index, (shape, dtype) in enumerate(node.output_meta):
             if grad_outputs[index] is None:
                 grad_outputs[index] = np.zeros(shape, dtype=dtype)
-    check_saved_versions(node)
+    if state.last_write > node._saved_at and ctx._saved:  # an in-place write since forward
+        check_saved_versions(node)
     grads = node.function.backward(ctx, *grad_outputs)
-    if not isinstance(grads, tuple):
+    if type(grads) is not tuple:
         grads = (grads,)
-    if len(grads) != len(node.args):
+    args = node.args
+    if len(grads) != len(args):
         raise RuntimeError(
             f"{node.function.__name__}.backward returned {len(grads)} gradient(s), but "
-            f"forward received {len(node.args)} positional input(s). Return one gradient "
+            f"forward received {len(args)} positional input(s). Return one gradient "
             "per input, in order (None for inputs that need none)."
         )
-    fitted = []
-    for position, (grad, needed) in enumerate(zip(grads, ctx.needs_input_grad)):
-        if grad is None or not needed:
+    fitted, fresh = [], None if report else []
+    needs_input_grad = ctx.needs_input_grad
+    for position, grad in enumerate(grads):
+        if grad is None or not needs_input_grad[position]:
             fitted.append(None)
+            if fresh is not None:
+                fresh.append(False)
             continue
-        grad = _fit_to_input(grad, node, position)
+        if type(grad) is not np.ndarray:
+            grad = np.asarray(grad)
+        arg = args[position]
+        shape, dtype = (arg.data.shape, arg.data.dtype) if arg is not None \
+            else node.input_shape_dtype(position)
+        new = fresh is not None and _is_new(grad, grad_outputs, ctx._saved, fitted)
+        if grad.shape != shape:
+            grad = _sum_to_shape(grad, shape, node, position)
+            new = new or (fresh is not None and grad.base is None)
+        if grad.dtype != dtype:
+            grad = grad.astype(dtype)
+            new = fresh is not None
         if state.anomaly:
             _check_finite(grad, f"the backward of {node.describe()} (gradient for input "
-                                f"{position})", node.args, node._trace)
+                                f"{position})", args, node._trace)
         fitted.append(grad)
-    return tuple(fitted)
+        if fresh is not None:
+            fresh.append(new)
+    return tuple(fitted), fresh
 
 
-def _fit_to_input(grad, node: Node, position: int) -> np.ndarray:
-    """Sum a gradient over broadcast dimensions to its input's shape, in its dtype."""
-    shape, dtype = node.input_shape_dtype(position)
-    if type(grad) is not np.ndarray:
-        grad = np.asarray(grad)
-    if grad.shape != shape:
-        grad = _sum_to_shape(grad, shape, node, position)
-    if grad.dtype != dtype:
-        grad = grad.astype(dtype)
-    return grad
+def _is_new(grad: np.ndarray, grad_outputs: list, saved: tuple, earlier: list) -> bool:
+    """Did a backward make ``grad`` itself, for this input alone? Not if it is a view,
+    the gradient it received (``Add`` passes that on), an array it saved, or an array
+    it also returned for an earlier input."""
+    if grad.base is not None:
+        return False
+    for others in (grad_outputs, saved, earlier):
+        for other in others:
+            if other is grad:
+                return False
+    return True
 
 
 def _sum_to_shape(grad: np.ndarray, shape: tuple, node: Node, position: int) -> np.ndarray:
@@ -213,7 +278,7 @@ def _hooked(tensor: Tensor, grad: np.ndarray, retain: bool) -> np.ndarray:
     """Run ``tensor``'s hooks on its gradient; keep it in ``.grad`` if it retains grad."""
     from .tensor import Tensor
 
-    for hook in tensor._hooks.values():
+    for hook in (tensor._hooks or {}).values():
         result = hook(Tensor._make(grad))
         if result is not None:
             grad = np.asarray(result.data if isinstance(result, Tensor) else result)
@@ -222,20 +287,23 @@ def _hooked(tensor: Tensor, grad: np.ndarray, retain: bool) -> np.ndarray:
     return grad
 
 
-def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
+def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray, owned: bool) -> None:
+    """Add ``grad`` to ``leaf.grad``. ``owned``: no one else holds ``grad``, so it may
+    become the leaf's ``.grad`` as it is."""
     if leaf._hooks:
         grad = _hooked(leaf, grad, retain=False)
-    _add_to_grad(leaf, grad)
+        owned = False
+    _add_to_grad(leaf, grad, owned)
 
 
-def _add_to_grad(tensor: Tensor, grad: np.ndarray) -> None:
+def _add_to_grad(tensor: Tensor, grad: np.ndarray, owned: bool = False) -> None:
     from .tensor import Tensor
 
     if tensor.grad is None:
-        # a copy: the same array may have been sent to several inputs
-        tensor.grad = Tensor._make(np.array(grad, dtype=tensor.dtype))
+        if not (owned and grad.dtype == tensor.dtype):
+            grad = np.array(grad, dtype=tensor.dtype)  # the array may be used elsewhere too
+        tensor.grad = Tensor._make(grad)
     elif tensor.grad.data.flags.writeable and tensor.grad.shape == grad.shape:
         tensor.grad.data += grad
     else:
         tensor.grad.data = tensor.grad.data + grad
-

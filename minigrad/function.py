@@ -32,7 +32,19 @@ import numpy as np
 from .errors import ShapeError
 from .state import state
 
-_node_counter = itertools.count(1)
+# One clock orders graph nodes and in-place writes: a node's id is the clock's value when
+# it was made, and every in-place write takes the next value. "Was this saved array
+# modified after node N saved it?" is then "is its last write later than N?", and a
+# backward pass that no write has happened during (the usual case) skips the question.
+_clock = itertools.count(1)
+
+
+def record_write(tensor: Any) -> None:
+    """Count an in-place write of ``tensor``'s data on its version counter (the one its
+    views and detached copies share, as in PyTorch), stamped with the clock."""
+    owner = tensor._counter()
+    owner._writes += 1
+    owner._stamp = state.last_write = next(_clock)
 
 
 class Context:
@@ -46,14 +58,14 @@ class Context:
     - any other attribute you assign (``ctx.dim = 1``) is kept as is.
     """
 
-    def __init__(self) -> None:
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self.materialize_grads = True
-        self._saved: tuple | None = ()
-        self._saved_versions: list | None = None
-        self._non_differentiable: tuple = ()
-        self._released = False
-        self._function_name = "Function"
+    # Defaults live on the class, so making a Context (once per op) costs nothing;
+    # assigning one of them on an instance shadows it for that instance only.
+    needs_input_grad: tuple[bool, ...] = ()
+    materialize_grads = True
+    _saved: tuple | None = ()
+    _non_differentiable: tuple = ()
+    _released = False
+    _function_name = "Function"
 
     def save_for_backward(self, *arrays: Any) -> None:
         self._saved = arrays
@@ -85,51 +97,59 @@ class Context:
         ops can be backpropagated through again."""
         if self._saved:
             self._saved = None
-            self._saved_versions = None
             self._released = True
 
     def __repr__(self) -> str:
-        attributes = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        attributes = {"needs_input_grad": self.needs_input_grad,
+                      "materialize_grads": self.materialize_grads}
+        attributes.update((k, v) for k, v in vars(self).items() if not k.startswith("_"))
         return f"<Context of {self._function_name} {attributes}>"
 
 
 FunctionCtx = Context
 
 
+_NO_EDGE = (None, 0)
+
+
 class Node:
     """One recorded application of a Function: what ``tensor.grad_fn`` returns and
     what the widgets draw.
 
-    ``inputs`` are the Tensor inputs; ``next_functions`` has, per positional input,
+    ``args`` are the positional forward arguments (Tensors and constants) and
+    ``inputs`` the Tensors among them; ``next_functions`` has, per positional input,
     ``(node, output_index)`` for an input made by another Function, ``(None, 0)``
-    otherwise (the engine then accumulates into ``inputs``' leaf directly).
+    otherwise (the engine then accumulates into that leaf directly).
     """
 
     __slots__ = (
-        "id", "function", "ctx", "args", "inputs", "group", "next_functions",
-        "_outputs", "output_meta", "input_meta", "_pending", "_trace", "__weakref__",
+        "id", "function", "ctx", "args", "group", "next_functions", "_outputs",
+        "output_meta", "_freed", "_pending", "_trace", "_saved_at", "__weakref__",
     )
 
     def __init__(self, function: type[Function], ctx: Context, args: tuple) -> None:
-        self.id = next(_node_counter)
+        self.id = self._saved_at = next(_clock)
         self.function = function
         self.ctx = ctx
-        self.args = args  # positional forward arguments: Tensors and constants
-        self.inputs = tuple(a for a in args if isinstance(a, Tensor))
+        ctx._function_name = function.oper  # for its error messages
+        self.args = args
         self.group = state.group
-        self.next_functions = tuple(
-            (a.grad_fn, a._output_index) if isinstance(a, Tensor) else (None, 0)
-            for a in args
-        )
+        self.next_functions = tuple([(a.grad_fn, a._output_index) if isinstance(a, Tensor)
+                                     else _NO_EDGE for a in args])
         self._outputs: list = []
         self.output_meta: list[tuple[tuple[int, ...], np.dtype]] = []
-        self.input_meta: tuple | None = None  # set when freed: (shape, dtype) per input
-        self._pending: dict | None = None  # lazy mode: kwargs of a forward not yet run
+        self._freed = False
+        self._pending: tuple | None = None  # lazy mode: kwargs of a forward not yet run
         self._trace = traceback.format_stack(limit=12)[:-3] if state.anomaly else None
 
     @property
     def name(self) -> str:
         return self.function.oper
+
+    @property
+    def inputs(self) -> tuple:
+        """The Tensor inputs (after a backward without ``retain_graph``: the leaves)."""
+        return tuple([a for a in self.args if isinstance(a, Tensor)])
 
     @property
     def outputs(self) -> tuple:
@@ -147,25 +167,37 @@ class Node:
 
     @property
     def freed(self) -> bool:
-        return self.input_meta is not None
+        return self._freed
+
+    @property
+    def input_meta(self) -> tuple:
+        """``(shape, dtype)`` of every positional input (``None`` for constants)."""
+        return tuple(self.input_shape_dtype(i) if isinstance(a, Tensor) or a is None else None
+                     for i, a in enumerate(self.args))
 
     def free(self) -> None:
         """After a backward without ``retain_graph``: drop the saved arrays and the
         references to intermediate inputs (results of other nodes), so that their memory
-        can go as it does in PyTorch. Leaves and constants stay; ``input_meta`` keeps
-        every input's shape and dtype, and the graph's edges stay."""
-        self.ctx.release()
-        if self.input_meta is None:
-            self.input_meta = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else None
-                                    for a in self.args)
-            self.args = tuple(None if isinstance(a, Tensor) and a.grad_fn is not None else a
-                              for a in self.args)
-            self.inputs = tuple(a for a in self.args if isinstance(a, Tensor))
+        can go as it does in PyTorch. Leaves and constants stay; so do the graph's edges,
+        and the shapes and dtypes of the inputs (``input_shape_dtype``)."""
+        ctx = self.ctx
+        if ctx._saved:
+            ctx.release()
+        if not self._freed:
+            self._freed = True
+            for parent, _ in self.next_functions:
+                if parent is not None:  # there is an intermediate input to let go of
+                    self.args = tuple([None if parent is not None else a for a, (parent, _)
+                                       in zip(self.args, self.next_functions)])
+                    break
 
     def input_shape_dtype(self, position: int) -> tuple:
         """Shape and dtype of positional input ``position``, also after ``free()``."""
         arg = self.args[position]
-        return (arg.shape, arg.dtype) if arg is not None else self.input_meta[position]
+        if arg is not None:
+            return arg.shape, arg.dtype
+        parent, index = self.next_functions[position]  # an intermediate: its maker knows
+        return parent.output_meta[index]
 
     def describe(self) -> str:
         """``'Exp #12 (group encoder, label h)'``: how errors name this node."""
@@ -242,17 +274,33 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the Function on Tensors (or numbers) and record it in the graph."""
-        needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        record = state.grad_enabled and cls.differentiable and True in needs_input_grad
-        ctx = Context()
-        ctx._function_name = cls.oper
-        ctx.needs_input_grad = needs_input_grad if record else (False,) * len(args)
         if state.lazy:
-            return _apply_lazy(cls, ctx, args, kwargs, record)
-        arrays = tuple(_data_of(a) if isinstance(a, Tensor) else a for a in args)
+            return _apply_lazy(cls, args, kwargs)
+        # This runs for every op, so it is written for speed: one pass over the
+        # arguments, a Node only when a gradient will be needed, and the usual result
+        # (one array) wrapped right here; _wrap_outputs does the general case.
+        arrays, needs_input_grad = [], []
+        for a in args:
+            if isinstance(a, Tensor):
+                arrays.append(a.data if a.data is not None else _data_of(a))
+                needs_input_grad.append(a.requires_grad)
+            else:
+                arrays.append(a)
+                needs_input_grad.append(False)
+        record = cls.differentiable and state.grad_enabled and True in needs_input_grad
+        ctx = Context()
+        ctx.needs_input_grad = tuple(needs_input_grad) if record else (False,) * len(args)
         outputs = _run_forward(cls, ctx, arrays, kwargs, args)
-        node = Node(cls, ctx, args) if record else None
-        return _wrap_outputs(cls, ctx, node, args, arrays, outputs, record)
+        if type(outputs) is not np.ndarray or ctx._non_differentiable:
+            return _wrap_outputs(cls, ctx, args, arrays, outputs, record)
+        result = Tensor._make(outputs, record)
+        if cls.view:
+            _maybe_share_version(result, args, arrays)
+        if record:
+            node = result.grad_fn = Node(cls, ctx, args)
+            node._outputs = [weakref.ref(result)]
+            node.output_meta = [(outputs.shape, outputs.dtype)]
+        return result
 
 
 # --- the machinery behind apply --------------------------------------------------------
@@ -284,7 +332,7 @@ def _run_forward(cls: type[Function], ctx: Context, arrays: tuple, kwargs: dict,
     try:
         if cls._uses_setup_context:
             outputs = cls.forward(*arrays, **kwargs)
-            cls.setup_context(ctx, arrays, outputs)
+            cls.setup_context(ctx, tuple(arrays), outputs)
         else:
             outputs = cls.forward(ctx, *arrays, **kwargs)
     except (ValueError, IndexError, TypeError, RuntimeError) as error:
@@ -344,61 +392,66 @@ def _as_output_tuple(outputs: Any, ctx: Context) -> tuple[tuple, tuple, bool]:
     return arrays, marked, several
 
 
-def _wrap_outputs(cls: type[Function], ctx: Context, node: Node | None, args: tuple,
-                  arrays: tuple, outputs: Any, record: bool) -> Any:
+def _wrap_outputs(cls: type[Function], ctx: Context, args: tuple, arrays: list,
+                  outputs: Any, record: bool) -> Any:
+    """Tensors for a forward's outputs (one or several; arrays or NumPy scalars); when
+    ``record``, a Node that made them."""
     outputs, marked, several = _as_output_tuple(outputs, ctx)
-    results = []
-    for index, out in enumerate(outputs):
-        differentiable = record and not marked[index]
-        t = Tensor._make(out, differentiable, node if differentiable else None, index)
-        if cls.view and index == 0 and isinstance(args[0], Tensor) \
-                and np.may_share_memory(out, arrays[0]):
-            t._version = args[0]._version  # a view: edits of one are edits of the other
-            t._base = args[0]._base if args[0]._base is not None else args[0]
-        results.append(t)
+    node = Node(cls, ctx, args) if record else None
+    results = [Tensor._make(out, record and not marked[i], None if marked[i] else node, i)
+               for i, out in enumerate(outputs)]
+    if cls.view:
+        _maybe_share_version(results[0], args, arrays)
     if node is not None:
         node._outputs = [weakref.ref(t) for t in results]
-        node.output_meta = [(o.shape, o.dtype) for o in outputs]
-        _record_saved_versions(ctx, args, arrays, results)
+        node.output_meta = [(t.data.shape, t.data.dtype) for t in results]
     return tuple(results) if several else results[0]
 
 
-def _record_saved_versions(ctx: Context, args: tuple, arrays: tuple, results: list) -> None:
-    """Remember the version of every saved array that belongs to a Tensor, so backward
-    can tell if it was modified in place in the meantime (PyTorch's version counter)."""
-    saved = ctx._saved
-    if not saved:
-        return
-    owners = [(a, arr) for a, arr in zip(args, arrays) if isinstance(a, Tensor)]
-    owners += [(t, t.data) for t in results]
-    versions = []
-    for position, array in enumerate(saved):
-        for tensor, data in owners:
-            if array is data:
-                counter = tensor._version
-                versions.append((position, counter, counter.value))
-                break
-    ctx._saved_versions = versions or None
+def _maybe_share_version(result: Any, args: tuple, arrays: list) -> None:
+    """If a view Function's output is a view of its input 0, edits of one are edits of
+    the other: they share one version counter, as in PyTorch."""
+    base = args[0]
+    if isinstance(base, Tensor) and np.may_share_memory(result.data, arrays[0]):
+        result._counter_of = base._counter()
+        result._base = base._base if base._base is not None else base
 
 
 def check_saved_versions(node: Node) -> None:
     """Raise if an array saved by ``node`` was modified in place after it was saved."""
-    for position, counter, expected in node.ctx._saved_versions or ():
-        if counter.value != expected:
-            shape = np.shape(node.ctx._saved[position])
+    for position, array in enumerate(node.ctx._saved):
+        owner = _owner_of(node, array)
+        if owner is not None and owner._counter()._stamp > node._saved_at:
             error = RuntimeError(
-                f"{node.describe()}: saved tensor {position} (shape {shape}) was modified "
-                f"by an in-place operation after it was saved: it is at version "
-                f"{counter.value}, expected version {expected}. Its gradient would be "
-                "wrong. Do the in-place edit on a clone() instead, or before the op."
+                f"{node.describe()}: saved tensor {position} (shape {np.shape(array)}) was "
+                f"modified by an in-place operation after it was saved (it is now at "
+                f"version {owner._version}). Its gradient would be wrong. Do the in-place "
+                "edit on a clone() instead, or before the op."
             )
             error.minigrad = True
             raise error
 
 
-def _apply_lazy(cls: type[Function], ctx: Context, args: tuple, kwargs: dict,
-                record: bool) -> Any:
+def _owner_of(node: Node, array: Any) -> Any:
+    """The input or output Tensor of ``node`` whose data ``array`` is, if any. (An output
+    that is gone cannot have been modified: a view or a detached copy of it would have
+    kept it alive, as they share its version counter.)"""
+    for arg in node.args:
+        if isinstance(arg, Tensor) and arg.data is array:
+            return arg
+    for ref in node._outputs:
+        output = ref()
+        if output is not None and output.data is array:
+            return output
+    return None
+
+
+def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     """Lazy mode: record the op with its result's shape and dtype; compute later."""
+    needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    record = cls.differentiable and state.grad_enabled and True in needs_input_grad
+    ctx = Context()
+    ctx.needs_input_grad = needs_input_grad if record else (False,) * len(args)
     try:
         shape = cls.output_shape(*args, **kwargs)
         dtype = cls.output_dtype(*args, **kwargs)
@@ -447,6 +500,7 @@ def realize_node(node: Node) -> None:
             if marked[index]:
                 t.requires_grad, t.grad_fn = False, None
             results.append(t)
+    node._saved_at = next(_clock)  # what was saved is as of now
     if not any(t.grad_fn is node for t in results):
         node.ctx.release()  # nothing will backpropagate through it
-    _record_saved_versions(ctx, args, arrays, results)
+

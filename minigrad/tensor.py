@@ -15,7 +15,7 @@ import numpy as np
 
 from . import autograd
 from .errors import ShapeError
-from .function import Node, register_tensor_class
+from .function import Node, record_write, register_tensor_class
 from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Cos, Div, Exp, Expand,
                   Gather, GetItem, Log, LogSumExp, MatMul, Max, Maximum, Mean, Min, Minimum,
                   Mul, Neg, Pad, Permute, Pow, ReLU, Repeat, Reshape, Roll, SetItem, Sigmoid,
@@ -40,15 +40,6 @@ def as_dtype(dtype: Any) -> np.dtype:
         raise TypeError(
             f"unknown dtype {dtype!r}; use one of {', '.join(sorted(DTYPES))} or a NumPy dtype"
         ) from None
-
-
-class _Version:
-    """How many times a tensor's data was modified in place (shared by views)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
 
 
 class RemovableHandle:
@@ -80,9 +71,24 @@ def _keep(keepdim, keepdims):
 class Tensor:
     """A NumPy array plus autograd: ``data``, ``grad``, ``requires_grad``, ``grad_fn``."""
 
-    __slots__ = ("data", "requires_grad", "grad", "grad_fn", "label", "_output_index",
-                 "_version", "_base", "_hooks", "_retains_grad", "_lazy_node",
-                 "_lazy_shape", "_lazy_dtype", "__weakref__")
+    # Every op makes a Tensor, so making one must be cheap: the attributes every tensor
+    # sets are slots; those that most tensors leave at their default are class
+    # attributes, written to the instance only when they change.
+    __slots__ = ("data", "requires_grad", "grad_fn", "_output_index", "__weakref__",
+                 "__dict__")
+    grad: Tensor | None = None
+    label: str | None = None
+    _base: Tensor | None = None  # for a view: the tensor whose data it shows
+    _hooks: dict | None = None  # a dict once a hook is registered
+    _retains_grad = False
+    _lazy_node: Node | None = None  # lazy mode: the node that will compute it
+    _lazy_shape: tuple = ()
+    _lazy_dtype: Any = None
+    # the version counter: in-place writes so far, and the clock at the last one
+    # (function.record_write); views and detached copies use their source's counter
+    _writes = 0
+    _stamp = 0
+    _counter_of: Tensor | None = None
 
     __array_priority__ = 1000  # so that ndarray + Tensor gives a Tensor
 
@@ -112,22 +118,18 @@ class Tensor:
     def _init(self, data, requires_grad: bool, grad_fn: Node | None, output_index: int) -> None:
         self.data = data
         self.requires_grad = requires_grad
-        self.grad = None
         self.grad_fn = grad_fn
-        self.label = None
         self._output_index = output_index
-        self._version = _Version()
-        self._base = None
-        self._hooks = {}
-        self._retains_grad = False
-        self._lazy_node = None
 
     @classmethod
     def _make(cls, data, requires_grad: bool = False, grad_fn: Node | None = None,
               output_index: int = 0) -> Tensor:
         """Wrap an array without any checks or copies (the engine's fast path)."""
         t = object.__new__(cls)
-        t._init(data, requires_grad, grad_fn, output_index)
+        t.data = data  # _init's lines, repeated: this runs for every op
+        t.requires_grad = requires_grad
+        t.grad_fn = grad_fn
+        t._output_index = output_index
         return t
 
     # --- attributes ---------------------------------------------------------------------
@@ -162,6 +164,14 @@ class Tensor:
     @property
     def is_realized(self) -> bool:
         return self.data is not None
+
+    @property
+    def _version(self) -> int:
+        """How many times this tensor's data (or a view of it) was modified in place."""
+        return self._counter()._writes
+
+    def _counter(self) -> Tensor:
+        return self if self._counter_of is None else self._counter_of
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad and self.dtype.kind not in "fc":
@@ -204,7 +214,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same data (shared, like PyTorch), without history."""
         t = Tensor._make(self.numpy())
-        t._version, t.label = self._version, self.label
+        t._counter_of, t.label = self._counter(), self.label
         return t
 
     def clone(self) -> Tensor:
@@ -245,6 +255,8 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("register_hook: cannot register a hook on a tensor that "
                                "does not require grad")
+        if self._hooks is None:
+            self._hooks = {}
         key = len(self._hooks) and max(self._hooks) + 1
         self._hooks[key] = hook
         return RemovableHandle(self._hooks, key)
@@ -325,7 +337,7 @@ class Tensor:
                 f"in-place: cannot write into this tensor (shape {self.shape}): {error}. "
                 "Views made by expand() or unfold() are read-only; clone() first."
             ) from error
-        self._version.value += 1
+        record_write(self)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._modify(SetItem, value, _index(index))
