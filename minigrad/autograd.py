@@ -189,7 +189,7 @@ def _run_backward(node: Node, grad_outputs: list, report: bool) -> tuple[tuple, 
     """Call one node's backward and check what it returns: the gradient per input and,
     unless ``report``, per input whether that array is new (made by this backward and
     given to no one else), which lets the engine reuse it."""
-    ctx = node.ctx
+    ctx = node  # a node is its Function's ctx
     if ctx._released:
         raise RuntimeError(
             f"backward: trying to backward through {node.describe()} a second time, but "

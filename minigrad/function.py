@@ -112,9 +112,11 @@ FunctionCtx = Context
 _NO_EDGE = (None, 0)
 
 
-class Node:
+class Node(Context):
     """One recorded application of a Function: what ``tensor.grad_fn`` returns and
-    what the widgets draw.
+    what the widgets draw. A node is also the ``ctx`` its Function's forward and
+    backward receive (as in PyTorch, where ``grad_fn`` is the ctx), so
+    ``y.grad_fn.saved_tensors`` and ``y.grad_fn.ctx.saved_tensors`` are the same.
 
     ``args`` are the positional forward arguments (Tensors and constants) and
     ``inputs`` the Tensors among them; ``next_functions`` has, per positional input,
@@ -123,15 +125,15 @@ class Node:
     """
 
     __slots__ = (
-        "id", "function", "ctx", "args", "group", "next_functions", "_outputs",
-        "output_meta", "_freed", "_pending", "_trace", "_saved_at", "__weakref__",
+        "id", "function", "args", "group", "next_functions", "_outputs", "output_meta",
+        "_freed", "_pending", "_trace", "_saved_at",
     )
 
-    def __init__(self, function: type[Function], ctx: Context, args: tuple) -> None:
+    def __init__(self, function: type[Function], args: tuple,
+                 needs_input_grad: tuple[bool, ...]) -> None:
         self.id = self._saved_at = next(_clock)
         self.function = function
-        self.ctx = ctx
-        ctx._function_name = function.oper  # for its error messages
+        self.needs_input_grad = needs_input_grad
         self.args = args
         self.group = state.group
         self.next_functions = tuple([(a.grad_fn, a._output_index) if isinstance(a, Tensor)
@@ -144,6 +146,15 @@ class Node:
 
     @property
     def name(self) -> str:
+        return self.function.oper
+
+    @property
+    def ctx(self) -> Node:
+        """The Function's context: the node itself."""
+        return self
+
+    @property
+    def _function_name(self) -> str:  # what Context's messages call it
         return self.function.oper
 
     @property
@@ -163,7 +174,7 @@ class Node:
 
     @property
     def released(self) -> bool:
-        return self.ctx._released
+        return self._released
 
     @property
     def freed(self) -> bool:
@@ -180,9 +191,8 @@ class Node:
         references to intermediate inputs (results of other nodes), so that their memory
         can go as it does in PyTorch. Leaves and constants stay; so do the graph's edges,
         and the shapes and dtypes of the inputs (``input_shape_dtype``)."""
-        ctx = self.ctx
-        if ctx._saved:
-            ctx.release()
+        if self._saved:
+            self.release()
         if not self._freed:
             self._freed = True
             for parent, _ in self.next_functions:
@@ -287,17 +297,18 @@ class Function:
             else:
                 arrays.append(a)
                 needs_input_grad.append(False)
-        record = cls.differentiable and state.grad_enabled and True in needs_input_grad
-        ctx = Context()
-        ctx.needs_input_grad = tuple(needs_input_grad) if record else (False,) * len(args)
+        if cls.differentiable and state.grad_enabled and True in needs_input_grad:
+            node = ctx = Node(cls, args, tuple(needs_input_grad))  # the node is the ctx
+        else:
+            node, ctx = None, Context()
+            ctx.needs_input_grad = (False,) * len(args)
         outputs = _run_forward(cls, ctx, arrays, kwargs, args)
         if type(outputs) is not np.ndarray or ctx._non_differentiable:
-            return _wrap_outputs(cls, ctx, args, arrays, outputs, record)
-        result = Tensor._make(outputs, record)
+            return _wrap_outputs(cls, ctx, node, args, arrays, outputs)
+        result = Tensor._make(outputs, node is not None, node)
         if cls.view:
             _maybe_share_version(result, args, arrays)
-        if record:
-            node = result.grad_fn = Node(cls, ctx, args)
+        if node is not None:
             node._outputs = [weakref.ref(result)]
             node.output_meta = [(outputs.shape, outputs.dtype)]
         return result
@@ -392,13 +403,13 @@ def _as_output_tuple(outputs: Any, ctx: Context) -> tuple[tuple, tuple, bool]:
     return arrays, marked, several
 
 
-def _wrap_outputs(cls: type[Function], ctx: Context, args: tuple, arrays: list,
-                  outputs: Any, record: bool) -> Any:
-    """Tensors for a forward's outputs (one or several; arrays or NumPy scalars); when
-    ``record``, a Node that made them."""
+def _wrap_outputs(cls: type[Function], ctx: Context, node: Node | None, args: tuple,
+                  arrays: list, outputs: Any) -> Any:
+    """Tensors for a forward's outputs (one or several; arrays or NumPy scalars), made
+    by ``node`` (None when nothing is recorded)."""
     outputs, marked, several = _as_output_tuple(outputs, ctx)
-    node = Node(cls, ctx, args) if record else None
-    results = [Tensor._make(out, record and not marked[i], None if marked[i] else node, i)
+    results = [Tensor._make(out, node is not None and not marked[i],
+                            None if marked[i] else node, i)
                for i, out in enumerate(outputs)]
     if cls.view:
         _maybe_share_version(results[0], args, arrays)
@@ -419,7 +430,7 @@ def _maybe_share_version(result: Any, args: tuple, arrays: list) -> None:
 
 def check_saved_versions(node: Node) -> None:
     """Raise if an array saved by ``node`` was modified in place after it was saved."""
-    for position, array in enumerate(node.ctx._saved):
+    for position, array in enumerate(node._saved):
         owner = _owner_of(node, array)
         if owner is not None and owner._counter()._stamp > node._saved_at:
             error = RuntimeError(
@@ -450,8 +461,6 @@ def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     """Lazy mode: record the op with its result's shape and dtype; compute later."""
     needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     record = cls.differentiable and state.grad_enabled and True in needs_input_grad
-    ctx = Context()
-    ctx.needs_input_grad = needs_input_grad if record else (False,) * len(args)
     try:
         shape = cls.output_shape(*args, **kwargs)
         dtype = cls.output_dtype(*args, **kwargs)
@@ -462,7 +471,7 @@ def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     several = len(shape) > 0 and isinstance(shape[0], tuple)
     shapes = shape if several else (shape,)
     dtypes = dtype if isinstance(dtype, tuple) else (dtype,) * len(shapes)
-    node = Node(cls, ctx, args)
+    node = Node(cls, args, needs_input_grad if record else (False,) * len(args))
     node._pending = kwargs
     results = []
     for index, (s, d) in enumerate(zip(shapes, dtypes)):
@@ -477,7 +486,7 @@ def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
 
 def realize_node(node: Node) -> None:
     """Run the forward that lazy mode deferred; its inputs are already realized."""
-    cls, ctx, args = node.function, node.ctx, node.args
+    cls, ctx, args = node.function, node, node.args
     arrays = tuple(a.data if isinstance(a, Tensor) else a for a in args)
     previous, state.group = state.group, node.group  # errors name the group it was made in
     try:
