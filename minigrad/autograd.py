@@ -108,20 +108,25 @@ def backward_steps(tensor: Tensor, gradient=None,
     return _backward(tensor, gradient, retain_graph, report=True)
 
 
+# Reusing a gradient array instead of copying it pays only for big arrays; for small ones
+# the check costs more than the copy it saves.
+_REUSE_MIN_SIZE = 4096
+
+
 def _backward(tensor: Tensor, gradient, retain_graph: bool,
               report: bool) -> Iterator[BackwardStep]:
     """The one implementation of backward. With ``report`` each step is yielded, and
-    every array it shows stays as it was shown. Without, the engine may reuse arrays
-    that nobody else holds: a gradient that a backward made is added to in place, or
-    becomes a leaf's ``.grad`` without a copy (PyTorch does the same)."""
+    every array it shows stays as it was shown. Without, the engine may reuse big
+    arrays that nobody else holds: a gradient that a backward made is added to in place,
+    or becomes a leaf's ``.grad`` without a copy (PyTorch does the same)."""
     seed = _seed_gradient(tensor, gradient)
     if tensor.grad_fn is None:  # backward of a leaf: its gradient is the seed itself
         _accumulate_into_leaf(tensor, seed, owned=False)
         return
     root = tensor.grad_fn
-    pending: dict[Node, list] = {root: [None] * len(root.output_meta)}
+    pending: dict[Node, list] = {root: [None] * len(root._outputs)}
     pending[root][tensor._output_index] = seed
-    owned: set[int] = set()  # ids of the pending arrays this pass may add to in place
+    owned: set[int] = set()  # ids of the pending sums that only this pass holds
     for node in _grad_graph(root):
         grad_outputs = pending.pop(node, None)
         if grad_outputs is None:
@@ -129,18 +134,20 @@ def _backward(tensor: Tensor, gradient, retain_graph: bool,
         if owned:
             for grad in grad_outputs:  # handed on now: no longer the pass's own
                 owned.discard(id(grad))
-        grad_inputs, fresh = _run_backward(node, grad_outputs, report)
+        grad_inputs = _run_backward(node, grad_outputs)
         for position, grad in enumerate(grad_inputs):
             if grad is None:
                 continue
-            mine = not report and fresh[position] and id(grad) not in owned
+            mine = not report and grad.size >= _REUSE_MIN_SIZE \
+                and _is_new(grad, position, node, grad_outputs, grad_inputs) \
+                and id(grad) not in owned
             parent, index = node.next_functions[position]
             if parent is None:
                 _accumulate_into_leaf(node.args[position], grad, owned=mine)
                 continue
             slots = pending.get(parent)
             if slots is None:
-                slots = pending[parent] = [None] * len(parent.output_meta)
+                slots = pending[parent] = [None] * len(parent._outputs)
             current = slots[index]
             if current is None:
                 slots[index] = grad
@@ -149,13 +156,27 @@ def _backward(tensor: Tensor, gradient, retain_graph: bool,
             elif id(current) in owned:
                 current += grad  # a sum only this pass holds: add in place
             else:
-                slots[index] = current + grad
-                if not report:
-                    owned.add(id(slots[index]))
+                slots[index] = current = current + grad
+                if not report and current.size >= _REUSE_MIN_SIZE:
+                    owned.add(id(current))
         if report:
             yield BackwardStep(node, tuple(grad_outputs), grad_inputs)
         if not retain_graph:
             node.free()  # after the step is seen, so a stepper can still show the node
+
+
+def _is_new(grad: np.ndarray, position: int, node: Node, grad_outputs: list,
+            grad_inputs: tuple) -> bool:
+    """Did ``node``'s backward make ``grad`` for this input alone? Not if it is a view,
+    the gradient it received (``Add`` passes that on), an array it saved, or an array
+    it also returned for an earlier input."""
+    if grad.base is not None:
+        return False
+    for others in (grad_outputs, node._saved or (), grad_inputs[:position]):
+        for other in others:
+            if other is grad:
+                return False
+    return True
 
 
 def _seed_gradient(tensor: Tensor, gradient) -> np.ndarray:
@@ -185,12 +206,10 @@ def _seed_gradient(tensor: Tensor, gradient) -> np.ndarray:
     return gradient
 
 
-def _run_backward(node: Node, grad_outputs: list, report: bool) -> tuple[tuple, list | None]:
-    """Call one node's backward and check what it returns: the gradient per input and,
-    unless ``report``, per input whether that array is new (made by this backward and
-    given to no one else), which lets the engine reuse it."""
-    ctx = node  # a node is its Function's ctx
-    if ctx._released:
+def _run_backward(node: Node, grad_outputs: list) -> tuple:
+    """Call one node's backward and check what it returns: one gradient per input, with
+    that input's shape and dtype (None where no gradient is needed)."""
+    if node._released:
         raise RuntimeError(
             f"backward: trying to backward through {node.describe()} a second time, but "
             "its saved tensors were released after the first backward. Call the first "
@@ -201,13 +220,13 @@ def _run_backward(node: Node, grad_outputs: list, report: bool) -> tuple[tuple, 
         if output is not None and grad_outputs[index] is not None \
                 and (output._hooks or output._retains_grad):
             grad_outputs[index] = _hooked(output, grad_outputs[index], retain=True)
-    if ctx.materialize_grads and len(grad_outputs) > 1:
+    if len(grad_outputs) > 1 and node.materialize_grads:
         for index, (shape, dtype) in enumerate(node.output_meta):
             if grad_outputs[index] is None:
                 grad_outputs[index] = np.zeros(shape, dtype=dtype)
-    if state.last_write > node._saved_at and ctx._saved:  # an in-place write since forward
+    if state.last_write > node._saved_at and node._saved:  # an in-place write since forward
         check_saved_versions(node)
-    grads = node.function.backward(ctx, *grad_outputs)
+    grads = node.function.backward(node, *grad_outputs)  # a node is its Function's ctx
     if type(grads) is not tuple:
         grads = (grads,)
     args = node.args
@@ -217,46 +236,26 @@ def _run_backward(node: Node, grad_outputs: list, report: bool) -> tuple[tuple, 
             f"forward received {len(args)} positional input(s). Return one gradient "
             "per input, in order (None for inputs that need none)."
         )
-    fitted, fresh = [], None if report else []
-    needs_input_grad = ctx.needs_input_grad
+    fitted = []
+    needs_input_grad = node.needs_input_grad
     for position, grad in enumerate(grads):
         if grad is None or not needs_input_grad[position]:
             fitted.append(None)
-            if fresh is not None:
-                fresh.append(False)
             continue
         if type(grad) is not np.ndarray:
             grad = np.asarray(grad)
         arg = args[position]
         shape, dtype = (arg.data.shape, arg.data.dtype) if arg is not None \
             else node.input_shape_dtype(position)
-        new = fresh is not None and _is_new(grad, grad_outputs, ctx._saved, fitted)
         if grad.shape != shape:
             grad = _sum_to_shape(grad, shape, node, position)
-            new = new or (fresh is not None and grad.base is None)
         if grad.dtype != dtype:
             grad = grad.astype(dtype)
-            new = fresh is not None
         if state.anomaly:
             _check_finite(grad, f"the backward of {node.describe()} (gradient for input "
                                 f"{position})", args, node._trace)
         fitted.append(grad)
-        if fresh is not None:
-            fresh.append(new)
-    return tuple(fitted), fresh
-
-
-def _is_new(grad: np.ndarray, grad_outputs: list, saved: tuple, earlier: list) -> bool:
-    """Did a backward make ``grad`` itself, for this input alone? Not if it is a view,
-    the gradient it received (``Add`` passes that on), an array it saved, or an array
-    it also returned for an earlier input."""
-    if grad.base is not None:
-        return False
-    for others in (grad_outputs, saved, earlier):
-        for other in others:
-            if other is grad:
-                return False
-    return True
+    return tuple(fitted)
 
 
 def _sum_to_shape(grad: np.ndarray, shape: tuple, node: Node, position: int) -> np.ndarray:

@@ -195,11 +195,8 @@ class Node(Context):
             self.release()
         if not self._freed:
             self._freed = True
-            for parent, _ in self.next_functions:
-                if parent is not None:  # there is an intermediate input to let go of
-                    self.args = tuple([None if parent is not None else a for a, (parent, _)
-                                       in zip(self.args, self.next_functions)])
-                    break
+            self.args = tuple([None if parent is not None else a
+                               for a, (parent, _) in zip(self.args, self.next_functions)])
 
     def input_shape_dtype(self, position: int) -> tuple:
         """Shape and dtype of positional input ``position``, also after ``free()``."""
