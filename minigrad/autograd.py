@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from .errors import ShapeError
+from . import function
 from .function import Node, _check_finite, check_saved_versions, realize_node
 from .state import state
 
@@ -296,12 +297,10 @@ def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray, owned: bool) -> None:
 
 
 def _add_to_grad(tensor: Tensor, grad: np.ndarray, owned: bool = False) -> None:
-    from .tensor import Tensor
-
     if tensor.grad is None:
         if not (owned and grad.dtype == tensor.dtype):
             grad = np.array(grad, dtype=tensor.dtype)  # the array may be used elsewhere too
-        tensor.grad = Tensor._make(grad)
+        tensor.grad = function.Tensor._make(grad)
     elif tensor.grad.data.flags.writeable and tensor.grad.shape == grad.shape:
         tensor.grad.data += grad
     else:

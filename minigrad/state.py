@@ -22,7 +22,7 @@ class _State:
     """The flags themselves. Read them as ``state.grad_enabled`` etc.; change them
     with the context managers below."""
 
-    __slots__ = ("grad_enabled", "lazy", "group", "anomaly", "rng", "last_write")
+    __slots__ = ("grad_enabled", "lazy", "group", "anomaly", "rng", "last_write", "module")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -30,7 +30,8 @@ class _State:
         self.group: str | None = None
         self.anomaly = False
         self.rng = np.random.default_rng()
-        self.last_write = 0  # when the latest in-place write happened (function.Version)
+        self.last_write = 0  # when the latest in-place write happened (function.record_write)
+        self.module = None  # the nn.Module whose forward is running (nn/module.py)
 
 
 state = _State()

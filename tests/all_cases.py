@@ -6,5 +6,6 @@ from __future__ import annotations
 from op_cases import CASES as ENGINE_CASES
 from op_cases_activation_loss import CASES as ACTIVATION_LOSS_CASES
 from op_cases_convolution import CASES as CONVOLUTION_CASES
+from op_cases_linear_attention import CASES as LINEAR_ATTENTION_CASES
 
-CASES = ENGINE_CASES + ACTIVATION_LOSS_CASES + CONVOLUTION_CASES
+CASES = ENGINE_CASES + ACTIVATION_LOSS_CASES + CONVOLUTION_CASES + LINEAR_ATTENTION_CASES

@@ -6,6 +6,7 @@ accuracy of erf, and that none of them loops over elements in Python."""
 from __future__ import annotations
 
 import math
+import gc
 import sys
 
 import numpy as np
@@ -349,11 +350,14 @@ def python_calls(fn) -> int:
         nonlocal calls
         calls += event in ("call", "c_call")
 
+    gc.collect()
+    gc.disable()  # a collection could run finalizers of other tests' objects in between
     sys.setprofile(count)
     try:
         fn()
     finally:
         sys.setprofile(None)
+        gc.enable()
     return calls
 
 

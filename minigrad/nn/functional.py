@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ops.activation import GELU, LogSoftmax, Softmax
 from ..ops.convolution import AvgPool2d, Conv2d, MaxPool2d
+from ..ops.matmul import Linear
 from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from ..ops.normalization import LayerNorm
 from ..ops.reduce import normalize_dims
@@ -111,7 +112,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"{tuple(weight.shape)}: the input's last size must be in_features = "
             f"{weight.shape[-1]}"
         )
-    output = input @ weight.T
+    if weight.ndim == 2:
+        return Linear.apply(input, weight, bias)  # one Function (ops/matmul.py)
+    output = input @ weight.T  # a 1-D weight: one output feature, as in PyTorch
     return output + bias if bias is not None else output
 
 

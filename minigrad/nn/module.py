@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from ..state import group, no_grad, state
+from ..state import no_grad, state
 from ..tensor import Tensor, as_dtype
 
 
@@ -82,7 +82,6 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_name", None)  # set by the parent while it runs
 
     # --- registration ---------------------------------------------------------------------
 
@@ -179,22 +178,34 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward(); define one")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # Each sub-module learns its path relative to this module (through containers
-        # such as ModuleList, which are never called themselves), so that when it runs,
-        # its group nests inside ours: "encoder" + "layers.0" -> "encoder.layers.0".
-        descendants = [(module, path) for path, module
-                       in self.named_modules(remove_duplicate=False) if path]
-        previous = [(module, module._name) for module, _ in descendants]
-        for module, path in descendants:
-            object.__setattr__(module, "_name", path)
+        # The module runs inside a group named by its path below the module that called
+        # it (through containers such as ModuleList, which are never called themselves),
+        # nested in that module's group: "encoder" + "layers.0" -> "encoder.layers.0".
+        # The outermost module called opens no group of its own.
+        caller, outer_group = state.module, state.group
+        path = caller._path_of(self) if caller is not None else None
+        state.module = self
+        if path is not None:
+            state.group = path if outer_group is None else f"{outer_group}.{path}"
         try:
-            if self._name is None:
-                return self._forward_naming_errors(args, kwargs)
-            with group(self._name):
-                return self._forward_naming_errors(args, kwargs)
+            return self._forward_naming_errors(args, kwargs)
         finally:
-            for module, name in reversed(previous):
-                object.__setattr__(module, "_name", name)
+            state.module, state.group = caller, outer_group
+
+    def _path_of(self, descendant: Module) -> str | None:
+        """``descendant``'s path below this module (``fc1``, ``layers.0``), searched one
+        level at a time (a direct child is found at once); None if it is not below."""
+        level = [("", self)]
+        while level:
+            deeper = []
+            for prefix, module in level:
+                for name, child in module._modules.items():
+                    if child is descendant:
+                        return prefix + name
+                    if child is not None and child._modules:
+                        deeper.append((f"{prefix}{name}.", child))
+            level = deeper
+        return None
 
     def _forward_naming_errors(self, args: tuple, kwargs: dict) -> Any:
         """``forward``; an error from inside it (a functional, an op, the user's own code)

@@ -6,7 +6,7 @@ from .elementwise import (Abs, Add, Cast, Clamp, Compare, Cos, Div, Exp, Log, Ma
                           Minimum, Mul, Neg, Pow, ReLU, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
 from .indexing import Gather, GetItem, SetItem
 from .loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
-from .matmul import MatMul
+from .matmul import Linear, MatMul
 from .movement import (Cat, Clone, Expand, Pad, Permute, Repeat, Reshape, Roll, Stack, Unbind,
                        Unfold)
 from .normalization import LayerNorm
@@ -15,8 +15,8 @@ from .reduce import ArgMax, ArgMin, LogSumExp, Max, Mean, Min, Sum, Var
 __all__ = [
     "Abs", "Add", "ArgMax", "ArgMin", "AvgPool2d", "BinaryCrossEntropy",
     "BinaryCrossEntropyWithLogits", "Cast", "Cat", "Clamp", "Clone", "Compare", "Conv2d", "Cos",
-    "CrossEntropy", "Div", "Exp", "Expand", "GELU", "Gather", "GetItem", "LayerNorm", "Log",
-    "LogSoftmax", "LogSumExp", "MatMul", "Max", "MaxPool2d", "Maximum", "Mean", "Min",
+    "CrossEntropy", "Div", "Exp", "Expand", "GELU", "Gather", "GetItem", "LayerNorm", "Linear",
+    "Log", "LogSoftmax", "LogSumExp", "MatMul", "Max", "MaxPool2d", "Maximum", "Mean", "Min",
     "Minimum", "Mul", "Neg", "Pad", "Permute", "Pow", "ReLU", "Repeat", "Reshape", "Roll",
     "SetItem", "Sigmoid", "Sin", "Softmax", "Sqrt", "Stack", "Sub", "Sum", "Tanh", "Unbind",
     "Unfold", "Var", "Where",

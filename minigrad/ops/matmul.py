@@ -66,3 +66,38 @@ class MatMul(Function):
         if grad_b is not None and b.ndim == 1:
             grad_b = grad_b.reshape(grad_b.shape[:-2] + b.shape)
         return grad_a, grad_b
+
+
+class Linear(Function):
+    """f(x, W, b) = x W^T + b, with W of shape (out, in) (``nn.Linear``; PyTorch's addmm):
+    df/dx = G W,  df/dW = G^T x,  df/db = G summed over every dim but the last.
+    One Function instead of transpose, matmul and add: one graph node, and each
+    gradient is one BLAS call, already of the weight's shape (no batched products to
+    sum, no transposed copy)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        ctx.save_for_backward(x, weight)
+        # leading dims flattened: one matrix product, whatever the batch shape
+        out = np.matmul(x.reshape(-1, x.shape[-1]), weight.T)
+        out = out.reshape(x.shape[:-1] + (weight.shape[0],))
+        if bias is None:
+            return out
+        if out.dtype == np.result_type(out, bias):
+            out += bias  # out is new: add in place, no second array
+            return out
+        return out + bias
+
+    @staticmethod
+    def output_shape(x, weight, bias=None):
+        return tuple(x.shape[:-1]) + (weight.shape[0],)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        needs_x, needs_weight, needs_bias = ctx.needs_input_grad
+        grad_2d = grad_output.reshape(-1, weight.shape[0])
+        grad_x = np.matmul(grad_2d, weight).reshape(x.shape) if needs_x else None
+        grad_weight = np.matmul(grad_2d.T, x.reshape(-1, x.shape[-1])) if needs_weight else None
+        grad_bias = grad_2d.sum(axis=0) if needs_bias else None
+        return grad_x, grad_weight, grad_bias

@@ -57,7 +57,7 @@ class Adam(Optimizer):
                 )
 
     def update_param(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any],
-                     group: dict[str, Any]) -> np.ndarray:
+                     group: dict[str, Any]) -> None:
         # Python floats, so that float32 arithmetic stays float32
         lr, eps = float(group["lr"]), float(group["eps"])
         weight_decay = float(group["weight_decay"])
@@ -75,21 +75,27 @@ class Adam(Optimizer):
 
         if weight_decay != 0:
             if group["decoupled_weight_decay"]:
-                param = param * (1 - lr * weight_decay)
+                param *= 1 - lr * weight_decay
             else:
                 grad = grad + weight_decay * param
-        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
-        state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad
-        second_moment = state["exp_avg_sq"]
+        # the running averages are updated in place: m <- beta1 m + (1 - beta1) g, ...
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg *= beta1
+        exp_avg += (1 - beta1) * grad
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * grad * grad
+        second_moment = exp_avg_sq
         if group["amsgrad"]:
-            state["max_exp_avg_sq"] = np.maximum(state["max_exp_avg_sq"], second_moment)
+            np.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
             second_moment = state["max_exp_avg_sq"]
 
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
         step_size = lr / bias_correction1
-        denominator = np.sqrt(second_moment) / math.sqrt(bias_correction2) + eps
-        return param - step_size * state["exp_avg"] / denominator
+        denominator = np.sqrt(second_moment)
+        denominator /= math.sqrt(bias_correction2)
+        denominator += eps
+        param -= step_size * exp_avg / denominator
 
 
 class AdamW(Adam):

@@ -16,11 +16,13 @@ taken from the optimizer's defaults:
 
 What an optimizer remembers between steps (Adam's running averages, SGD's momentum) is in
 ``optimizer.state[param]``, a dict per parameter. ``step()`` skips parameters whose
-``grad`` is None, and changes parameters in place (``Tensor._write``), outside the graph.
+``grad`` is None, and changes parameters in place, outside the graph (their version
+counter moves on, as in PyTorch).
 
 A subclass (SGD, Adam) only says how one parameter moves: ``update_param(param, grad,
-state, group)`` gets NumPy arrays and returns the new values. A subclass may also check
-its options in ``check_options(group)``; it runs for the defaults and for every group.
+state, group)`` gets NumPy arrays and updates ``param``, the parameter's own array, in
+place (``param -= lr * grad``: no new array per step). A subclass may also check its
+options in ``check_options(group)``; it runs for the defaults and for every group.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..function import record_write
 from ..state import enable_grad
 from ..tensor import Tensor
 
@@ -88,8 +91,9 @@ class Optimizer:
         """Raise ValueError for an option out of range (a subclass checks its own)."""
 
     def update_param(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any],
-                     group: dict[str, Any]) -> np.ndarray:
-        """The new values of one parameter (do not modify ``param`` itself)."""
+                     group: dict[str, Any]) -> None:
+        """Move one parameter: change ``param`` (its own array) in place; ``grad`` is
+        read only."""
         raise NotImplementedError(f"{type(self).__name__} must define update_param (or step)")
 
     # --- parameter groups ---------------------------------------------------------------
@@ -183,8 +187,8 @@ class Optimizer:
                     continue
                 # state and new values keep the parameter's dtype (float32 stays float32)
                 grad = param.grad.numpy().astype(param.dtype, copy=False)
-                new_values = self.update_param(param.numpy(), grad, self.state[param], group)
-                param._write(new_values)
+                self.update_param(param.numpy(), grad, self.state[param], group)
+                record_write(param)
         return loss
 
     # --- saving and loading -------------------------------------------------------------

@@ -45,7 +45,7 @@ class SGD(Optimizer):
             )
 
     def update_param(self, param: np.ndarray, grad: np.ndarray, state: dict[str, Any],
-                     group: dict[str, Any]) -> np.ndarray:
+                     group: dict[str, Any]) -> None:
         # Python floats, so that float32 arithmetic stays float32
         lr, momentum = float(group["lr"]), float(group["momentum"])
         dampening, weight_decay = float(group["dampening"]), float(group["weight_decay"])
@@ -55,9 +55,10 @@ class SGD(Optimizer):
             grad = grad + weight_decay * param
         if momentum != 0:
             if "momentum_buffer" not in state:
-                buffer = grad.copy()  # the first step takes the gradient as it is
+                state["momentum_buffer"] = buffer = grad.copy()  # the first step: g as it is
             else:
-                buffer = momentum * state["momentum_buffer"] + (1 - dampening) * grad
-            state["momentum_buffer"] = buffer
+                buffer = state["momentum_buffer"]
+                buffer *= momentum
+                buffer += (1 - dampening) * grad
             grad = grad + momentum * buffer if group["nesterov"] else buffer
-        return param - lr * grad
+        param -= lr * grad
