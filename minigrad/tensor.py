@@ -189,11 +189,12 @@ class Tensor:
 
     def realize(self) -> Tensor:
         """Compute this tensor (and what it depends on) if lazy mode deferred it."""
-        autograd.realize(self)
+        if self._lazy_node is not None:
+            autograd.realize(self)
         return self
 
     def numpy(self) -> np.ndarray:
-        return self.realize().data
+        return self.data if self._lazy_node is None else self.realize().data
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         array = self.numpy()

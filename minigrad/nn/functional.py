@@ -407,6 +407,8 @@ def _class_targets(input: Tensor, target: Any, who: str,
             f"shape without its class dim {class_dim} (C = {classes} classes); check that "
             "input and target hold the same batch"
         )
+    if labels.size == 0 or 0 <= labels.min() and labels.max() < classes:
+        return labels  # all in range (the usual case: two reductions, no masks)
     wrong = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
     if wrong.any():
         raise _error(

@@ -96,27 +96,35 @@ class Module:
         if isinstance(value, (Parameter, Module)):
             self._check_initialized(name)
             self._forget(name)
-            where = self._parameters if isinstance(value, Parameter) else self._modules
-            where[name] = value
+            self._set_member(self._parameters if isinstance(value, Parameter) else self._modules,
+                             name, value)
         elif name in self.__dict__.get("_parameters", {}):
             if value is not None:
                 raise TypeError(
                     f"cannot assign a {type(value).__name__} to parameter {name!r} of "
                     f"{type(self).__name__}: use nn.Parameter(...) or None"
                 )
-            self._parameters[name] = None
+            self._set_member(self._parameters, name, None)
         elif name in self.__dict__.get("_modules", {}):
             if value is not None:
                 raise TypeError(f"cannot assign a {type(value).__name__} to sub-module "
                                 f"{name!r} of {type(self).__name__}: use a Module or None")
-            self._modules[name] = None
+            self._set_member(self._modules, name, None)
         elif name in self.__dict__.get("_buffers", {}):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign a {type(value).__name__} to buffer "
                                 f"{name!r} of {type(self).__name__}: use a Tensor or None")
-            self._buffers[name] = value
+            self._set_member(self._buffers, name, value)
         else:
             object.__setattr__(self, name, value)
+
+    def _set_member(self, registry: dict, name: str, value: Any) -> None:
+        """Register a parameter, buffer or sub-module. The registry is what counts; the
+        value is also kept as a plain attribute (unless the class has that name, like
+        ModuleDict.keys), so ``self.weight`` is found at once, without __getattr__."""
+        registry[name] = value
+        if not hasattr(type(self), name):
+            self.__dict__[name] = value
 
     def _forget(self, name: str) -> None:
         for where in (self.__dict__, self._parameters, self._modules, self._buffers):
@@ -125,8 +133,9 @@ class Module:
 
     def __getattr__(self, name: str) -> Any:
         # only called when normal lookup fails: parameters, buffers and modules live in dicts
-        for where in ("_parameters", "_buffers", "_modules"):
-            registry = self.__dict__.get(where)
+        registries = self.__dict__
+        for where in ("_parameters", "_modules", "_buffers"):
+            registry = registries.get(where)
             if registry is not None and name in registry:
                 return registry[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -135,6 +144,7 @@ class Module:
         for where in (self._parameters, self._buffers, self._modules):
             if name in where:
                 del where[name]
+                self.__dict__.pop(name, None)
                 self._non_persistent_buffers.discard(name)
                 return
         object.__delattr__(self, name)
@@ -149,7 +159,7 @@ class Module:
                             f"{type(param).__name__}")
         self._check_initialized(name)
         self._forget(name)
-        self._parameters[name] = param
+        self._set_member(self._parameters, name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """A tensor that belongs to the module's state but is not trained (running
@@ -159,7 +169,7 @@ class Module:
                             f"{type(tensor).__name__}")
         self._check_initialized(name)
         self._forget(name)
-        self._buffers[name] = tensor
+        self._set_member(self._buffers, name, tensor)
         if not persistent:
             self._non_persistent_buffers.add(name)
 
@@ -168,7 +178,7 @@ class Module:
             raise TypeError(f"add_module: {name!r} must be a Module, got {type(module).__name__}")
         self._check_initialized(name)
         self._forget(name)
-        self._modules[name] = module
+        self._set_member(self._modules, name, module)
 
     register_module = add_module
 
@@ -535,7 +545,7 @@ class ModuleDict(Module):
         self.add_module(name, module)
 
     def __delitem__(self, name: str) -> None:
-        del self._modules[name]
+        delattr(self, name) if name in self._modules else self._modules.pop(name)
 
     def __contains__(self, name: str) -> bool:
         return name in self._modules

@@ -23,8 +23,9 @@ def _reduce(loss: np.ndarray, reduction: str, count: int, dtype: np.dtype) -> np
         return loss.astype(dtype, copy=False)
     total = np.sum(loss)
     if reduction == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):  # nothing to average: NaN
-            total = total / count
+        if count == 0:  # nothing to average: NaN, as in PyTorch
+            return np.asarray(np.nan, dtype=dtype)
+        total = total / count
     return np.asarray(total, dtype=dtype)
 
 
@@ -70,14 +71,18 @@ class CrossEntropy(_Loss):
             return _reduce(loss, reduction, ctx.count, input.dtype)
         # class indices: target has the input's shape without the class dim
         keep = target != ignore_index
-        index = np.expand_dims(np.where(keep, target, 0), axis)
-        picked = np.take_along_axis(log_p, index, axis=axis).squeeze(axis)
+        if keep.all():
+            keep = None  # the usual case: nothing ignored, no masks needed
+        else:
+            target = np.where(keep, target, 0)  # any valid class; those losses are masked
+        picked = _at_target(log_p, target, axis)
         loss = -(1 - label_smoothing) * picked
         if label_smoothing:
             loss = loss - label_smoothing / classes * np.sum(log_p, axis=axis)
-        loss = np.where(keep, loss, 0)
-        ctx.count = int(np.count_nonzero(keep))
-        ctx.save_for_backward(log_p, index, keep)
+        if keep is not None:
+            loss = np.where(keep, loss, 0)
+        ctx.count = loss.size if keep is None else int(np.count_nonzero(keep))
+        ctx.save_for_backward(log_p, target, keep)
         return _reduce(loss, reduction, ctx.count, input.dtype)
 
     @staticmethod
@@ -94,14 +99,17 @@ class CrossEntropy(_Loss):
             if ctx.needs_input_grad[1]:
                 grad_target = -log_p * (1 - ctx.smoothing) * scale
             return grad_input, grad_target, None, None, None
-        log_p, index, keep = ctx.saved_tensors
+        log_p, target, keep = ctx.saved_tensors
         classes = log_p.shape[axis]
-        shape = [1] * log_p.ndim
-        shape[axis] = classes
-        onehot = (np.arange(classes).reshape(shape) == index).astype(log_p.dtype)
-        grad = np.exp(log_p) - (1 - ctx.smoothing) * onehot - ctx.smoothing / classes
+        grad = np.exp(log_p)  # softmax
+        if ctx.smoothing:
+            grad -= ctx.smoothing / classes
+        _subtract_at_target(grad, target, axis, 1 - ctx.smoothing)  # - (1 - eps) onehot
+        if keep is not None:
+            scale = scale * np.expand_dims(keep, axis)  # ignored positions get nothing
+        grad *= scale
         # nothing for the class indices, ignore_index, label_smoothing and reduction
-        return grad * (np.expand_dims(keep, axis) * scale), None, None, None, None
+        return grad, None, None, None, None
 
     @staticmethod
     def output_shape(input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -109,6 +117,25 @@ class CrossEntropy(_Loss):
             return ()
         axis = 1 if len(input.shape) > 1 else 0
         return tuple(s for i, s in enumerate(input.shape) if i != axis)
+
+
+def _at_target(log_p: np.ndarray, target: np.ndarray, axis: int) -> np.ndarray:
+    """``log_p`` at each position's target class: log_p[n, target[n], ...]."""
+    if log_p.ndim == 2:  # (N, C): one fancy index, the usual case
+        return log_p[np.arange(len(target)), target]
+    index = np.expand_dims(target, axis)
+    return np.take_along_axis(log_p, index, axis=axis).squeeze(axis)
+
+
+def _subtract_at_target(grad: np.ndarray, target: np.ndarray, axis: int, value: float) -> None:
+    """grad[n, target[n], ...] -= value, in place (each position has one target)."""
+    if grad.ndim == 2:
+        grad[np.arange(len(target)), target] -= value
+        return
+    shape = [1] * grad.ndim
+    shape[axis] = grad.shape[axis]
+    onehot = np.arange(grad.shape[axis]).reshape(shape) == np.expand_dims(target, axis)
+    grad -= value * onehot
 
 
 # --- binary cross entropy --------------------------------------------------------------------

@@ -185,9 +185,10 @@ class Optimizer:
             for param in group["params"]:
                 if param.grad is None:
                     continue
-                # state and new values keep the parameter's dtype (float32 stays float32)
-                grad = param.grad.numpy().astype(param.dtype, copy=False)
-                self.update_param(param.numpy(), grad, self.state[param], group)
+                values, grad = param.numpy(), param.grad.numpy()
+                if grad.dtype != values.dtype:  # state and updates keep the parameter's dtype
+                    grad = grad.astype(values.dtype)
+                self.update_param(values, grad, self.state[param], group)
                 record_write(param)
         return loss
 
