@@ -316,8 +316,8 @@ def test_the_float32_normal_cdf_is_within_float32_resolution_everywhere():
 
 
 def test_gelu_in_float32_matches_pytorch_within_float32_rounding(torch):
-    grid = np.linspace(-12, 12, 201_000).astype(np.float32).reshape(1000, 201)
-    x, tx = with_grad(grid), torch_with_grad(torch, grid)
+    grid = np.linspace(-12, 12, 201_000).reshape(1000, 201)
+    x, tx = with_grad(grid, np.float32), torch_with_grad(torch, grid, np.float32)
     output = F.gelu(x)
     torch_output = torch.nn.functional.gelu(tx)
     assert output.dtype == np.float32
