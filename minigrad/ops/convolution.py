@@ -150,13 +150,25 @@ class MaxPool2d(Function):
         padding = _symmetric(padding)
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         padded = pad_image(x, padding, lowest)
-        patches = windows(padded, kernel, stride)
-        flat = patches.reshape(patches.shape[:4] + (-1,))  # (N, C, OH, OW, kH * kW)
-        winner = flat.argmax(axis=-1)  # the first maximal element (NumPy, like PyTorch)
+        patches = windows(padded, kernel, stride)  # (N, C, OH, OW, kH, kW), a view
+        # A running maximum over the kernel offsets: kH * kW vectorised steps over the
+        # output (never a loop over windows). winner = the offset i * kW + j of the first
+        # maximal element: a later element wins only if strictly larger. Every step is
+        # branch-free arithmetic (a masked write would cost ten times more).
+        kh, kw = kernel
+        best = patches[..., 0, 0].copy()
+        winner = np.zeros(best.shape, dtype=np.int16 if kh * kw < 2**15 else np.int64)
+        for offset in range(1, kh * kw):
+            candidate = patches[..., offset // kw, offset % kw]
+            larger = candidate > best
+            winner += larger * (offset - winner).astype(winner.dtype)  # offset where larger
+            np.maximum(best, candidate, out=best)  # NaN wins: it propagates
+        if x.dtype.kind == "f" and np.isnan(best).any():
+            winner = _first_nan_wins(patches, winner)
         ctx.save_for_backward(winner)
         ctx.padded_shape, ctx.kernel, ctx.stride, ctx.padding = (
             padded.shape, kernel, stride, padding)
-        return np.take_along_axis(flat, winner[..., None], axis=-1)[..., 0]
+        return best
 
     @staticmethod
     def output_shape(x, kernel, stride, padding):
@@ -170,11 +182,27 @@ class MaxPool2d(Function):
     def backward(ctx, grad_output):
         (winner,) = ctx.saved_tensors
         kh, kw = ctx.kernel
-        grad_flat = np.zeros(grad_output.shape + (kh * kw,), dtype=grad_output.dtype)
-        np.put_along_axis(grad_flat, winner[..., None], grad_output[..., None], axis=-1)
-        grad_patches = grad_flat.reshape(grad_output.shape + (kh, kw))
+        # each window's gradient goes to its winner: offset by offset, grad_output where
+        # that offset won (times a 0/1 mask, branch-free), added back where it came from
+        grad_patches = np.empty(grad_output.shape + (kh, kw), dtype=grad_output.dtype)
+        for offset in range(kh * kw):
+            np.multiply(grad_output, winner == offset,
+                        out=grad_patches[..., offset // kw, offset % kw])
         grad_padded = add_windows_back(grad_patches, ctx.padded_shape, ctx.stride)
         return unpad_image(grad_padded, ctx.padding), None, None, None
+
+
+def _first_nan_wins(patches: np.ndarray, winner: np.ndarray) -> np.ndarray:
+    """Windows holding NaN output NaN; their gradient goes to the first NaN (rare: only
+    then is this slower path taken)."""
+    kh, kw = patches.shape[-2:]
+    winner = winner.copy()
+    found = np.zeros(winner.shape, dtype=bool)
+    for offset in range(kh * kw):
+        nan = np.isnan(patches[..., offset // kw, offset % kw]) & ~found
+        winner[nan] = offset
+        found |= nan
+    return winner
 
 
 class AvgPool2d(Function):
