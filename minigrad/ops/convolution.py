@@ -67,34 +67,31 @@ class Conv2d(Function):
     Cross-correlation of the padded x, as in PyTorch (the kernel is not flipped); s is the
     stride and d the dilation.
 
-    forward:  the windows (N, C, OH, OW, kH, kW) contracted with the weight (O, C, kH, kW)
-              over (C, kH, kW): one einsum, which NumPy does as one matrix product
-    backward: grad_weight = grad_output contracted with the windows over (N, OH, OW);
-              grad_bias = grad_output summed over (N, OH, OW);
-              grad_x = the weight contracted with grad_output over O gives every window's
-              gradient, which ``add_windows_back`` adds into the image
+    forward:  the windows copied once into an (N, C kH kW, OH OW) array ("im2col": per
+              image, one row per (c, i, j), one column per output position), then the
+              weight as an (O, C kH kW) matrix times each image's matrix: one batched
+              matrix product (BLAS) that lands directly in the (N, O, OH, OW) layout
+    backward: grad_weight = sum over images of grad (O, OH OW) times im2col^T; every
+              window's gradient = W^T grad, which ``add_windows_back`` adds into the
+              image; grad_bias = grad summed over (N, OH, OW)
     """
 
     hint = "input (N, C, H, W), weight (out_channels, C, kH, kW), bias (out_channels,)"
 
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation):
-        kernel = weight.shape[2:]
-        ctx.save_for_backward(x, weight)  # the padded windows are a cheap view to redo
+        ctx.save_for_backward(x, weight)  # im2col is redone in backward (it is 9x x's size)
         ctx.stride, ctx.padding, ctx.dilation = stride, padding, dilation
-        patches = windows(pad_image(x, padding), kernel, stride, dilation)
-        # n: batch, c / o: in / out channel, h w: window position, i j: kernel offset
-        out = np.einsum("nchwij,ocij->nohw", patches, weight, optimize=True)
+        cols = _im2col(x, weight.shape, stride, padding, dilation)
+        out = np.matmul(weight.reshape(len(weight), -1), cols)  # (N, O, OH OW)
         if bias is not None:
-            out = out + bias.reshape(-1, 1, 1)
-        return np.ascontiguousarray(out)  # einsum may hand back a transposed layout
+            out += bias[:, None]
+        return out.reshape(out.shape[:2] + _conv_output_hw(x, weight, stride, padding, dilation))
 
     @staticmethod
     def output_shape(x, weight, bias, stride, padding, dilation):
-        n, _, h, w = x.shape
-        out_channels, _, kh, kw = weight.shape
-        return (n, out_channels, output_size(h, kh, stride[0], padding[0], dilation[0]),
-                output_size(w, kw, stride[1], padding[1], dilation[1]))
+        return (x.shape[0], weight.shape[0], *_conv_output_hw(x, weight, stride, padding,
+                                                               dilation))
 
     @staticmethod
     def output_dtype(x, weight, bias, stride, padding, dilation):
@@ -105,22 +102,40 @@ class Conv2d(Function):
         x, weight = ctx.saved_tensors
         needs_x, needs_weight, needs_bias = ctx.needs_input_grad[:3]
         stride, padding, dilation = ctx.stride, ctx.padding, ctx.dilation
+        out_channels, channels, kh, kw = weight.shape
+        n, _, out_h, out_w = grad_output.shape
+        grad_3d = grad_output.reshape(n, out_channels, out_h * out_w)
         grad_x = grad_weight = grad_bias = None
         if needs_weight:
-            patches = windows(pad_image(x, padding), weight.shape[2:], stride, dilation)
-            grad_weight = np.einsum("nohw,nchwij->ocij", grad_output, patches, optimize=True)
+            cols = _im2col(x, weight.shape, stride, padding, dilation)
+            grad_weight = np.matmul(grad_3d, cols.transpose(0, 2, 1)).sum(axis=0)
+            grad_weight = grad_weight.reshape(weight.shape)
         if needs_bias:
             grad_bias = grad_output.sum(axis=(0, 2, 3))
         if needs_x:
-            # every window's gradient, as (C, kH, kW, N, OH, OW): tensordot rather than
-            # einsum so that each kernel offset's slab is one block for add_windows_back
-            grad_patches = np.tensordot(weight, grad_output, axes=(0, 1))
-            grad_patches = grad_patches.transpose(3, 0, 4, 5, 1, 2)  # (N, C, OH, OW, kH, kW)
+            grad_cols = np.matmul(weight.reshape(out_channels, -1).T, grad_3d)
+            grad_patches = grad_cols.reshape(n, channels, kh, kw, out_h, out_w)
+            grad_patches = grad_patches.transpose(0, 1, 4, 5, 2, 3)  # (N, C, OH, OW, kH, kW)
             (top, bottom), (left, right) = padding
             padded_shape = x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right)
             grad_padded = add_windows_back(grad_patches, padded_shape, stride, dilation)
             grad_x = unpad_image(grad_padded, padding)
         return grad_x, grad_weight, grad_bias, None, None, None
+
+
+def _im2col(x: np.ndarray, weight_shape: tuple, stride: Pair, padding: tuple[Pair, Pair],
+            dilation: Pair) -> np.ndarray:
+    """Every window of the padded x, one copy: (N, C kH kW, OH OW). In this order each
+    kernel offset (c, i, j) is a whole shifted image, so the copy moves long rows."""
+    patches = windows(pad_image(x, padding), weight_shape[2:], stride, dilation)
+    n, c, out_h, out_w, kh, kw = patches.shape
+    return np.ascontiguousarray(patches.transpose(0, 1, 4, 5, 2, 3)).reshape(
+        n, c * kh * kw, out_h * out_w)
+
+
+def _conv_output_hw(x, weight, stride, padding, dilation) -> tuple[int, int]:
+    return (output_size(x.shape[2], weight.shape[2], stride[0], padding[0], dilation[0]),
+            output_size(x.shape[3], weight.shape[3], stride[1], padding[1], dilation[1]))
 
 
 def _pool_output_shape(x, kernel, stride, padding) -> tuple:
