@@ -58,7 +58,8 @@ class Checkpoint(Function):
             set_rng_state(rng_state)
         for output, grad in zip(outputs, grad_outputs):
             if output.requires_grad and grad is not None:
-                autograd.backward(output, grad, retain_graph=True)
+                # the recomputed graph is this call's own: free it as the pass goes
+                autograd.backward(output, grad, retain_graph=len(outputs) > 1)
         grads = [t.grad.data if isinstance(t, Tensor) and t.grad is not None else None
                  for t in inputs]
         return (None, *grads) + ((None,) if ctx.anchored else ())

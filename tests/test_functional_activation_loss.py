@@ -306,13 +306,11 @@ def test_erf_and_erfc_at_special_values():
 def test_the_float32_normal_cdf_is_within_float32_resolution_everywhere():
     # several chunks (the pass works chunk by chunk), odd length, both tails, x = 0
     x = np.linspace(-12, 12, 300_001)
-    cdf, gauss = _normal_cdf_float32(x.astype(np.float32))
+    cdf = _normal_cdf_float32(x.astype(np.float32))
     x32 = x.astype(np.float32).astype(np.float64)  # what the float32 pass was given
     expected = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x32])
     assert cdf.dtype == np.float32 and cdf.shape == x.shape
     assert np.max(np.abs(cdf - expected)) < 4e-7  # A&S's 1.5e-7 plus float32 rounding
-    # float32 rounds x^2/2 (up to 72 here), which e^ turns into a relative error
-    np.testing.assert_allclose(gauss, np.exp(-0.5 * x32 * x32), rtol=2e-5, atol=1e-30)
 
 
 def test_gelu_in_float32_matches_pytorch_within_float32_rounding(torch):

@@ -165,18 +165,19 @@ _AS_HALF_A = (0.5 * 0.254829592, 0.5 * -0.284496736, 0.5 * 1.421413741,
 _CHUNK = 65536  # elements per pass: the temporaries of one chunk stay in the CPU cache
 
 
-def _normal_cdf_float32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Phi(x) and e^(-x^2/2) (the density without its 1/sqrt(2 pi)), in float32.
+def _normal_cdf_float32(x: np.ndarray) -> np.ndarray:
+    """Phi(x) in float32.
 
     Computed chunk by chunk with in-place operations: some twenty passes over data that
     stays in cache instead of twenty trips to memory (a Python loop over chunks, never
     over elements)."""
     flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
-    cdf, gauss = np.empty_like(flat), np.empty_like(flat)
+    cdf = np.empty_like(flat)
+    e = np.empty(min(flat.size, _CHUNK), dtype=np.float32)
     for start in range(0, flat.size, _CHUNK):
         part = flat[start:start + _CHUNK]
         z = np.abs(part) * np.float32(1 / math.sqrt(2))  # erf's argument, |x| / sqrt 2
-        e = gauss[start:start + _CHUNK]
+        e = e[:len(part)]
         np.multiply(z, z, out=e)
         np.negative(e, out=e)
         np.exp(e, out=e)  # e^(-z^2) = e^(-x^2/2)
@@ -195,7 +196,7 @@ def _normal_cdf_float32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         np.subtract(0.5, tail, out=tail)
         np.copysign(tail, part, out=tail)
         tail += 0.5
-    return cdf.reshape(x.shape), gauss.reshape(x.shape)
+    return cdf.reshape(x.shape)
 
 
 class GELU(Function):
@@ -211,11 +212,10 @@ class GELU(Function):
             inner = SQRT_2_OVER_PI * (x + GELU_CUBIC * x ** 3)
             return 0.5 * x * (1 + np.tanh(inner))
         if x.dtype == np.float32:
-            cdf, gauss = _normal_cdf_float32(x)
+            cdf = _normal_cdf_float32(x)
         else:
             cdf = (0.5 * erfc(-x / math.sqrt(2))).astype(x.dtype)
-            gauss = np.exp(-0.5 * x * x)
-        ctx.save_for_backward(x, cdf, gauss)  # backward needs no erf again
+        ctx.save_for_backward(x, cdf)  # so backward needs no erf again
         return x * cdf
 
     @staticmethod
@@ -225,8 +225,11 @@ class GELU(Function):
             tanh = np.tanh(SQRT_2_OVER_PI * (x + GELU_CUBIC * x ** 3))
             slope = SQRT_2_OVER_PI * (1 + 3 * GELU_CUBIC * x * x)
             return grad_output * (0.5 * (1 + tanh) + 0.5 * x * (1 - tanh * tanh) * slope), None
-        x, cdf, gauss = ctx.saved_tensors
-        slope = x * gauss
+        x, cdf = ctx.saved_tensors
+        slope = x * x
+        slope *= -0.5
+        np.exp(slope, out=slope)
+        slope *= x
         slope *= 1 / math.sqrt(2 * math.pi)  # x phi(x)
         slope += cdf
         slope *= grad_output
