@@ -1,0 +1,214 @@
+"""What the engine's speed-ups must not change (bench/ measures the speed; this checks
+the behaviour they could break):
+
+- backward reuses big gradient arrays it made itself (no copy into a leaf's ``.grad``,
+  in-place sums) but never an array someone else holds: two leaves never share a
+  ``.grad``, a user's ``gradient=`` and a Function's saved arrays are never written;
+- the graph clock that replaced per-op version records still catches every in-place
+  edit of a saved array (through a view, a detached copy, an optimizer step);
+- a graph node is its Function's ctx, as in PyTorch;
+- optimizers update parameters in place and move their version on;
+- the fused ``Linear`` is one node; max pooling with NaN in a window.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad.autograd import _REUSE_MIN_SIZE
+
+BIG = (_REUSE_MIN_SIZE + 100,)  # big enough for backward to reuse arrays
+
+
+def leaf(shape=BIG, seed=0, dtype=np.float32):
+    return mg.tensor(np.random.default_rng(seed).standard_normal(shape).astype(dtype),
+                     requires_grad=True)
+
+
+class SameGradientTwice(mg.Function):
+    """f(a, b) = a + b, whose backward returns ONE new array for both inputs."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad = grad_output * 1.0  # new, and given to both inputs
+        return grad, grad
+
+
+class ReturnsWhatItSaved(mg.Function):
+    """f(x) = x * c with c saved; backward returns the saved array itself when the
+    incoming gradient is all ones (correct then, and a trap for array reuse)."""
+
+    @staticmethod
+    def forward(ctx, x, c):
+        ctx.save_for_backward(c)
+        return x * c
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (c,) = ctx.saved_tensors
+        return c, None
+
+
+# --- reuse of gradient arrays ------------------------------------------------------------------
+
+
+def test_two_leaves_given_the_same_new_array_get_separate_grads():
+    a, b = leaf(seed=1), leaf(seed=2)
+    SameGradientTwice.apply(a, b).sum().backward()
+    assert a.grad.data is not b.grad.data
+    a.grad.data[0] = 99.0  # editing one must not edit the other
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones(BIG))
+
+
+def test_a_saved_array_returned_as_a_gradient_is_not_taken_over_by_the_leaf():
+    x, c = leaf(seed=1), np.full(BIG, 3.0, dtype=np.float32)
+    y = ReturnsWhatItSaved.apply(x, c)
+    y.backward(np.ones(BIG, dtype=np.float32), retain_graph=True)
+    assert x.grad.data is not c
+    y.backward(np.ones(BIG, dtype=np.float32))  # accumulates into x.grad in place
+    np.testing.assert_array_equal(c, np.full(BIG, 3.0))  # the saved array is untouched
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(BIG, 6.0))
+
+
+def test_a_users_gradient_array_is_never_written():
+    x = leaf()
+    gradient = np.full(BIG, 2.0, dtype=np.float32)
+    (x + 1.0).backward(gradient, retain_graph=True)  # Add passes the gradient on as is
+    (x + 1.0).backward(gradient)
+    assert x.grad.data is not gradient
+    np.testing.assert_array_equal(gradient, np.full(BIG, 2.0))
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(BIG, 4.0))
+
+
+def test_sums_of_big_gradients_are_right_with_fan_out_and_a_second_backward():
+    x, w = leaf(seed=1), leaf(seed=2)
+    loss = ((x * w) + (x * 2.0) + x.exp() + (x * w)).sum()
+    loss.backward(retain_graph=True)
+    expected = 2 * w.numpy() + 2.0 + np.exp(x.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), 2 * x.numpy(), rtol=1e-6)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * expected, rtol=1e-6, atol=2e-6)
+
+
+def test_backward_steps_show_arrays_that_later_steps_do_not_change():
+    x = leaf()
+    h = x * 2.0
+    loss = (h * 3.0 + h * 4.0).sum()  # h's gradient is a sum of two
+    shown = [(step.node.name, [None if g is None else g.copy() for g in step.grad_inputs],
+              step.grad_inputs) for step in mg.backward_steps(loss)]
+    for name, copies, arrays in shown:
+        for copy, array in zip(copies, arrays):
+            if copy is not None:
+                np.testing.assert_array_equal(array, copy, err_msg=name)
+
+
+def test_a_leaf_used_twice_by_one_op_gets_both_gradients():
+    x = leaf()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy(), rtol=1e-6)
+
+
+# --- in-place edits of saved arrays, caught by the graph clock -----------------------------------
+
+
+def test_an_edit_through_a_detached_copy_is_caught():
+    x = leaf(shape=(3,))
+    y = x.exp()  # Exp saves its output
+    loss = y.sum()
+    alias = y.detach()  # shares y's data and version counter
+    del y
+    alias.mul_(2.0)
+    with pytest.raises(RuntimeError, match=r"Exp.*modified by an in-place operation"):
+        loss.backward()
+
+
+def test_an_edit_through_a_view_under_no_grad_is_caught():
+    x = leaf(shape=(2, 3))
+    y = x.exp()
+    loss = y.sum()
+    view = y.reshape(6)
+    with mg.no_grad():
+        view.add_(1.0)
+    assert y._version == view._version == 1
+    with pytest.raises(RuntimeError, match=r"Exp.*saved tensor 0 \(shape \(2, 3\)\)"):
+        loss.backward()
+
+
+def test_an_optimizer_step_between_forward_and_backward_is_caught():
+    w = mg.nn.Parameter(mg.ones(3))
+    loss = (w * mg.tensor([1.0, 2.0, 3.0])).sum()  # Mul saves w
+    w.grad = mg.ones(3)
+    mg.optim.SGD([w], lr=0.1).step()
+    with pytest.raises(RuntimeError, match=r"Mul.*modified by an in-place operation"):
+        loss.backward()
+
+
+def test_edits_before_the_op_or_of_unsaved_inputs_are_fine():
+    x = leaf(shape=(3,))
+    base = mg.ones(3)
+    base.add_(1.0)  # before: fine
+    y = x * base  # Mul saves x and base
+    other = mg.ones(3)
+    z = (y + other).sum()  # Add saves nothing
+    other.add_(5.0)  # not saved by anyone: fine, as in PyTorch
+    z.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_version_counts_in_place_writes():
+    t = mg.zeros(3)
+    assert t._version == 0
+    t.add_(1.0)
+    t[0] = 5.0
+    assert t._version == 2
+
+
+# --- a node is its Function's ctx -----------------------------------------------------------
+
+
+def test_the_node_is_the_ctx():
+    a, b = leaf(shape=(2,), seed=1), mg.tensor([1.0, 2.0])
+    node = (a * b).grad_fn
+    assert node.ctx is node and isinstance(node, mg.Context)
+    assert node.needs_input_grad == (True, False)
+    saved_a, saved_b = node.saved_tensors
+    np.testing.assert_array_equal(saved_a, a.numpy())
+    assert "needs_input_grad" in repr(mg.Context())
+
+
+# --- optimizers, Linear, max pooling ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [lambda p: mg.optim.SGD(p, lr=0.1, momentum=0.9),
+                                  lambda p: mg.optim.AdamW(p, lr=0.1)])
+def test_optimizers_update_parameters_in_place(make):
+    w = mg.nn.Parameter(mg.ones(4))
+    array, version = w.data, w._version
+    w.grad = mg.ones(4)
+    make([w]).step()
+    assert w.data is array and w._version == version + 1
+    assert (w.numpy() < 1).all()
+
+
+def test_linear_is_one_graph_node():
+    x, w, b = leaf(shape=(4, 3)), leaf(shape=(2, 3), seed=1), leaf(shape=(2,), seed=2)
+    node = F.linear(x, w, b).grad_fn
+    assert node.name == "Linear" and len(node.next_functions) == 3
+    assert F.linear(x, w).grad_fn.name == "Linear"
+
+
+def test_max_pool2d_window_with_nan_outputs_nan_and_sends_the_gradient_to_the_first_nan():
+    x = mg.tensor(np.array([[[[1.0, np.nan], [np.nan, 5.0]]]], dtype=np.float32),
+                  requires_grad=True)
+    out = F.max_pool2d(x, 2)
+    assert np.isnan(out.item())
+    out.backward(np.ones((1, 1, 1, 1), dtype=np.float32))
+    np.testing.assert_array_equal(x.grad.numpy().reshape(-1), [0.0, 1.0, 0.0, 0.0])
