@@ -246,7 +246,8 @@ print(f"y.grad = {y.grad.item():.4f}   by hand: e*x     = {e * 2.0:.4f}")
 # - `inputs`: the input tensors;
 # - `next_functions`: for each input, `(node that made it, output index)`, or
 #   `(None, 0)` for a leaf or a constant: those are the edges backward travels along;
-# - `ctx`: the context its `forward` filled in.
+# - `ctx`: the context its `forward` filled in. As in PyTorch, the node *is* that
+#   context (`node.ctx is node`): `f.grad_fn.saved_tensors` works too.
 #
 # A few lines of code walk the whole graph, from the output back to the leaves:
 
@@ -274,7 +275,9 @@ print("next_functions :", node.next_functions)
 
 exp_node = node.next_functions[0][0]
 print("exp node       :", exp_node, " its ctx saved", show(exp_node.ctx.saved_tensors[0]))
-print("exp node's ctx :", exp_node.ctx)
+print("exp node's ctx :", exp_node.ctx, "(the node itself:", exp_node.ctx is exp_node, ")")
+print("ctx holds      :", "needs_input_grad", exp_node.needs_input_grad,
+      "materialize_grads", exp_node.materialize_grads)
 
 # %% [markdown]
 # `x` appears twice in the picture: once under `p`, once directly under `f`. That is the
