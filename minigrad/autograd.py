@@ -218,8 +218,8 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
         )
     for index, ref in enumerate(node._outputs):
         output = ref()
-        if output is not None and grad_outputs[index] is not None \
-                and (output._hooks or output._retains_grad):
+        if output is not None and (output._hooks or output._retains_grad) \
+                and grad_outputs[index] is not None:
             grad_outputs[index] = _hooked(output, grad_outputs[index], retain=True)
     if len(grad_outputs) > 1 and node.materialize_grads:
         for index, (shape, dtype) in enumerate(node.output_meta):

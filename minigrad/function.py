@@ -124,10 +124,16 @@ class Node(Context):
     otherwise (the engine then accumulates into that leaf directly).
     """
 
-    __slots__ = (
-        "id", "function", "args", "group", "next_functions", "_outputs", "output_meta",
-        "_freed", "_pending", "_trace", "_saved_at",
-    )
+    __slots__ = ("id", "function", "args", "group", "next_functions", "_saved_at",
+                 "_outputs", "output_meta")
+    # set by whoever makes the node, right after: weak references to the output Tensors,
+    # and each output's (shape, dtype)
+    _outputs: list
+    output_meta: list[tuple[tuple[int, ...], np.dtype]]
+    # class defaults, written to a node only when they change (nodes are made per op)
+    _freed = False
+    _pending: dict | None = None  # lazy mode: kwargs of a forward not yet run
+    _trace: list | None = None  # anomaly mode: where the op was created
 
     def __init__(self, function: type[Function], args: tuple,
                  needs_input_grad: tuple[bool, ...]) -> None:
@@ -138,11 +144,8 @@ class Node(Context):
         self.group = state.group
         self.next_functions = tuple([(a.grad_fn, a._output_index) if isinstance(a, Tensor)
                                      else _NO_EDGE for a in args])
-        self._outputs: list = []
-        self.output_meta: list[tuple[tuple[int, ...], np.dtype]] = []
-        self._freed = False
-        self._pending: tuple | None = None  # lazy mode: kwargs of a forward not yet run
-        self._trace = traceback.format_stack(limit=12)[:-3] if state.anomaly else None
+        if state.anomaly:
+            self._trace = traceback.format_stack(limit=12)[:-3]
 
     @property
     def name(self) -> str:

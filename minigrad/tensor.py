@@ -144,7 +144,7 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return len(self.shape)
+        return self.data.ndim if self.data is not None else len(self._lazy_shape)
 
     def dim(self) -> int:
         return len(self.shape)

@@ -198,7 +198,14 @@ class Module:
         if path is not None:
             state.group = path if outer_group is None else f"{outer_group}.{path}"
         try:
-            return self._forward_naming_errors(args, kwargs)
+            return self.forward(*args, **kwargs)
+        except Exception as error:
+            # an error from inside (a functional, an op, the user's own code) gets a
+            # note naming the innermost layer it came from, its message unchanged
+            if not hasattr(error, "layer"):
+                error.layer = self._describe()
+                error.add_note(f"(raised in layer {error.layer})")
+            raise
         finally:
             state.module, state.group = caller, outer_group
 
@@ -216,17 +223,6 @@ class Module:
                         deeper.append((f"{prefix}{name}.", child))
             level = deeper
         return None
-
-    def _forward_naming_errors(self, args: tuple, kwargs: dict) -> Any:
-        """``forward``; an error from inside it (a functional, an op, the user's own code)
-        gets a note naming the innermost layer it came from, its message unchanged."""
-        try:
-            return self.forward(*args, **kwargs)
-        except Exception as error:
-            if not hasattr(error, "layer"):
-                error.layer = self._describe()
-                error.add_note(f"(raised in layer {error.layer})")
-            raise
 
     def _describe(self) -> str:
         """``Linear 'encoder.fc1'``: the class and, while the model runs, the path."""

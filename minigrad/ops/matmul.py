@@ -78,12 +78,14 @@ class Linear(Function):
     @staticmethod
     def forward(ctx, x, weight, bias=None):
         ctx.save_for_backward(x, weight)
-        # leading dims flattened: one matrix product, whatever the batch shape
-        out = np.matmul(x.reshape(-1, x.shape[-1]), weight.T)
-        out = out.reshape(x.shape[:-1] + (weight.shape[0],))
+        if x.ndim == 2:
+            out = x @ weight.T
+        else:  # leading dims flattened: one matrix product, whatever the batch shape
+            out = np.matmul(x.reshape(-1, x.shape[-1]), weight.T)
+            out = out.reshape(x.shape[:-1] + (weight.shape[0],))
         if bias is None:
             return out
-        if out.dtype == np.result_type(out, bias):
+        if out.dtype == bias.dtype:
             out += bias  # out is new: add in place, no second array
             return out
         return out + bias
