@@ -113,14 +113,45 @@ class Conv2d(Function):
         if needs_bias:
             grad_bias = grad_output.sum(axis=(0, 2, 3))
         if needs_x:
-            grad_cols = np.matmul(weight.reshape(out_channels, -1).T, grad_3d)
-            grad_patches = grad_cols.reshape(n, channels, kh, kw, out_h, out_w)
-            grad_patches = grad_patches.transpose(0, 1, 4, 5, 2, 3)  # (N, C, OH, OW, kH, kW)
             (top, bottom), (left, right) = padding
             padded_shape = x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right)
-            grad_padded = add_windows_back(grad_patches, padded_shape, stride, dilation)
+            if stride == (1, 1) and dilation == (1, 1):
+                grad_padded = _input_gradient_stride_1(grad_output, weight, padded_shape)
+            else:
+                grad_cols = np.matmul(weight.reshape(out_channels, -1).T, grad_3d)
+                grad_patches = grad_cols.reshape(n, channels, kh, kw, out_h, out_w)
+                grad_patches = grad_patches.transpose(0, 1, 4, 5, 2, 3)  # (N, C, OH, OW, kH, kW)
+                grad_padded = add_windows_back(grad_patches, padded_shape, stride, dilation)
             grad_x = unpad_image(grad_padded, padding)
         return grad_x, grad_weight, grad_bias, None, None, None
+
+
+def _input_gradient_stride_1(grad_output: np.ndarray, weight: np.ndarray,
+                             padded_shape: tuple) -> np.ndarray:
+    """The gradient of the padded input of a stride-1 convolution: ``add_windows_back``
+    of every window's gradient, arranged so that each kernel offset adds ONE long run
+    per image instead of OH short rows (NumPy is slow on many short rows).
+
+    grad_output gets kW - 1 zero columns on the right, so its rows are as wide as the
+    padded image (Wp). Kernel offset (i, j) of output position (r, c) lands on image
+    element (r + i, c + j), that is flat position (i Wp + j) + (r Wp + c): the whole
+    offset's gradient, W^T grad in that wide layout, is a contiguous run starting at
+    i Wp + j. Its zero columns land on other elements (adding nothing); the buffer has
+    kW spare elements at its end for the last run."""
+    n, out_channels, out_h, out_w = grad_output.shape
+    _, channels, kh, kw = weight.shape
+    height, width = padded_shape[2:]
+    wide = np.zeros((n, out_channels, out_h, width), dtype=grad_output.dtype)
+    wide[..., :out_w] = grad_output
+    runs = np.matmul(weight.reshape(out_channels, -1).T, wide.reshape(n, out_channels, -1))
+    runs = runs.reshape(n * channels, kh * kw, out_h * width)  # (images, offsets, run)
+    flat = np.zeros((n * channels, height * width + kw), dtype=runs.dtype)
+    length = out_h * width
+    for i in range(kh):
+        for j in range(kw):
+            start = i * width + j
+            flat[:, start:start + length] += runs[:, i * kw + j]
+    return flat[:, :height * width].reshape(padded_shape)
 
 
 def _im2col(x: np.ndarray, weight_shape: tuple, stride: Pair, padding: tuple[Pair, Pair],
