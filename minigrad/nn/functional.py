@@ -15,13 +15,14 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..ops.activation import GELU, LogSoftmax, Softmax
+from ..ops.attention import ScaledDotProductAttention
 from ..ops.convolution import AvgPool2d, Conv2d, MaxPool2d
 from ..ops.matmul import Linear
 from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from ..ops.normalization import LayerNorm
 from ..ops.reduce import normalize_dims
 from ..state import state
-from ..tensor import Tensor, pad_tensor, where
+from ..tensor import Tensor, pad_tensor
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -356,26 +357,22 @@ def attention(query: Tensor, key: Tensor, value: Tensor, mask: Any, dropout_p: f
     """What scaled_dot_product_attention and MultiheadAttention share: the output and the
     attention weights (after dropout). ``mask``: None, bool (True = may attend) or float
     (added to the scores; -inf blocks). Rows that may attend to nothing get weights 0."""
-    scores = (query @ key.transpose(-2, -1)) * scale
-    blocked_rows = None
+    # One Function (minigrad/ops/attention.py): one graph node, the scores in one array.
     if mask is not None:
-        array = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
-        if array.dtype == np.bool_:
-            scores = where(array, scores, -np.inf)
-            blocked = ~array
-        else:  # a float mask tensor keeps its history: its gradient is the scores'
-            scores = scores + (mask if isinstance(mask, Tensor) else array.astype(scores.dtype))
-            blocked = np.isneginf(array)
-        blocked_rows = np.all(blocked, axis=-1, keepdims=True)
-        if blocked_rows.any():  # softmax of a row of -inf would be NaN: use 0 scores there
-            scores = where(blocked_rows, 0.0, scores)
+        if isinstance(mask, Tensor) and mask.dtype.kind == "f":
+            pass  # a float mask tensor keeps its history: its gradient is the scores'
         else:
-            blocked_rows = None
-    weights = softmax(scores, dim=-1)
-    if blocked_rows is not None:
-        weights = where(blocked_rows, 0.0, weights)
-    weights = dropout(weights, dropout_p, training=dropout_p > 0)
-    return weights @ value, weights
+            mask = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+            if mask.dtype != np.bool_:  # a constant float mask takes the scores' dtype
+                mask = mask.astype(np.result_type(query.dtype, key.dtype))
+    if not 0.0 <= dropout_p <= 1.0:
+        raise _error(f"dropout: p must be between 0 and 1, got {dropout_p}", ValueError)
+    keep = None
+    if 0.0 < dropout_p < 1.0:  # drawn now, as F.dropout does (also when the graph is lazy)
+        shape = ScaledDotProductAttention.output_shape(query, key, value, mask)[1]
+        keep = state.rng.random(shape) >= dropout_p
+    return ScaledDotProductAttention.apply(query, key, value, mask, float(scale), dropout_p,
+                                           keep)
 
 
 # --- losses ---------------------------------------------------------------------------------

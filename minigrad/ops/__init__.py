@@ -1,6 +1,7 @@
 """The Functions, grouped by family. Each file reads on its own."""
 
 from .activation import GELU, LogSoftmax, Softmax
+from .attention import ScaledDotProductAttention
 from .convolution import AvgPool2d, Conv2d, MaxPool2d
 from .elementwise import (Abs, Add, Cast, Clamp, Compare, Cos, Div, Exp, Log, Maximum,
                           Minimum, Mul, Neg, Pow, ReLU, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
@@ -18,6 +19,6 @@ __all__ = [
     "CrossEntropy", "Div", "Exp", "Expand", "GELU", "Gather", "GetItem", "LayerNorm", "Linear",
     "Log", "LogSoftmax", "LogSumExp", "MatMul", "Max", "MaxPool2d", "Maximum", "Mean", "Min",
     "Minimum", "Mul", "Neg", "Pad", "Permute", "Pow", "ReLU", "Repeat", "Reshape", "Roll",
-    "SetItem", "Sigmoid", "Sin", "Softmax", "Sqrt", "Stack", "Sub", "Sum", "Tanh", "Unbind",
-    "Unfold", "Var", "Where",
+    "ScaledDotProductAttention", "SetItem", "Sigmoid", "Sin", "Softmax", "Sqrt", "Stack", "Sub",
+    "Sum", "Tanh", "Unbind", "Unfold", "Var", "Where",
 ]
