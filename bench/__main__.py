@@ -114,8 +114,10 @@ def run_notebooks() -> Row:
         return Row("notebooks", what, "skipped: nbval is not installed")
     start = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "2", "--nbval", "--nbval-current-env",
-         "--nbval-sanitize-with", "notebooks/sanitize.cfg", "notebooks", "-p", "no:cacheprovider"],
+        # --dist loadfile: each notebook's cells stay together, in order, in one worker
+        [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile", "--nbval",
+         "--nbval-current-env", "--nbval-sanitize-with", "notebooks/sanitize.cfg", "notebooks",
+         "-p", "no:cacheprovider"],
         cwd=ROOT, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     ok = result.returncode == 0 and seconds <= NOTEBOOK_TARGET
