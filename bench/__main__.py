@@ -1,7 +1,7 @@
 """Run minigrad's benchmarks, single-threaded, side by side with hand-written NumPy and
 PyTorch (when installed), and print median times per step and the ratios.
 
-    python -m bench                    # every case (about two minutes)
+    python -m bench                    # every case (under a minute)
     python -m bench mlp dispatch       # some cases
     python -m bench --markdown         # the table for the README
     python -m bench --check            # exit 1 if a target is missed

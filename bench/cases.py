@@ -43,6 +43,16 @@ def libraries(with_torch: bool) -> dict[str, SimpleNamespace]:
     return libs
 
 
+def _same_weights(lib: SimpleNamespace, model, reference: dict | None) -> dict:
+    """Give ``model`` the weights of the first contender's model (``reference``, a
+    minigrad state dict), so every contender computes the same numbers; returns the
+    state dict to use as the reference."""
+    if reference is None:
+        return model.state_dict()
+    model.load_state_dict({key: lib.tensor(np.array(value)) for key, value in reference.items()})
+    return reference
+
+
 def _training_step(lib: SimpleNamespace, model, optimizer, loss_fn: Callable,
                    inputs: tuple) -> Step:
     def step():
@@ -101,10 +111,11 @@ def build_mlp(libs: dict) -> dict[str, Step]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((128, 784)).astype(np.float32)
     y = rng.integers(0, 10, 128)
-    steps = {}
+    steps, reference = {}, None
     for name, lib in libs.items():
         lib.manual_seed(0)
         model = mlp_model(lib)
+        reference = _same_weights(lib, model, reference)
         optimizer = lib.optim.SGD(model.parameters(), lr=0.01)
         steps[name] = _training_step(lib, model, optimizer, lib.F.cross_entropy,
                                      (lib.tensor(x), lib.tensor(y)))
@@ -128,10 +139,11 @@ def build_cnn(libs: dict) -> dict[str, Step]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 1, 28, 28)).astype(np.float32)
     y = rng.integers(0, 10, 32)
-    steps = {}
+    steps, reference = {}, None
     for name, lib in libs.items():
         lib.manual_seed(0)
         model = cnn_model(lib)
+        reference = _same_weights(lib, model, reference)
         optimizer = lib.optim.SGD(model.parameters(), lr=0.01)
         steps[name] = _training_step(lib, model, optimizer, lib.F.cross_entropy,
                                      (lib.tensor(x), lib.tensor(y)))
@@ -168,10 +180,11 @@ def build_transformer(libs: dict) -> dict[str, Step]:
     x = rng.standard_normal((16, 64, 128)).astype(np.float32)
     target = rng.standard_normal((16, 64, 128)).astype(np.float32)
     causal = np.triu(np.ones((64, 64), dtype=bool), k=1)  # True = may not attend
-    steps = {}
+    steps, reference = {}, None
     for name, lib in libs.items():
         lib.manual_seed(0)
         block = transformer_block(lib)
+        reference = _same_weights(lib, block, reference)
         optimizer = lib.optim.AdamW(block.parameters(), lr=1e-3)
         steps[name] = _training_step(lib, block, optimizer, lib.F.mse_loss,
                                      (lib.tensor(x), lib.tensor(causal), lib.tensor(target)))
