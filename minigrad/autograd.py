@@ -136,6 +136,8 @@ def _backward(tensor: Tensor, gradient, retain_graph: bool,
             for grad in grad_outputs:  # handed on now: no longer the pass's own
                 owned.discard(id(grad))
         grad_inputs = _run_backward(node, grad_outputs)
+        if node._node_hooks:
+            grad_inputs = _run_node_hooks(node, grad_inputs, grad_outputs)
         for position, grad in enumerate(grad_inputs):
             if grad is None:
                 continue
@@ -164,6 +166,8 @@ def _backward(tensor: Tensor, gradient, retain_graph: bool,
             yield BackwardStep(node, tuple(grad_outputs), grad_inputs)
         if not retain_graph:
             node.free()  # after the step is seen, so a stepper can still show the node
+        else:
+            node._retained = True
 
 
 def _is_new(grad: np.ndarray, position: int, node: Node, grad_outputs: list,
@@ -257,6 +261,42 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
                                 f"{position})", args, node._trace)
         fitted.append(grad)
     return tuple(fitted)
+
+
+def _run_node_hooks(node: Node, grad_inputs: tuple, grad_outputs: list) -> tuple:
+    """Call the hooks registered with ``node.register_hook``; a hook's returned tuple
+    replaces the gradients for the inputs (checked like a backward's result)."""
+    from .tensor import Tensor
+
+    def as_tensors(arrays):
+        return tuple(None if a is None else Tensor._make(a) for a in arrays)
+
+    received = as_tensors(grad_outputs)
+    for hook in list(node._node_hooks.values()):
+        result = hook(as_tensors(grad_inputs), received)
+        if result is None:
+            continue
+        result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+        if len(result) != len(grad_inputs):
+            raise RuntimeError(
+                f"a hook on {node.describe()} returned {len(result)} gradient(s), but the "
+                f"node has {len(grad_inputs)} input(s). Return one per input, or None to "
+                "keep them."
+            )
+        fitted = []
+        for position, (new, old) in enumerate(zip(result, grad_inputs)):
+            if new is None or old is None:  # no gradient, or an input that needs none
+                fitted.append(None)
+                continue
+            new = np.asarray(new.data if isinstance(new, Tensor) else new, dtype=old.dtype)
+            if new.shape != old.shape:
+                raise ShapeError(
+                    f"a hook on {node.describe()} returned a gradient of shape {new.shape} "
+                    f"for input {position}, which needs shape {old.shape}"
+                )
+            fitted.append(new)
+        grad_inputs = tuple(fitted)
+    return grad_inputs
 
 
 def _sum_to_shape(grad: np.ndarray, shape: tuple, node: Node, position: int) -> np.ndarray:

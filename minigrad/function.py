@@ -134,6 +134,8 @@ class Node(Context):
     _freed = False
     _pending: dict | None = None  # lazy mode: kwargs of a forward not yet run
     _trace: list | None = None  # anomaly mode: where the op was created
+    _node_hooks: dict | None = None  # register_hook: called after this node's backward
+    _retained = False  # a backward went through it with retain_graph=True
 
     def __init__(self, function: type[Function], args: tuple,
                  needs_input_grad: tuple[bool, ...]) -> None:
@@ -182,6 +184,26 @@ class Node(Context):
     @property
     def freed(self) -> bool:
         return self._freed
+
+    @property
+    def retained(self) -> bool:
+        """Did a backward with ``retain_graph=True`` go through this node (so its saved
+        tensors were kept on purpose)?"""
+        return self._retained
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad_inputs, grad_outputs)`` each time backward runs this node
+        (PyTorch's ``grad_fn.register_hook``): ``grad_outputs`` are the gradients that
+        arrived for its outputs, ``grad_inputs`` those it produced for its inputs, as
+        tuples of Tensors (``None`` where there is none). A returned tuple replaces
+        ``grad_inputs``. Returns a handle whose ``remove()`` unregisters the hook."""
+        from .tensor import RemovableHandle
+
+        if self._node_hooks is None:
+            self._node_hooks = {}
+        key = max(self._node_hooks, default=-1) + 1
+        self._node_hooks[key] = hook
+        return RemovableHandle(self._node_hooks, key)
 
     @property
     def input_meta(self) -> tuple:

@@ -179,6 +179,48 @@ def test_hooks_run_in_registration_order_and_chain():
     np.testing.assert_allclose(x.grad.data, np.full(2, 20.0))
 
 
+def test_node_hook_sees_the_gradients_a_node_received_and_produced():
+    x, w = leaf(3), leaf(3, seed=1)
+    y = x * w
+    seen = []
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(
+        ([g.numpy().copy() for g in grad_inputs], [g.numpy().copy() for g in grad_outputs])))
+    (y * 3).sum().backward()
+    (grad_x, grad_w), (grad_y,) = seen[0]
+    np.testing.assert_allclose(grad_y, np.full(3, 3.0))
+    np.testing.assert_allclose(grad_x, 3 * w.data)
+    np.testing.assert_allclose(grad_w, 3 * x.data)
+
+
+def test_node_hook_can_replace_what_the_node_sends_to_its_inputs():
+    x = leaf(2)
+    y = x.exp()
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * 0,))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.zeros(2))
+
+
+def test_node_hook_with_the_wrong_number_of_gradients_names_the_node():
+    x = leaf(2)
+    y = x * 2.0
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (None, None, None))
+    with pytest.raises(RuntimeError, match=r"a hook on Mul #\d+ returned 3 gradient\(s\), but "
+                                           r"the node has 2 input\(s\)"):
+        y.sum().backward()
+
+
+def test_removed_node_hook_is_not_called_and_retain_graph_is_remembered():
+    x = leaf(2)
+    y = x.exp()
+    calls = []
+    handle = y.grad_fn.register_hook(lambda *grads: calls.append(1))
+    y.sum().backward(retain_graph=True)
+    handle.remove()
+    y.sum().backward()
+    assert calls == [1]
+    assert y.grad_fn.retained and y.grad_fn.released
+
+
 # --- grad modes ----------------------------------------------------------------------------
 
 
