@@ -208,8 +208,9 @@ class Node(Context):
     @property
     def input_meta(self) -> tuple:
         """``(shape, dtype)`` of every positional input (``None`` for constants)."""
-        return tuple(self.input_shape_dtype(i) if isinstance(a, Tensor) or a is None else None
-                     for i, a in enumerate(self.args))
+        return tuple(self.input_shape_dtype(i) if isinstance(a, Tensor)
+                     or (a is None and self.next_functions[i][0] is not None)  # freed
+                     else None for i, a in enumerate(self.args))
 
     def free(self) -> None:
         """After a backward without ``retain_graph``: drop the saved arrays and the

@@ -221,6 +221,16 @@ def test_removed_node_hook_is_not_called_and_retain_graph_is_remembered():
     assert y.grad_fn.retained and y.grad_fn.released
 
 
+def test_input_meta_gives_none_for_a_none_constant_and_shapes_for_freed_inputs():
+    x = leaf(1, 1, 4, 4, dtype=np.float32)
+    y = mg.nn.Conv2d(1, 2, 3, bias=False)(x)  # the bias argument is a None constant
+    z = y.exp().sum()
+    assert y.grad_fn.input_meta[2] is None
+    z.backward()  # frees Exp: its input (y) is gone, its shape is not
+    exp_node = z.grad_fn.next_functions[0][0]
+    assert exp_node.args[0] is None and exp_node.input_meta[0] == ((1, 2, 2, 2), np.float32)
+
+
 # --- grad modes ----------------------------------------------------------------------------
 
 
