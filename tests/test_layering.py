@@ -9,7 +9,7 @@ import sys
 
 ENGINE = pathlib.Path(__file__).resolve().parents[1] / "minigrad"
 JUPYTER_ONLY = {"ipywidgets", "matplotlib", "graphviz", "grandalf", "IPython", "widgets",
-                "tqdm", "torch"}
+                "tqdm", "torch", "anywidget", "traitlets"}
 
 
 def imported_modules(path: pathlib.Path) -> set[str]:
