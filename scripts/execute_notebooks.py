@@ -6,6 +6,11 @@
 The paired py:percent file is the source: it is synced into the notebook first, then the
 notebook is executed (nbclient, without timing metadata, so re-running an unchanged
 chapter changes no byte) and written back.
+
+Widgets are saved as their static pictures: each widget output keeps its ``text/html``
+(tables and inline SVG) and ``text/plain``, and drops the live view's model reference,
+which no viewer can use without a kernel (JupyterLab would show "model not found",
+nbconvert, nbviewer and GitHub an empty box). Running the notebook makes live widgets again.
 """
 
 from __future__ import annotations
@@ -30,12 +35,27 @@ def execute(path: pathlib.Path) -> None:
                                      timeout=120,
                                      resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    keep_static_pictures(notebook)
     nbformat.write(notebook, path)
     print(f"executed {path.relative_to(ROOT)}")
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def keep_static_pictures(notebook) -> None:
+    """Drop the live-widget part of every output that has a static picture, and the saved
+    widget state (see the module's docstring)."""
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW in data and "text/html" in data:
+                del data[WIDGET_VIEW]
+    notebook.metadata.pop("widgets", None)
+
+
 if __name__ == "__main__":
     paths = [pathlib.Path(p).resolve() for p in sys.argv[1:]] or \
-        sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+        sorted((ROOT / "notebooks").glob("*.ipynb"))
     for p in paths:
         execute(p)

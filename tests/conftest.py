@@ -45,3 +45,29 @@ def fresh_state():
     assert not mg.is_lazy(), "a test left lazy mode on"
     assert mg.current_group() is None, "a test left a group open"
     assert not mg.is_anomaly_enabled(), "a test left anomaly mode on"
+
+
+def pytest_collection_modifyitems(config, items):
+    """nbval: a notebook that draws graphs with the widgets was saved with Graphviz's
+    drawings, so without the ``dot`` program its outputs cannot match: skip its cells
+    (outside strict mode; CI installs Graphviz, and a mismatch there fails as it should)."""
+    import shutil
+
+    if STRICT or shutil.which("dot") is not None:
+        return
+    for item in items:
+        path = str(getattr(item, "path", ""))
+        if path.endswith(".ipynb") and "minigrad.widgets" in _notebook_text(path):
+            item.add_marker(pytest.mark.skip(
+                reason="Graphviz dot is not available: this notebook's saved graphs were "
+                       "drawn with it (apt-get install graphviz)"))
+
+
+_texts: dict[str, str] = {}
+
+
+def _notebook_text(path: str) -> str:
+    if path not in _texts:
+        with open(path, encoding="utf-8") as file:
+            _texts[path] = file.read()
+    return _texts[path]

@@ -110,3 +110,14 @@ def test_only_cells_tagged_raises_exception_saved_an_error(path):
 def test_notebook_uses_the_default_python3_kernel(path):
     metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
     assert metadata.get("kernelspec", {}).get("name") == "python3"
+
+
+@chapters
+def test_widget_outputs_are_saved_as_static_pictures(path):
+    # a saved widget view needs a kernel (or saved state and a CDN) to show anything;
+    # its text/html picture shows everywhere (see scripts/execute_notebooks.py)
+    live_only = [i for i, cell in enumerate(code_cells(path)) for output in cell["outputs"]
+                 if "application/vnd.jupyter.widget-view+json" in output.get("data", {})]
+    assert live_only == [], f"cells {live_only} saved a live widget view instead of a picture"
+    metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
+    assert "widgets" not in metadata

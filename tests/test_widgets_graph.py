@@ -203,11 +203,22 @@ def test_a_large_model_graph_collapses_its_layers_automatically_and_says_so():
     assert "collapsed automatically" in view.header.value
 
 
-def test_a_5000_op_chain_is_cut_to_the_ops_nearest_the_output_and_says_how_to_see_all():
-    x = mg.tensor([1.0, 2.0], requires_grad=True)
+def test_a_5000_op_loop_is_drawn_as_one_box_for_the_chain():
+    x = mg.tensor([1.0, 2.0], requires_grad=True, label="start")
     y = x
     for _ in range(5000):
         y = y * 1.0001
+    view = GraphView(y.sum())
+    assert len(box_ids(view.svg)) == 3  # start, the chain, the sum
+    assert "Mul x 5000" in view.svg
+    assert "5000 ops forming 1 chain of one kind of op (a loop)" in view.header.value
+
+
+def test_a_5000_op_graph_that_does_not_fold_is_cut_to_the_ops_nearest_the_output():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x
+    for _ in range(2500):
+        y = y * 1.0001 + 0.001  # Mul, Add, Mul, ...: no run of one kind of op
     view = GraphView(y.sum(), backend="python")
     boxes = box_ids(view.svg)
     assert len(boxes) == 151 and "more" in boxes and view.trace.root_key in boxes

@@ -155,6 +155,8 @@ def view_graph(trace: Trace, collapse=False, current=None, selected=None, done=f
         boxes[box_key] = _group_box(box_key, inside)
 
     arrows = _arrows(trace, owner)
+    if len(boxes) > max_nodes:
+        boxes, arrows = _fold_chains(trace, boxes, arrows, owner, notes)
     boxes, arrows = _cut_to_fit(trace, boxes, arrows, owner, max_nodes, notes)
     _mark(boxes, owner, current, selected, done)
     if len(boxes) <= EDGE_LABELS_UP_TO:
@@ -294,6 +296,66 @@ def _arrows(trace: Trace, owner: dict[str, str]) -> list[Arrow]:
 def _severity(grad: GradStats) -> tuple:
     order = {"nonfinite": 3, "exploding": 2, "ok": 1, "vanishing": 0, "zero": 0}
     return order[grad.status], 0.0 if math.isnan(grad.norm) else grad.norm
+
+
+def _fold_chains(trace: Trace, boxes: dict, arrows: list, owner: dict,
+                 notes: list) -> tuple[dict, list]:
+    """Fold each run of three or more ops of one kind, each feeding only the next (``y =
+    y * 0.99`` in a loop), into one box ``Mul x 5000``: a long chain reads as a loop."""
+    into: dict[str, list[Arrow]] = {}
+    out_of: dict[str, list[Arrow]] = {}
+    for arrow in arrows:
+        into.setdefault(arrow.target, []).append(arrow)
+        out_of.setdefault(arrow.source, []).append(arrow)
+
+    def next_in_run(key: str) -> str | None:
+        """The op that ``key`` alone feeds, if it is of the same kind and fed by no other op."""
+        box = boxes[key]
+        outs = out_of.get(key, [])
+        if box.kind != "op" or len(outs) != 1 or "mg_root" in box.classes:
+            return None
+        following = boxes[outs[0].target]
+        op_inputs = [a for a in into.get(following.key, []) if boxes[a.source].kind == "op"]
+        if following.kind != "op" or following.lines[0].split(" #")[0] != \
+                box.lines[0].split(" #")[0] or len(op_inputs) != 1 \
+                or "mg_root" in following.classes:  # the output's op stays in view
+            return None
+        return following.key
+
+    starts = set(boxes)
+    for key in list(boxes):
+        following = next_in_run(key)
+        if following is not None:
+            starts.discard(following)  # it continues a run
+    folded: dict[str, str] = {}  # box key -> the key of the run box that replaces it
+    for key in [k for k in boxes if k in starts]:
+        run = [key]
+        while (following := next_in_run(run[-1])) is not None:
+            run.append(following)
+        if len(run) >= 3:
+            first, last = boxes[run[0]], boxes[run[-1]]
+            oper = first.lines[0].split(" #")[0]
+            run_key = f"run_{run[0]}"
+            boxes[run_key] = Box(run_key, "op", [
+                f"{oper} x {len(run)}", f"{first.lines[0].split(' ')[-1]} ... "
+                f"{last.lines[0].split(' ')[-1]}", last.lines[1]], first.cluster,
+                ["mg_op", "mg_run"], *BOX_FILL["op"], width=2.0)
+            for member in run:
+                folded[member] = run_key
+    if not folded:
+        return boxes, arrows
+    merged: dict[tuple[str, str], Arrow] = {}
+    for arrow in arrows:
+        source, target = folded.get(arrow.source, arrow.source), folded.get(arrow.target,
+                                                                            arrow.target)
+        if source != target and (source, target) not in merged:
+            merged[(source, target)] = Arrow(source, target, arrow.tooltip, arrow.grad)
+    for key, box_key in owner.items():
+        owner[key] = folded.get(box_key, box_key)
+    runs = len(set(folded.values()))
+    notes.append(f"{len(folded)} ops forming {runs} chain{'s' * (runs != 1)} of one kind of "
+                 f"op (a loop) are drawn as one box per chain")
+    return ({k: b for k, b in boxes.items() if k not in folded}, list(merged.values()))
 
 
 def _cut_to_fit(trace: Trace, boxes: dict, arrows: list, owner: dict, max_nodes: int,
