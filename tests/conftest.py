@@ -47,6 +47,33 @@ def fresh_state():
     assert not mg.is_anomaly_enabled(), "a test left anomaly mode on"
 
 
+def output_of_two_fresh_processes(script: str) -> tuple[str, str]:
+    """What ``script`` prints in two fresh Python processes (with different hash seeds),
+    run side by side: a deterministic output is the same twice. Nothing may go to stderr
+    (a warning would land in a notebook)."""
+    import subprocess
+    import sys
+
+    runs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             cwd=os.path.dirname(os.path.dirname(__file__)),
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+            for seed in ("1", "2")]
+    (first, first_err), (second, second_err) = (run.communicate(timeout=120) for run in runs)
+    assert (first_err, second_err) == ("", ""), first_err or second_err
+    return first, second
+
+
+@pytest.fixture(autouse=True)
+def close_widgets():
+    """Widgets a test made are closed after it (their comms would pile up otherwise)."""
+    yield
+    import sys
+
+    if "ipywidgets" in sys.modules:
+        sys.modules["ipywidgets"].Widget.close_all()
+
+
 def pytest_collection_modifyitems(config, items):
     """nbval: a notebook that draws graphs with the widgets was saved with Graphviz's
     drawings, so without the ``dot`` program its outputs cannot match: skip its cells

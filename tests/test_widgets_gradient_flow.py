@@ -4,13 +4,11 @@ real training (two moons, a small MLP, SGD)."""
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
+from conftest import output_of_two_fresh_processes
 
 pytest.importorskip("ipywidgets", reason="pip install -e .[jupyter]")
 pytest.importorskip("matplotlib", reason="pip install -e .[jupyter]")
@@ -25,12 +23,6 @@ from minigrad.widgets.gradient_flow import GradientFlow  # noqa: E402
 from minigrad.widgets.trace import EXPLODING  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("error")  # a warning would land in a notebook
-
-
-@pytest.fixture(autouse=True)
-def close_widgets():
-    yield
-    ipywidgets.Widget.close_all()
 
 
 def moons_model():
@@ -261,10 +253,5 @@ def test_same_training_gives_identical_html():
 
 
 def test_html_is_identical_in_two_processes():
-    runs = [subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONHASHSEED": seed})
-            for seed in ("1", "2")]
-    (first, first_err), (second, second_err) = (run.communicate(timeout=60) for run in runs)
-    assert (first_err, second_err) == ("", "")
+    first, second = output_of_two_fresh_processes(SCRIPT)
     assert first.startswith("<div><svg") and first == second

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,8 +10,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("grandalf")
 
-import ipywidgets  # noqa: E402
-from conftest import need  # noqa: E402
+from conftest import need, output_of_two_fresh_processes  # noqa: E402
 from widget_graphs import conv_loss, mlp_loss, reused_loss  # noqa: E402
 
 import minigrad as mg  # noqa: E402
@@ -22,12 +18,6 @@ from minigrad import nn  # noqa: E402
 from minigrad.widgets import ContextInspector, GraphView, TensorView  # noqa: E402
 from minigrad.widgets.drawing import EDGE_COLOUR, draw, dot_available, view_graph  # noqa: E402
 from minigrad.widgets.trace import Trace, grad_stats  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def close_widgets():
-    yield
-    ipywidgets.Widget.close_all()
 
 
 @pytest.fixture
@@ -153,10 +143,8 @@ def test_drawings_are_identical_from_one_fresh_process_to_the_next():
     code = ("import sys; sys.path.insert(0, 'tests'); from widget_graphs import mlp_loss; "
             "from minigrad.widgets import GraphView; model, loss = mlp_loss(); "
             "print(GraphView(loss, names=model, backend='python').to_html())")
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True, cwd=os.path.dirname(os.path.dirname(__file__))).stdout
-            for _ in range(2)]
-    assert runs[0] == runs[1] and "<svg" in runs[0]
+    first, second = output_of_two_fresh_processes(code)
+    assert first == second and "<svg" in first
 
 
 def test_graph_view_draws_with_dot_when_it_is_installed(dot):

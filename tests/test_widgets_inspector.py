@@ -16,12 +16,6 @@ ipywidgets = pytest.importorskip("ipywidgets")
 from minigrad.widgets.inspector import ContextInspector  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def close_widgets():
-    yield
-    ipywidgets.Widget.close_all()
-
-
 def text_of(html: str) -> str:
     """The visible text, one space between pieces (tags dropped)."""
     text = re.sub(r"<[^>]+>", " ", html).replace("&middot;", "|")

@@ -3,15 +3,13 @@ the plain-text fallback, and a static picture that is the same on every run."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 import time
 import types
 
 import numpy as np
 import pytest
+from conftest import output_of_two_fresh_processes
 
 pytest.importorskip("ipywidgets", reason="pip install -e .[jupyter]")
 pytest.importorskip("matplotlib", reason="pip install -e .[jupyter]")
@@ -28,12 +26,6 @@ from minigrad.widgets import monitor as monitor_module  # noqa: E402
 from minigrad.widgets.monitor import TrainingMonitor  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("error")  # a warning would land in a notebook
-
-
-@pytest.fixture(autouse=True)
-def close_widgets():
-    yield
-    ipywidgets.Widget.close_all()
 
 
 def widget_monitor(**options):
@@ -297,10 +289,5 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_html_is_identical_in_two_processes():
-    runs = [subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONHASHSEED": seed})
-            for seed in ("1", "2")]
-    (first, first_err), (second, second_err) = (run.communicate(timeout=60) for run in runs)
-    assert (first_err, second_err) == ("", "")
+    first, second = output_of_two_fresh_processes(SCRIPT)
     assert "<svg" in first and first == second

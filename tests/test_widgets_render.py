@@ -25,12 +25,6 @@ from minigrad.widgets.render import (  # noqa: E402
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(autouse=True)
-def close_widgets():
-    yield
-    ipywidgets.Widget.close_all()
-
-
 def text_of(html: str) -> str:
     """The visible text of an HTML snippet (tags dropped, entities kept simple)."""
     return re.sub(r"<[^>]+>", " ", html).replace("&middot;", "|")

@@ -10,18 +10,11 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("grandalf")
 
-import ipywidgets  # noqa: E402
 from widget_graphs import BUILDERS, leaves_of, mlp_loss, reused_loss  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 from minigrad.widgets import (BackwardStepper, ContextInspector, GraphView, Message,  # noqa: E402
                               TensorView, show)
-
-
-@pytest.fixture(autouse=True)
-def close_widgets():
-    yield
-    ipywidgets.Widget.close_all()
 
 
 def grads(tensors) -> list:

@@ -15,12 +15,6 @@ ipywidgets = pytest.importorskip("ipywidgets")
 from minigrad.widgets.tensor_view import TensorView  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def close_widgets():
-    yield
-    ipywidgets.Widget.close_all()
-
-
 def panels(view: TensorView) -> tuple[str, str]:
     """The HTML of the values panel and of the gradient panel."""
     html = view.to_html()
