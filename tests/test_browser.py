@@ -96,6 +96,25 @@ def lab(tmp_path):
         log.close()
 
 
+def wait_for_a_settled_kernel(base: str, seconds: float = 2.0, limit: float = 60.0) -> None:
+    """Wait until the server has one session whose kernel is idle and has stayed the
+    same kernel for ``seconds``: right after a notebook opens, JupyterLab may replace
+    its first kernel, and cells queued on that one would be lost."""
+    deadline, stable_since, last = time.monotonic() + limit, None, None
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{base}/api/sessions?token={TOKEN}", timeout=5) as reply:
+            sessions = json.load(reply)
+        kernel = sessions[0]["kernel"] if len(sessions) == 1 else None
+        current = kernel["id"] if kernel and kernel["execution_state"] == "idle" else None
+        if current is not None and current == last:
+            if time.monotonic() - stable_since >= seconds:
+                return
+        else:
+            stable_since, last = time.monotonic(), current
+        time.sleep(0.25)
+    raise AssertionError(f"the notebook's kernel did not settle in {limit:.0f} s: {sessions}")
+
+
 def run_all_cells(page, attempts: int = 4) -> None:
     """Run > Run All Cells, until a cell is seen queued or run: on a busy machine a click
     that lands while the kernel is still connecting can be ignored."""
@@ -127,13 +146,35 @@ def test_widgets_work_live_in_jupyterlab(lab, tmp_path):
             page.wait_for_selector(
                 ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']",
                 timeout=60_000)
+            wait_for_a_settled_kernel(lab)
             run_all_cells(page)
 
             # the GraphView of section 1: a drawing with boxes
             graph = page.locator(".jp-Cell").filter(has=page.locator(".mg_graph_header")).first
             boxes = graph.locator(".mg_canvas svg g.node")
-            expect(boxes.first).to_be_visible(timeout=90_000)
+            try:
+                expect(boxes.first).to_be_visible(timeout=90_000)
+            except AssertionError:
+                page.screenshot(path=str(tmp_path / "failed.png"))
+                (tmp_path / "failed.html").write_text(graph.inner_html())
+                raise AssertionError(f"no graph drawn; the page is in {tmp_path}") from None
             assert boxes.count() >= 9  # 4 ops, 5 leaves
+
+            # every widget of the tour is live on the page, with its content
+            expect(page.locator(".mg_training_monitor")).to_contain_text("50/50",
+                                                                          timeout=90_000)
+            expect(page.locator(".mg_training_monitor svg").first).to_be_attached()
+            expect(page.locator(".mg_gradient_flow svg").first).to_be_attached()
+            expect(page.locator(".mg_gradient_flow")).to_contain_text("update 50")
+            inspectors = page.locator(".mg_context_inspector")
+            expect(inspectors).to_have_count(2)
+            expect(inspectors.first).to_contain_text("saved tensors")
+            expect(page.locator(".mg_tensor_view")).to_contain_text("gradient")
+            expect(page.locator(".mg_backward_stepper .widget-button")).to_have_count(4)
+            views = page.locator(".mg_graph_view")
+            expect(views.nth(5)).to_contain_text("(a loop)")  # show() of a 5,000-op chain
+            expect(views.nth(3)).to_contain_text("retain_graph=True")  # a freed graph
+            expect(views.nth(4)).to_contain_text("not computed yet")  # a lazy tensor
 
             # selecting a node in the dropdown shows its saved tensors
             graph.locator(".widget-dropdown select").first.select_option(index=1)
@@ -164,13 +205,14 @@ def test_widgets_work_live_in_jupyterlab(lab, tmp_path):
             step.click()
             expect(current).to_have_count(1, timeout=20_000)
             first_id = current.get_attribute("id")
-            first_text = stepper.locator(".mg_step_info").inner_text()
-            assert "the seed" in first_text
+            detail = stepper.locator(".mg_step_info")
+            expect(detail).to_contain_text("the seed", timeout=20_000)
+            first_text = detail.inner_text()
             step.click()
             expect(status).to_contain_text("Step 2 of", timeout=20_000)
             expect(current).not_to_have_attribute("id", first_id)
-            expect(stepper.locator(".mg_step_info")).not_to_have_text(first_text)
-            assert "gradient arriving" in stepper.locator(".mg_step_info").inner_text()
+            expect(detail).not_to_have_text(first_text)
+            expect(detail).to_contain_text("gradient arriving (from ")
 
             graph.scroll_into_view_if_needed()
             shot = tmp_path / "widgets.png"

@@ -30,7 +30,15 @@ class StaticRendering:
     def summary(self) -> str:  # pragma: no cover - every widget writes its own
         raise NotImplementedError
 
+    @property
+    def css_class(self) -> str:
+        """The live view's CSS class: ``mg_graph_view`` for a GraphView (what a browser
+        test, or a stylesheet, finds it by)."""
+        name = type(self).__name__
+        return "mg" + "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        self.add_class(self.css_class)
         bundle = super()._repr_mimebundle_(**kwargs)  # text/plain + the live widget view
         if isinstance(bundle, tuple):  # (data, metadata)
             bundle = bundle[0]
