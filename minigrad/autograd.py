@@ -234,12 +234,20 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
     grads = node.function.backward(node, *grad_outputs)  # a node is its Function's ctx
     if type(grads) is not tuple:
         grads = (grads,)
+    return _fit_gradients(node, grads)
+
+
+def _fit_gradients(node: Node, grads: tuple, who: str | None = None) -> tuple:
+    """Check the gradients ``who`` (a hook on the node; None: the node's backward)
+    returned for the node's inputs: one per positional input, each summed to that
+    input's shape and cast to its dtype (None where no gradient is needed)."""
     args = node.args
     if len(grads) != len(args):
+        who = who or f"{node.function.__name__}.backward"
         raise RuntimeError(
-            f"{node.function.__name__}.backward returned {len(grads)} gradient(s), but "
-            f"forward received {len(args)} positional input(s). Return one gradient "
-            "per input, in order (None for inputs that need none)."
+            f"{who} returned {len(grads)} gradient(s), but forward received {len(args)} "
+            "positional input(s). Return one gradient per input, in order (None for "
+            "inputs that need none)."
         )
     fitted = []
     needs_input_grad = node.needs_input_grad
@@ -248,12 +256,20 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
             fitted.append(None)
             continue
         if type(grad) is not np.ndarray:
-            grad = np.asarray(grad)
+            grad = np.asarray(grad.data if isinstance(grad, function.Tensor) else grad)
         arg = args[position]
         shape, dtype = (arg.data.shape, arg.data.dtype) if arg is not None \
             else node.input_shape_dtype(position)
         if grad.shape != shape:
-            grad = _sum_to_shape(grad, shape, node, position)
+            summed = sum_to_shape(grad, shape)
+            if summed is None:
+                who = who or f"{node.function.__name__}.backward"
+                raise ShapeError(
+                    f"{who} returned a gradient of shape {grad.shape} for input {position}, "
+                    f"which has shape {shape}; it cannot be summed to that shape. A gradient "
+                    "must have the input's shape (or a shape it broadcasts to)."
+                )
+            grad = summed
         if grad.dtype != dtype:
             grad = grad.astype(dtype)
         if state.anomaly:
@@ -265,49 +281,24 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
 
 def _run_node_hooks(node: Node, grad_inputs: tuple, grad_outputs: list) -> tuple:
     """Call the hooks registered with ``node.register_hook``; a hook's returned tuple
-    replaces the gradients for the inputs (checked like a backward's result)."""
-    from .tensor import Tensor
-
-    def as_tensors(arrays):
-        return tuple(None if a is None else Tensor._make(a) for a in arrays)
-
-    received = as_tensors(grad_outputs)
+    replaces the gradients for the inputs (checked as a backward's result is)."""
+    make = function.Tensor._make
+    received = tuple(None if g is None else make(g) for g in grad_outputs)
     for hook in list(node._node_hooks.values()):
-        result = hook(as_tensors(grad_inputs), received)
-        if result is None:
-            continue
-        result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-        if len(result) != len(grad_inputs):
-            raise RuntimeError(
-                f"a hook on {node.describe()} returned {len(result)} gradient(s), but the "
-                f"node has {len(grad_inputs)} input(s). Return one per input, or None to "
-                "keep them."
-            )
-        fitted = []
-        for position, (new, old) in enumerate(zip(result, grad_inputs)):
-            if new is None or old is None:  # no gradient, or an input that needs none
-                fitted.append(None)
-                continue
-            new = np.asarray(new.data if isinstance(new, Tensor) else new, dtype=old.dtype)
-            if new.shape != old.shape:
-                raise ShapeError(
-                    f"a hook on {node.describe()} returned a gradient of shape {new.shape} "
-                    f"for input {position}, which needs shape {old.shape}"
-                )
-            fitted.append(new)
-        grad_inputs = tuple(fitted)
+        result = hook(tuple(None if g is None else make(g) for g in grad_inputs), received)
+        if result is not None:
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            grad_inputs = _fit_gradients(node, result, f"a hook on {node.describe()}")
     return grad_inputs
 
 
-def _sum_to_shape(grad: np.ndarray, shape: tuple, node: Node, position: int) -> np.ndarray:
+def sum_to_shape(grad: np.ndarray, shape: tuple) -> np.ndarray | None:
+    """``grad`` summed over the dimensions that broadcasting added to ``shape`` (the
+    gradient of a broadcast is the sum over the copies); None if no broadcast of
+    ``shape`` has ``grad``'s shape."""
     extra = grad.ndim - len(shape)
-    fits = extra >= 0 and all(s == g or s == 1 for s, g in zip(shape, grad.shape[extra:]))
-    if not fits:
-        raise ShapeError(
-            f"{node.function.__name__}.backward returned a gradient of shape {grad.shape} "
-            f"for input {position}, which has shape {shape}; it cannot be summed to that "
-            "shape. A gradient must have the input's shape (or a shape it broadcasts to)."
-        )
+    if extra < 0 or not all(s == g or s == 1 for s, g in zip(shape, grad.shape[extra:])):
+        return None
     axes = tuple(range(extra)) + tuple(
         extra + i for i, s in enumerate(shape) if s == 1 and grad.shape[extra + i] != 1
     )

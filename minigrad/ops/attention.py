@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd import sum_to_shape
 from ..function import Function
 from ..state import state
 from .matmul import matmul_shape
@@ -127,7 +128,7 @@ class ScaledDotProductAttention(Function):
             else:
                 grad = np.matmul(grad_output, np.swapaxes(v, -1, -2))
                 if grad.shape != weights.shape:  # v's batch dims widened the output
-                    grad = _sum_to_shape(grad, weights.shape)
+                    grad = sum_to_shape(grad, weights.shape)
                 if grad_weights is not None:
                     grad += grad_weights
             if factor is not None:  # ... then through the dropout
@@ -157,10 +158,3 @@ def _drop(array: np.ndarray, factor: np.generic, keep: np.ndarray | None,
         out *= keep
     return out
 
-
-def _sum_to_shape(array: np.ndarray, shape: tuple) -> np.ndarray:
-    """``array`` summed over the dims that broadcasting added to ``shape``."""
-    extra = array.ndim - len(shape)
-    axes = tuple(range(extra)) + tuple(extra + i for i, size in enumerate(shape)
-                                       if size == 1 and array.shape[extra + i] != 1)
-    return array.sum(axis=axes).reshape(shape)
