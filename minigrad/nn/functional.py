@@ -137,14 +137,18 @@ def embedding(input: Tensor | np.ndarray, weight: Tensor) -> Tensor:
 def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1/(1-p), so the
     expected value is unchanged; identity when not training."""
-    if not 0.0 <= p <= 1.0:
-        raise _error(f"dropout: p must be between 0 and 1, got {p}", ValueError)
+    _check_dropout_probability(p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
         return input * 0.0
     keep = state.rng.random(input.shape) >= p
     return input * (keep / (1.0 - p)).astype(input.dtype)
+
+
+def _check_dropout_probability(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise _error(f"dropout: p must be between 0 and 1, got {p}", ValueError)
 
 
 # --- normalization --------------------------------------------------------------------------
@@ -358,15 +362,13 @@ def attention(query: Tensor, key: Tensor, value: Tensor, mask: Any, dropout_p: f
     attention weights (after dropout). ``mask``: None, bool (True = may attend) or float
     (added to the scores; -inf blocks). Rows that may attend to nothing get weights 0."""
     # One Function (minigrad/ops/attention.py): one graph node, the scores in one array.
-    if mask is not None:
-        if isinstance(mask, Tensor) and mask.dtype.kind == "f":
-            pass  # a float mask tensor keeps its history: its gradient is the scores'
-        else:
-            mask = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
-            if mask.dtype != np.bool_:  # a constant float mask takes the scores' dtype
-                mask = mask.astype(np.result_type(query.dtype, key.dtype))
-    if not 0.0 <= dropout_p <= 1.0:
-        raise _error(f"dropout: p must be between 0 and 1, got {dropout_p}", ValueError)
+    # a float mask tensor stays a Tensor (it keeps its history: its gradient is the
+    # scores'); any other mask becomes an array, a float one in the scores' dtype
+    if mask is not None and not (isinstance(mask, Tensor) and mask.dtype.kind == "f"):
+        mask = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+        if mask.dtype != np.bool_:
+            mask = mask.astype(np.result_type(query.dtype, key.dtype))
+    _check_dropout_probability(dropout_p)
     keep = None
     if 0.0 < dropout_p < 1.0:  # drawn now, as F.dropout does (also when the graph is lazy)
         shape = ScaledDotProductAttention.output_shape(query, key, value, mask)[1]
