@@ -73,8 +73,3 @@ else:  # pragma: no cover
         @property
         def clickable(self) -> bool:
             return False
-
-        def observe(self, *args, **kwargs):  # no clicks to observe
-            if kwargs.get("names") == "clicked" or (len(args) > 1 and args[1] == "clicked"):
-                return None
-            return super().observe(*args, **kwargs)

@@ -62,6 +62,7 @@ EDGE_LABELS_UP_TO = 40  # boxes; larger drawings show gradient norms in tooltips
 class Box:
     key: str
     kind: str  # op, parameter, leaf, constant, group, more
+    oper: str  # the op's name ("Mul"); for other boxes their kind
     lines: list[str]
     cluster: str | None  # the (expanded) group it is drawn inside
     classes: list[str] = field(default_factory=list)
@@ -214,13 +215,6 @@ def _container(vertex: Vertex, collapsed: set[str]) -> str | None:
     return None
 
 
-def _parent_cluster(group: str | None, collapsed_name: str | None = None) -> str | None:
-    if collapsed_name is not None:  # a collapsed group sits in its parent's cluster
-        parts = collapsed_name.split(".")
-        return ".".join(parts[:-1]) or None
-    return group
-
-
 def _vertex_box(vertex: Vertex) -> Box:
     fill, stroke = BOX_FILL[vertex.kind]
     lines = [vertex.title, vertex.shape_text()]
@@ -235,7 +229,8 @@ def _vertex_box(vertex: Vertex) -> Box:
         grad = vertex.grad
         if grad is not None:
             lines.append(f"grad {grad.describe()}")
-    box = Box(vertex.key, vertex.kind, lines, vertex.group, [f"mg_{vertex.kind}"], fill, stroke)
+    box = Box(vertex.key, vertex.kind, vertex.oper, lines, vertex.group, [f"mg_{vertex.kind}"],
+              fill, stroke)
     if vertex.is_root:
         box.width = 2.5
         box.classes.append("mg_root")
@@ -264,8 +259,8 @@ def _group_box(key: str, inside: list[Vertex]) -> Box:
     if params:
         lines.append(f"{params} parameter{'s' * (params != 1)}")
     fill, stroke = BOX_FILL["group"]
-    box = Box(key, "group", lines, _parent_cluster(None, name), ["mg_group"], fill, stroke,
-              width=1.5)
+    parent = ".".join(name.split(".")[:-1]) or None  # drawn in its parent group's cluster
+    box = Box(key, "group", "group", lines, parent, ["mg_group"], fill, stroke, width=1.5)
     if any(v.is_root for v in inside):
         box.width = 2.5
         box.classes.append("mg_root")
@@ -317,8 +312,7 @@ def _fold_chains(trace: Trace, boxes: dict, arrows: list, owner: dict,
             return None
         following = boxes[outs[0].target]
         op_inputs = [a for a in into.get(following.key, []) if boxes[a.source].kind == "op"]
-        if following.kind != "op" or following.lines[0].split(" #")[0] != \
-                box.lines[0].split(" #")[0] or len(op_inputs) != 1 \
+        if following.kind != "op" or following.oper != box.oper or len(op_inputs) != 1 \
                 or "mg_root" in following.classes:  # the output's op stays in view
             return None
         return following.key
@@ -334,13 +328,12 @@ def _fold_chains(trace: Trace, boxes: dict, arrows: list, owner: dict,
         while (following := next_in_run(run[-1])) is not None:
             run.append(following)
         if len(run) >= 3:
-            first, last = boxes[run[0]], boxes[run[-1]]
-            oper = first.lines[0].split(" #")[0]
+            first, last = trace.vertices[run[0]], trace.vertices[run[-1]]
             run_key = f"run_{run[0]}"
-            boxes[run_key] = Box(run_key, "op", [
-                f"{oper} x {len(run)}", f"{first.lines[0].split(' ')[-1]} ... "
-                f"{last.lines[0].split(' ')[-1]}", last.lines[1]], first.cluster,
-                ["mg_op", "mg_run"], *BOX_FILL["op"], width=2.0)
+            boxes[run_key] = Box(run_key, "op", first.oper, [
+                f"{first.oper} x {len(run)}", f"#{first.node.id} ... #{last.node.id}",
+                last.shape_text()], first.group, ["mg_op", "mg_run"], *BOX_FILL["op"],
+                width=2.0)
             for member in run:
                 folded[member] = run_key
     if not folded:
@@ -380,7 +373,8 @@ def _cut_to_fit(trace: Trace, boxes: dict, arrows: list, owner: dict, max_nodes:
         queue = next_queue
     hidden = len(boxes) - len(keep)
     kept_boxes = {k: b for k, b in boxes.items() if k in keep}  # stable order
-    more = Box("more", "more", [f"... {hidden} more", "earlier ops and leaves not shown"],
+    more = Box("more", "more", "more", [f"... {hidden} more",
+                                         "earlier ops and leaves not shown"],
                None, ["mg_more"], *BOX_FILL["more"], dashed=True)
     kept_boxes["more"] = more
     kept_arrows, into_from_more = [], set()

@@ -95,7 +95,6 @@ class GraphView(StaticRendering, widgets.VBox):
         if root is not None and root is not self._trace.root:
             self._trace_root(root)
             return
-        self._trace.refresh_state()
         self._redraw()
         if self.panel.children:
             self.panel.children[0].refresh()

@@ -21,7 +21,7 @@ from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
 from .render import Html, preview_html, short_repr, stats_html, table_html
-from .trace import format_shape, grad_stats
+from .trace import format_meta, format_shape, grad_stats
 
 NOTE = "padding: 4px 8px; margin: 4px 0; border-left: 4px solid {}; background: {}"
 INFO, WARNING = ("#4a90d9", "#eef5fc"), ("#d98f00", "#fff6e5")
@@ -103,7 +103,7 @@ def _header_html(node: Node) -> str:
     details = [f"group {node.group}"] if node.group else []
     if node.label:
         details.append(f"label {node.label}")
-    outputs = ", ".join(f"{format_shape(s)} {np.dtype(d).name}" for s, d in node.output_meta)
+    outputs = ", ".join(format_meta(s, d) for s, d in node.output_meta)
     details.append(f"output{'s' * (len(node.output_meta) != 1)} {outputs}")
     lines.append(f'<div style="color: #555">{escape(" | ".join(details))}</div>')
     return "".join(lines)
@@ -234,7 +234,7 @@ def _leaf_html(tensor: Tensor) -> str:
 
 
 def _tensor_name(tensor: Tensor) -> str:
-    return tensor.label or f"tensor {format_shape(tensor.shape)} {np.dtype(tensor.dtype).name}"
+    return tensor.label or f"tensor {format_meta(tensor.shape, tensor.dtype)}"
 
 
 def _note(text: str, colours: tuple[str, str]) -> str:

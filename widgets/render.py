@@ -22,7 +22,7 @@ import numpy as np
 from minigrad.tensor import Tensor
 
 from ._base import FONT, escape
-from .trace import format_number, format_shape
+from .trace import format_number, format_meta, format_shape
 
 # The diverging colour map: white at 0, these at -scale and +scale.
 NEGATIVE = (33, 102, 172)
@@ -61,7 +61,7 @@ def stats_text(array: Any) -> str:
 
 def _stats_parts(array: np.ndarray) -> list[tuple[str, bool]]:
     """``(text, alert)`` pairs: alert marks the NaN and Inf counts."""
-    parts = [(f"{format_shape(array.shape)} {array.dtype.name}", False)]
+    parts = [(format_meta(array.shape, array.dtype), False)]
     if array.size == 0:
         return parts + [("empty", False)]
     values = _as_float(array)
@@ -133,7 +133,7 @@ def heatmap_svg(array: Any, title: str | None = None, cell: int | None = None,
     a 1-d array as one row; the caption says which."""
     array = _to_array(array)
     values = _as_float(array)
-    caption = f"{format_shape(array.shape)} {array.dtype.name}"
+    caption = format_meta(array.shape, array.dtype)
     if array.ndim > 2:
         values = values.reshape(-1, array.shape[-1])
         caption += f" as {values.shape[0]}x{values.shape[1]} (leading dims flattened)"
@@ -232,7 +232,7 @@ def short_repr(value: Any, limit: int = 60) -> str:
     the rest by ``repr`` cut at ``limit`` characters, without memory addresses."""
     if isinstance(value, (np.ndarray, Tensor)):
         kind = "array" if isinstance(value, np.ndarray) else "tensor"
-        return f"{kind} {format_shape(value.shape)} {np.dtype(value.dtype).name}"
+        return f"{kind} {format_meta(value.shape, value.dtype)}"
     text = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
     return text if len(text) <= limit else text[:limit - 3] + "..."
 

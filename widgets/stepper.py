@@ -63,6 +63,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
         self.steps: list[BackwardStep] = []
         self._iterator = None
         self._finished = False
+        self._moving_slider = False  # _show moves the slider: that is not a user's move
 
         buttons = [("Reset", self.reset), ("Back", self.back), ("Step", self.step),
                    ("Run", self.run)]
@@ -159,16 +160,9 @@ class BackwardStepper(StaticRendering, widgets.VBox):
             self.total = self.position
             return None
         self.steps.append(step)
-        if self.position == self.total:  # was it the last? peek without losing the step
-            self._finished = self._exhausted()
+        if self.position == self.total:  # every node of the graph ran: let the pass end
+            self._finished = next(self._iterator, None) is None
         return step
-
-    def _exhausted(self) -> bool:
-        try:
-            next(self._iterator)
-        except StopIteration:
-            return True
-        raise RuntimeError("BackwardStepper: the pass had more steps than its graph has nodes")
 
     def _show(self) -> None:
         current = self.current
@@ -201,11 +195,10 @@ class BackwardStepper(StaticRendering, widgets.VBox):
                 edge = self.trace.edge(f"n{step.node.id}", position)
                 if grad is not None and edge is not None:
                     edge.grad = grad_stats(grad)
-        self.trace.recorded = bool(self.steps)
         self.legend.value = legend_html(self.trace.recorded)
 
     def _on_slider(self, change: dict) -> None:
-        if not getattr(self, "_moving_slider", False) and change["new"] != self.position:
+        if not self._moving_slider and change["new"] != self.position:
             self.go_to(change["new"])
 
     def _status_html(self) -> str:

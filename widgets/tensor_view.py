@@ -9,13 +9,12 @@ one line of statistics underneath.
 from __future__ import annotations
 
 import ipywidgets as widgets
-import numpy as np
 
 from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
 from .render import preview_html, stats_html
-from .trace import format_shape, grad_stats
+from .trace import format_meta, grad_stats
 
 PANEL = "flex: 0 1 auto; min-width: 160px; padding: 4px 8px; border: 1px solid #ddd"
 PANEL_TITLE = "font-weight: bold; margin-bottom: 4px"
@@ -47,7 +46,7 @@ class TensorView(StaticRendering, widgets.VBox):
 
     def summary(self) -> str:
         t = self.tensor
-        shape = f"{format_shape(t.shape)} {np.dtype(t.dtype).name}"
+        shape = format_meta(t.shape, t.dtype)
         if t.data is None:
             state = "not computed yet"
         elif t.grad is None:
@@ -58,7 +57,7 @@ class TensorView(StaticRendering, widgets.VBox):
 
     def to_html(self) -> str:
         t = self.tensor
-        details = [f"{format_shape(t.shape)} {np.dtype(t.dtype).name}"]
+        details = [format_meta(t.shape, t.dtype)]
         if t.grad_fn is not None:
             details.append(f"made by {t.grad_fn.describe()}")
         details.append(f"requires_grad={t.requires_grad}")

@@ -100,6 +100,11 @@ def format_shape(shape: Iterable[int]) -> str:
     return str(tuple(int(s) for s in shape))
 
 
+def format_meta(shape: Iterable[int], dtype: Any) -> str:
+    """``(4, 3) float32``: how every view names a tensor's shape and dtype."""
+    return f"{format_shape(shape)} {np.dtype(dtype).name}"
+
+
 @dataclass
 class Vertex:
     """One box in the drawing: a recorded op, or a leaf tensor."""
@@ -110,14 +115,26 @@ class Vertex:
     title: str  # "Mul #12", "0.weight", "x", "input 1 of Mul #12"
     group: str | None
     outputs: list[tuple[tuple, np.dtype]]  # each output's (shape, dtype)
-    label: str | None = None
     node: Node | None = None  # for ops
     tensor: Tensor | None = None  # for leaves
     is_root: bool = False  # made the tensor the trace starts from
-    pending: bool = False  # lazy mode: not computed yet
-    freed: bool = False  # backward (without retain_graph) freed it
-    released: bool = False  # its saved tensors are gone
-    retained: bool = False  # a backward with retain_graph=True kept them
+
+    # what changes after the trace was made (a backward, realize(), a new label) is read
+    # from the node or tensor each time
+
+    @property
+    def label(self) -> str | None:
+        return self.node.label if self.node is not None else self.tensor.label
+
+    @property
+    def pending(self) -> bool:
+        """Lazy mode: not computed yet."""
+        return self.node is not None and self.node._pending is not None
+
+    @property
+    def freed(self) -> bool:
+        """A backward without ``retain_graph=True`` freed it."""
+        return self.node is not None and self.node.freed
 
     @property
     def shape(self) -> tuple:
@@ -139,8 +156,7 @@ class Vertex:
         return grad_stats(self.tensor.grad)
 
     def shape_text(self) -> str:
-        parts = [f"{format_shape(s)} {np.dtype(d).name}" for s, d in self.outputs]
-        return parts[0] if len(parts) == 1 else " | ".join(parts)
+        return " | ".join(format_meta(shape, dtype) for shape, dtype in self.outputs)
 
 
 @dataclass
@@ -166,8 +182,6 @@ class Trace:
     vertices: dict[str, Vertex]  # in a stable order: ops oldest first, leaves by first use
     edges: list[Edge]
     root_key: str
-    seed_grad: GradStats | None = None  # the gradient backward started from, if recorded
-    recorded: bool = False  # did a backward run while this trace recorded it?
     backwards: int = 0  # how many recorded backward passes started at the root
     _edge_index: dict = field(default_factory=dict, repr=False)
 
@@ -249,6 +263,11 @@ class Trace:
         return sorted(names)
 
     @property
+    def recorded(self) -> bool:
+        """Do edges carry gradients (recorded during a backward, or set by a stepper)?"""
+        return any(e.grad is not None for e in self.edges)
+
+    @property
     def freed(self) -> bool:
         """Did a backward without ``retain_graph=True`` free (part of) this graph?"""
         return any(v.freed for v in self.ops)
@@ -280,11 +299,6 @@ class Trace:
     def edge(self, target: str, position: int) -> Edge | None:
         return self._edge_index.get((target, position))
 
-    def refresh_state(self) -> None:
-        """Read again what changes after a backward: freed / released / retained."""
-        for vertex in self.ops:
-            _read_node_state(vertex)
-
     def summary(self) -> str:
         ops, leaves = len(self.ops), len(self.leaves)
         text = (f"graph of {ops} op{'s' * (ops != 1)} and "
@@ -305,23 +319,17 @@ class Trace:
 
 class GradientRecorder:
     """Hooks on every op of a trace that note, during backward, the gradient each op
-    received and the gradient it sent along each of its input edges."""
+    sent along each of its input edges."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        self.received: dict[str, list[GradStats | None]] = {}  # op key -> per output
         self._handles = [vertex.node.register_hook(self._hook_for(vertex.key))
                          for vertex in trace.ops if vertex.node is not None]
 
     def _hook_for(self, key: str):
         def hook(grad_inputs, grad_outputs):
-            self.trace.recorded = True
-            self.received[key] = [None if g is None else grad_stats(g) for g in grad_outputs]
             if key == self.trace.root_key:
                 self.trace.backwards += 1
-                index = self.trace.root._output_index
-                if grad_outputs[index] is not None:
-                    self.trace.seed_grad = grad_stats(grad_outputs[index])
             for position, grad in enumerate(grad_inputs):
                 edge = self.trace.edge(key, position)
                 if edge is not None and grad is not None:
@@ -356,18 +364,8 @@ def _leaf_names(names: Any) -> dict[int, str]:
 
 
 def _op_vertex(key: str, node: Node) -> Vertex:
-    vertex = Vertex(key, "op", f"{node.name} #{node.id}", node.group,
-                    [(tuple(s), np.dtype(d)) for s, d in node.output_meta],
-                    label=node.label, node=node)
-    _read_node_state(vertex)
-    return vertex
-
-
-def _read_node_state(vertex: Vertex) -> None:
-    node = vertex.node
-    vertex.pending = node._pending is not None
-    vertex.freed, vertex.released, vertex.retained = node.freed, node.released, node.retained
-    vertex.label = node.label
+    return Vertex(key, "op", f"{node.name} #{node.id}", node.group,
+                  [(tuple(s), np.dtype(d)) for s, d in node.output_meta], node=node)
 
 
 def _leaf_vertex(key: str, tensor: Tensor, named: dict[int, str], order: int) -> Vertex:
@@ -378,5 +376,4 @@ def _leaf_vertex(key: str, tensor: Tensor, named: dict[int, str], order: int) ->
         kind = "leaf" if tensor.requires_grad else "constant"
     if name is None:
         name = f"leaf {order}" if tensor.requires_grad else f"input {order}"
-    return Vertex(key, kind, name, None, [(tuple(tensor.shape), tensor.dtype)],
-                  label=tensor.label, tensor=tensor)
+    return Vertex(key, kind, name, None, [(tuple(tensor.shape), tensor.dtype)], tensor=tensor)
