@@ -194,14 +194,14 @@ def _seed_gradient(tensor: Tensor, gradient) -> np.ndarray:
             "requires_grad=True, and do not compute it inside no_grad()."
         )
     if gradient is None:
-        if tensor.data.size != 1:
+        if tensor._data.size != 1:
             raise RuntimeError(
                 f"backward: grad can be implicitly created only for a tensor with one "
                 f"element, but this one has shape {tensor.shape}. Reduce it first (e.g. "
                 f".sum() or .mean()), or pass gradient= a tensor of shape {tensor.shape}."
             )
         return np.ones(tensor.shape, dtype=tensor.dtype)
-    gradient = np.asarray(gradient.data if hasattr(gradient, "data") else gradient,
+    gradient = np.asarray(gradient._data if isinstance(gradient, function.Tensor) else gradient,
                           dtype=tensor.dtype)
     if gradient.shape != tensor.shape:
         raise ShapeError(
@@ -256,9 +256,9 @@ def _fit_gradients(node: Node, grads: tuple, who: str | None = None) -> tuple:
             fitted.append(None)
             continue
         if type(grad) is not np.ndarray:
-            grad = np.asarray(grad.data if isinstance(grad, function.Tensor) else grad)
+            grad = np.asarray(grad._data if isinstance(grad, function.Tensor) else grad)
         arg = args[position]
-        shape, dtype = (arg.data.shape, arg.data.dtype) if arg is not None \
+        shape, dtype = (arg._data.shape, arg._data.dtype) if arg is not None \
             else node.input_shape_dtype(position)
         if grad.shape != shape:
             summed = sum_to_shape(grad, shape)
@@ -312,7 +312,7 @@ def _hooked(tensor: Tensor, grad: np.ndarray, retain: bool) -> np.ndarray:
     for hook in (tensor._hooks or {}).values():
         result = hook(Tensor._make(grad))
         if result is not None:
-            grad = np.asarray(result.data if isinstance(result, Tensor) else result)
+            grad = np.asarray(result._data if isinstance(result, Tensor) else result)
     if retain and tensor._retains_grad:
         _add_to_grad(tensor, grad)
     return grad
@@ -332,7 +332,7 @@ def _add_to_grad(tensor: Tensor, grad: np.ndarray, owned: bool = False) -> None:
         if not (owned and grad.dtype == tensor.dtype):
             grad = np.array(grad, dtype=tensor.dtype)  # the array may be used elsewhere too
         tensor.grad = function.Tensor._make(grad)
-    elif tensor.grad.data.flags.writeable and tensor.grad.shape == grad.shape:
-        tensor.grad.data += grad
+    elif tensor.grad._data.flags.writeable and tensor.grad.shape == grad.shape:
+        tensor.grad._data += grad
     else:
-        tensor.grad.data = tensor.grad.data + grad
+        tensor.grad._data = tensor.grad._data + grad

@@ -40,7 +40,7 @@ class Checkpoint(Function):
         with no_grad():
             outputs, several = _as_tensors(fn(*(_wrap(a) for a in arrays)))
         ctx.several = several
-        result = tuple(o.data for o in outputs)
+        result = tuple(o._data for o in outputs)
         return result if several else result[0]
 
     @staticmethod
@@ -60,7 +60,7 @@ class Checkpoint(Function):
             if output.requires_grad and grad is not None:
                 # the recomputed graph is this call's own: free it as the pass goes
                 autograd.backward(output, grad, retain_graph=len(outputs) > 1)
-        grads = [t.grad.data if isinstance(t, Tensor) and t.grad is not None else None
+        grads = [t.grad._data if isinstance(t, Tensor) and t.grad is not None else None
                  for t in inputs]
         return (None, *grads) + ((None,) if ctx.anchored else ())
 

@@ -315,7 +315,7 @@ class Function:
         arrays, needs_input_grad = [], []
         for a in args:
             if isinstance(a, Tensor):
-                arrays.append(a.data if a.data is not None else _data_of(a))
+                arrays.append(a._data if a._data is not None else _data_of(a))
                 needs_input_grad.append(a.requires_grad)
             else:
                 arrays.append(a)
@@ -341,9 +341,9 @@ class Function:
 
 
 def _data_of(tensor: Any) -> np.ndarray:
-    if tensor.data is None:  # a lazy tensor used in eager mode
+    if tensor._data is None:  # a lazy tensor used in eager mode
         tensor.realize()
-    return tensor.data
+    return tensor._data
 
 
 def _describe_args(args: tuple) -> str:
@@ -438,7 +438,7 @@ def _wrap_outputs(cls: type[Function], ctx: Context, node: Node | None, args: tu
         _maybe_share_version(results[0], args, arrays)
     if node is not None:
         node._outputs = [weakref.ref(t) for t in results]
-        node.output_meta = [(t.data.shape, t.data.dtype) for t in results]
+        node.output_meta = [(t._data.shape, t._data.dtype) for t in results]
     return tuple(results) if several else results[0]
 
 
@@ -446,7 +446,7 @@ def _maybe_share_version(result: Any, args: tuple, arrays: list) -> None:
     """If a view Function's output is a view of its input 0, edits of one are edits of
     the other: they share one version counter, as in PyTorch."""
     base = args[0]
-    if isinstance(base, Tensor) and np.may_share_memory(result.data, arrays[0]):
+    if isinstance(base, Tensor) and np.may_share_memory(result._data, arrays[0]):
         result._counter_of = base._counter()
         result._base = base._base if base._base is not None else base
 
@@ -471,11 +471,11 @@ def _owner_of(node: Node, array: Any) -> Any:
     that is gone cannot have been modified: a view or a detached copy of it would have
     kept it alive, as they share its version counter.)"""
     for arg in node.args:
-        if isinstance(arg, Tensor) and arg.data is array:
+        if isinstance(arg, Tensor) and arg._data is array:
             return arg
     for ref in node._outputs:
         output = ref()
-        if output is not None and output.data is array:
+        if output is not None and output._data is array:
             return output
     return None
 
@@ -510,7 +510,7 @@ def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
 def realize_node(node: Node) -> None:
     """Run the forward that lazy mode deferred; its inputs are already realized."""
     cls, ctx, args = node.function, node, node.args
-    arrays = tuple(a.data if isinstance(a, Tensor) else a for a in args)
+    arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
     previous, state.group = state.group, node.group  # errors name the group it was made in
     try:
         outputs, marked, _ = _as_output_tuple(
@@ -528,7 +528,7 @@ def realize_node(node: Node) -> None:
         node.output_meta[index] = (out.shape, out.dtype)
         t = ref()
         if t is not None:
-            t.data, t._lazy_node = out, None
+            t._data, t._lazy_node = out, None
             if marked[index]:
                 t.requires_grad, t.grad_fn = False, None
             results.append(t)

@@ -65,7 +65,7 @@ def gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
         leaf = leaves[i]
         analytic = leaf.grad.numpy() if leaf.grad is not None else np.zeros(leaf.shape)
         numerical = np.zeros(leaf.shape)
-        flat = leaf.data.reshape(-1)  # a view: perturbing it perturbs the input
+        flat = leaf._data.reshape(-1)  # a view: perturbing it perturbs the input
         with no_grad():
             for k in range(flat.size):
                 original = flat[k]

@@ -74,7 +74,7 @@ class Tensor:
     # Every op makes a Tensor, so making one must be cheap: the attributes every tensor
     # sets are slots; those that most tensors leave at their default are class
     # attributes, written to the instance only when they change.
-    __slots__ = ("data", "requires_grad", "grad_fn", "_output_index", "__weakref__",
+    __slots__ = ("_data", "requires_grad", "grad_fn", "_output_index", "__weakref__",
                  "__dict__")
     grad: Tensor | None = None
     label: str | None = None
@@ -116,7 +116,7 @@ class Tensor:
             self.requires_grad_(True)
 
     def _init(self, data, requires_grad: bool, grad_fn: Node | None, output_index: int) -> None:
-        self.data = data
+        self._data = data
         self.requires_grad = requires_grad
         self.grad_fn = grad_fn
         self._output_index = output_index
@@ -126,7 +126,7 @@ class Tensor:
               output_index: int = 0) -> Tensor:
         """Wrap an array without any checks or copies (the engine's fast path)."""
         t = object.__new__(cls)
-        t.data = data  # _init's lines, repeated: this runs for every op
+        t._data = data  # _init's lines, repeated: this runs for every op
         t.requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_index = output_index
@@ -135,16 +135,40 @@ class Tensor:
     # --- attributes ---------------------------------------------------------------------
 
     @property
+    def data(self) -> Tensor:
+        """As in PyTorch: the same values as a Tensor without history, sharing this
+        tensor's array, so ``p.data += -lr * p.grad`` updates ``p`` without being
+        recorded (and without the version counter noticing). The array is ``numpy()``."""
+        t = Tensor._make(self.numpy())
+        t.label = self.label
+        return t
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """``p.data = other`` gives ``p`` other's values (shared), keeping its history."""
+        if isinstance(value, Tensor):
+            array = value.numpy()
+        else:
+            array = np.asarray(value)
+            if array.dtype.kind not in "biufc":
+                raise TypeError(f"data: expected a Tensor or an array of numbers, got "
+                                f"{type(value).__name__}")
+        if self.requires_grad and array.dtype.kind not in "fc":
+            raise TypeError(f"data: this tensor requires grad, so its data must be "
+                            f"floating point, got {array.dtype} (shape {array.shape})")
+        self._data = array
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape if self.data is not None else self._lazy_shape
+        return self._data.shape if self._data is not None else self._lazy_shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype if self.data is not None else self._lazy_dtype
+        return self._data.dtype if self._data is not None else self._lazy_dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim if self.data is not None else len(self._lazy_shape)
+        return self._data.ndim if self._data is not None else len(self._lazy_shape)
 
     def dim(self) -> int:
         return len(self.shape)
@@ -163,7 +187,7 @@ class Tensor:
 
     @property
     def is_realized(self) -> bool:
-        return self.data is not None
+        return self._data is not None
 
     @property
     def _version(self) -> int:
@@ -194,7 +218,7 @@ class Tensor:
         return self
 
     def numpy(self) -> np.ndarray:
-        return self.data if self._lazy_node is None else self.realize().data
+        return self._data if self._lazy_node is None else self.realize()._data
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         array = self.numpy()
@@ -302,7 +326,7 @@ class Tensor:
         previous, state.lazy = state.lazy, False
         try:
             if record:
-                old = Tensor._make(self.data.copy(), self.requires_grad, self.grad_fn,
+                old = Tensor._make(self._data.copy(), self.requires_grad, self.grad_fn,
                                    self._output_index)
                 old.label = self.label
                 result = function.apply(old, *args, **kwargs)
@@ -311,10 +335,10 @@ class Tensor:
                 self.grad_fn, self._output_index = node, result._output_index
                 self.requires_grad = True
             else:
-                arrays = tuple(a.data if isinstance(a, Tensor) else a for a in args)
+                arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
                 with no_grad():
                     result = function.apply(self, *arrays, **kwargs)
-            self._write(result.data)
+            self._write(result._data)
         finally:
             state.lazy = previous
         return self
@@ -332,7 +356,7 @@ class Tensor:
                 "it cannot hold it. Use the out-of-place op, or convert first."
             )
         try:
-            self.data[...] = values
+            self._data[...] = values
         except ValueError as error:  # e.g. a read-only view made by expand()
             raise ShapeError(
                 f"in-place: cannot write into this tensor (shape {self.shape}): {error}. "
@@ -604,12 +628,12 @@ class Tensor:
 
     def __repr__(self) -> str:
         extras = []
-        if self.data is None:
+        if self._data is None:
             body = f"<unrealized, shape={self.shape}"
         else:
-            body = np.array2string(self.data, separator=", ", prefix="tensor(",
+            body = np.array2string(self._data, separator=", ", prefix="tensor(",
                                    precision=4, threshold=200)
-        if self.dtype != np.float32 or self.data is None:
+        if self.dtype != np.float32 or self._data is None:
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name}>")
@@ -617,12 +641,12 @@ class Tensor:
             extras.append("requires_grad=True")
         if self.label:
             extras.append(f"label={self.label!r}")
-        if self.data is None:
+        if self._data is None:
             return f"tensor({body}" + "".join(", " + e for e in extras) + ">)"
         return "tensor(" + ", ".join([body] + extras) + ")"
 
     def __format__(self, spec: str) -> str:
-        if spec and self.numel() == 1 and self.data is not None:
+        if spec and self.numel() == 1 and self._data is not None:
             return format(self.item(), spec)
         return repr(self)
 

@@ -76,7 +76,7 @@ def show(array):
 
 # %%
 x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-print("data          :", x.data, x.dtype)
+print("data          :", x.numpy(), x.dtype)
 print("requires_grad :", x.requires_grad)
 print("grad          :", x.grad)
 print("grad_fn       :", x.grad_fn)
@@ -95,7 +95,7 @@ print("s =", s)
 print("y.grad_fn =", y.grad_fn, "  s.grad_fn =", s.grad_fn, "  y.is_leaf =", y.is_leaf)
 
 s.backward()
-print("x.grad =", x.grad, "   2 * x =", 2 * x.data)
+print("x.grad =", x.grad, "   2 * x =", 2 * x.numpy())
 
 # %% [markdown]
 # `<Mul #1>` is a graph node: the operation's name and a small counter (node 1 is the
@@ -345,7 +345,7 @@ MyMulShowingShapes.apply(X, b).sum().backward()
 # L = sum(z), so dL/dz = 1 everywhere and dL/db_j = sum_i X_ij: X summed over its rows
 print("b.grad.shape     =", b.grad.shape)
 print("b.grad           =", show(b.grad.numpy()))
-print("X summed over i  =", show(X.data.sum(axis=0)))
+print("X summed over i  =", show(X.numpy().sum(axis=0)))
 
 # %% [markdown]
 # A gradient that cannot be summed to the input's shape is a bug in a backward, and the

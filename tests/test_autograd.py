@@ -26,7 +26,7 @@ def test_gradients_accumulate_across_backward_calls():
     x = leaf(3)
     (x * x).sum().backward()
     (x * x).sum().backward()
-    np.testing.assert_allclose(x.grad.data, 2 * (2 * x.data))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (2 * x.numpy()))
 
 
 def test_setting_grad_to_none_starts_afresh():
@@ -34,7 +34,7 @@ def test_setting_grad_to_none_starts_afresh():
     (x * x).sum().backward()
     x.grad = None
     (x * 3).sum().backward()
-    np.testing.assert_allclose(x.grad.data, np.full(3, 3.0))
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 3.0))
 
 
 def test_zero_on_grad_resets_it_in_place():
@@ -44,7 +44,7 @@ def test_zero_on_grad_resets_it_in_place():
     x.grad.zero_()
     (x * 3).sum().backward()
     assert x.grad is grad
-    np.testing.assert_allclose(x.grad.data, np.full(3, 3.0))
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 3.0))
 
 
 def test_second_backward_without_retain_graph_raises():
@@ -59,10 +59,10 @@ def test_retain_graph_allows_a_second_backward_that_accumulates():
     x = leaf(3)
     loss = (x.exp() * x).sum()
     loss.backward(retain_graph=True)
-    first = x.grad.data.copy()
+    first = x.grad.numpy().copy()
     loss.backward()
-    np.testing.assert_allclose(x.grad.data, 2 * first)
-    np.testing.assert_allclose(first, np.exp(x.data) * (x.data + 1))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first)
+    np.testing.assert_allclose(first, np.exp(x.numpy()) * (x.numpy() + 1))
 
 
 def test_non_scalar_backward_without_gradient_raises():
@@ -75,7 +75,7 @@ def test_backward_with_gradient_works_for_non_scalars():
     x = leaf(2, 3)
     upstream = np.random.default_rng(5).standard_normal((2, 3))
     (x * x).backward(gradient=mg.Tensor(upstream))
-    np.testing.assert_allclose(x.grad.data, upstream * 2 * x.data)
+    np.testing.assert_allclose(x.grad.numpy(), upstream * 2 * x.numpy())
 
 
 def test_backward_of_a_leaf_sets_its_grad_to_the_seed():
@@ -87,15 +87,15 @@ def test_backward_of_a_leaf_sets_its_grad_to_the_seed():
 def test_a_tensor_used_twice_accumulates_both_gradients():
     x = leaf(4)
     (x * x.exp()).sum().backward()
-    np.testing.assert_allclose(x.grad.data, np.exp(x.data) * (1 + x.data))
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(x.numpy()) * (1 + x.numpy()))
 
 
 def test_a_tensor_used_in_two_branches_of_a_diamond():
     x = leaf(4)
     h = x * 2
     (h.sin() + h.cos()).sum().backward()
-    expected = 2 * (np.cos(2 * x.data) - np.sin(2 * x.data))
-    np.testing.assert_allclose(x.grad.data, expected)
+    expected = 2 * (np.cos(2 * x.numpy()) - np.sin(2 * x.numpy()))
+    np.testing.assert_allclose(x.grad.numpy(), expected)
 
 
 def test_leaf_that_does_not_require_grad_gets_no_grad():
@@ -120,8 +120,8 @@ def test_retain_grad_keeps_a_non_leaf_gradient():
     h.retain_grad()
     (h * h).sum().backward()
     assert h.retains_grad
-    np.testing.assert_allclose(h.grad.data, 2 * h.data)
-    np.testing.assert_allclose(x.grad.data, 2 * 2 * h.data)
+    np.testing.assert_allclose(h.grad.numpy(), 2 * h.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 2 * h.numpy())
 
 
 def test_hook_on_a_leaf_is_called_with_its_gradient():
@@ -148,14 +148,14 @@ def test_a_tensor_returned_by_a_hook_replaces_the_gradient():
     h = x * 2
     h.register_hook(lambda grad: grad * 10)
     h.sum().backward()
-    np.testing.assert_allclose(x.grad.data, np.full(3, 20.0))
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 20.0))
 
 
 def test_a_hook_on_a_leaf_can_replace_what_is_accumulated():
     x = leaf(3)
     x.register_hook(lambda grad: grad * 0)
     (x * 2).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, np.zeros(3))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
 
 
 def test_a_removed_hook_is_not_called():
@@ -166,7 +166,7 @@ def test_a_removed_hook_is_not_called():
     handle.remove()
     h.sum().backward()
     assert calls == []
-    np.testing.assert_allclose(x.grad.data, np.full(3, 2.0))
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 2.0))
 
 
 def test_hooks_run_in_registration_order_and_chain():
@@ -176,7 +176,7 @@ def test_hooks_run_in_registration_order_and_chain():
     x.register_hook(lambda grad: order.append("second") or grad * 10)
     x.sum().backward()
     assert order == ["first", "second"]
-    np.testing.assert_allclose(x.grad.data, np.full(2, 20.0))
+    np.testing.assert_allclose(x.grad.numpy(), np.full(2, 20.0))
 
 
 def test_node_hook_sees_the_gradients_a_node_received_and_produced():
@@ -188,8 +188,8 @@ def test_node_hook_sees_the_gradients_a_node_received_and_produced():
     (y * 3).sum().backward()
     (grad_x, grad_w), (grad_y,) = seen[0]
     np.testing.assert_allclose(grad_y, np.full(3, 3.0))
-    np.testing.assert_allclose(grad_x, 3 * w.data)
-    np.testing.assert_allclose(grad_w, 3 * x.data)
+    np.testing.assert_allclose(grad_x, 3 * w.numpy())
+    np.testing.assert_allclose(grad_w, 3 * x.numpy())
 
 
 def test_node_hook_can_replace_what_the_node_sends_to_its_inputs():
@@ -197,7 +197,7 @@ def test_node_hook_can_replace_what_the_node_sends_to_its_inputs():
     y = x.exp()
     y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * 0,))
     y.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, np.zeros(2))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(2))
 
 
 def test_node_hook_with_the_wrong_number_of_gradients_names_the_node():
@@ -316,7 +316,7 @@ def test_detach_cuts_the_graph():
     x = leaf(3)
     y = (x * 2).detach() * x
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, 2 * x.data)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
 
 
 # --- long graphs -------------------------------------------------------------------------
@@ -333,7 +333,7 @@ def test_a_100000_node_chain_backpropagates_without_recursion():
     elapsed = time.perf_counter() - start
     assert sys.getrecursionlimit() == limit
     factor = float(np.float32(1.0001))
-    np.testing.assert_allclose(x0.grad.data, [factor ** 100_000], rtol=1e-2)
+    np.testing.assert_allclose(x0.grad.numpy(), [factor ** 100_000], rtol=1e-2)
     assert elapsed < 30
 
 
@@ -414,8 +414,8 @@ def test_in_place_edit_of_an_unsaved_tensor_is_fine():
     y = x * 1
     y += 1
     (y * y).sum().backward()
-    np.testing.assert_allclose(y.data, x.data + 1)
-    np.testing.assert_allclose(x.grad.data, 2 * (x.data + 1))
+    np.testing.assert_allclose(y.numpy(), x.numpy() + 1)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (x.numpy() + 1))
 
 
 def test_setitem_on_a_non_leaf_is_a_recorded_in_place_op():
@@ -424,8 +424,8 @@ def test_setitem_on_a_non_leaf_is_a_recorded_in_place_op():
     y[1] = v
     assert y.grad_fn.name == "SetItem"
     (y * mg.Tensor(np.arange(1.0, 5.0))).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [2.0, 0.0, 6.0, 8.0])
-    np.testing.assert_allclose(v.grad.data, 2.0)
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 0.0, 6.0, 8.0])
+    np.testing.assert_allclose(v.grad.numpy(), 2.0)
 
 
 def test_in_place_on_a_leaf_that_requires_grad_raises():
@@ -438,12 +438,12 @@ def test_in_place_on_a_leaf_that_requires_grad_raises():
 
 def test_in_place_on_a_leaf_works_under_no_grad():
     x = leaf(3)
-    before = x.data.copy()
+    before = x.numpy().copy()
     with mg.no_grad():
         x -= 0.5
         x[0] = 7.0
-    np.testing.assert_allclose(x.data[1:], before[1:] - 0.5)
-    assert x.data[0] == 7.0 and x.is_leaf and x.requires_grad
+    np.testing.assert_allclose(x.numpy()[1:], before[1:] - 0.5)
+    assert x.numpy()[0] == 7.0 and x.is_leaf and x.requires_grad
 
 
 # --- the backward iterator ----------------------------------------------------------------------
@@ -485,7 +485,7 @@ def test_backward_steps_run_to_the_end_give_the_same_grads_as_backward():
     reference_loss, reference_params = small_network()
     reference_loss.backward()
     for param, reference in zip(params, reference_params):
-        np.testing.assert_array_equal(param.grad.data, reference.grad.data)
+        np.testing.assert_array_equal(param.grad.numpy(), reference.grad.numpy())
 
 
 def test_backward_steps_report_the_gradients_each_node_received_and_sent():
@@ -495,7 +495,7 @@ def test_backward_steps_report_the_gradients_each_node_received_and_sent():
     np.testing.assert_array_equal(sum_step.grad_outputs[0], 1.0)
     np.testing.assert_array_equal(sum_step.grad_inputs[0], np.ones(3))
     np.testing.assert_array_equal(exp_step.grad_outputs[0], np.ones(3))
-    np.testing.assert_allclose(exp_step.grad_inputs[0], np.exp(x.data))
+    np.testing.assert_allclose(exp_step.grad_inputs[0], np.exp(x.numpy()))
 
 
 def test_a_second_backward_through_ops_that_saved_nothing_works_as_in_pytorch(torch):

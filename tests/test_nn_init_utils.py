@@ -119,7 +119,7 @@ def test_clip_grad_norm_leaves_small_gradients_alone():
 def test_clip_grad_norm_skips_parameters_without_gradients_and_can_refuse_nan():
     params = parameters_with_gradients(mg, 1.0) + [mg.zeros(2, requires_grad=True)]
     nn.utils.clip_grad_norm_(params, 1.0)
-    params[0].grad.data[0, 0] = np.nan
+    params[0].grad.numpy()[0, 0] = np.nan
     with pytest.raises(RuntimeError, match="total norm of order 2.0 of the gradients is nan"):
         nn.utils.clip_grad_norm_(params, 1.0, error_if_nonfinite=True)
 

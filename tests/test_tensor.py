@@ -16,7 +16,7 @@ import minigrad as mg
 def test_python_scalars_and_lists_become_float32(data):
     t = mg.tensor(data)
     assert t.dtype == np.float32
-    np.testing.assert_array_equal(t.data, np.array(data, dtype=np.float32))
+    np.testing.assert_array_equal(t.numpy(), np.array(data, dtype=np.float32))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.bool_])
@@ -24,7 +24,7 @@ def test_numpy_arrays_keep_their_dtype(dtype):
     array = np.arange(6).reshape(2, 3).astype(dtype)
     t = mg.Tensor(array)
     assert t.dtype == dtype
-    np.testing.assert_array_equal(t.data, array)
+    np.testing.assert_array_equal(t.numpy(), array)
 
 
 def test_numpy_scalar_keeps_its_dtype():
@@ -71,7 +71,7 @@ def test_requires_grad_on_float64_array_is_allowed():
 def test_zeros_and_ones_take_sizes_as_arguments_or_a_tuple(factory, fill):
     for t in (factory(2, 3), factory((2, 3))):
         assert t.shape == (2, 3) and t.dtype == np.float32
-        np.testing.assert_array_equal(t.data, np.full((2, 3), fill, dtype=np.float32))
+        np.testing.assert_array_equal(t.numpy(), np.full((2, 3), fill, dtype=np.float32))
 
 
 def test_factories_accept_dtype_and_requires_grad():
@@ -82,7 +82,7 @@ def test_factories_accept_dtype_and_requires_grad():
 def test_full_fills_with_the_value():
     t = mg.full((2, 3), 7.5)
     assert t.dtype == np.float32
-    np.testing.assert_array_equal(t.data, np.full((2, 3), 7.5))
+    np.testing.assert_array_equal(t.numpy(), np.full((2, 3), 7.5))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64])
@@ -91,7 +91,7 @@ def test_like_factories_copy_shape_and_dtype(dtype):
     for t, fill in ((mg.zeros_like(source), 0), (mg.ones_like(source), 1),
                     (mg.full_like(source, 4), 4)):
         assert t.shape == (3, 2) and t.dtype == dtype
-        np.testing.assert_array_equal(t.data, np.full((3, 2), fill, dtype=dtype))
+        np.testing.assert_array_equal(t.numpy(), np.full((3, 2), fill, dtype=dtype))
 
 
 def test_like_factories_accept_a_dtype_override():
@@ -101,70 +101,70 @@ def test_like_factories_accept_a_dtype_override():
 def test_arange_of_ints_is_int64_as_in_pytorch():
     t = mg.arange(5)
     assert t.dtype == np.int64
-    np.testing.assert_array_equal(t.data, np.arange(5))
-    np.testing.assert_array_equal(mg.arange(2, 10, 3).data, np.arange(2, 10, 3))
+    np.testing.assert_array_equal(t.numpy(), np.arange(5))
+    np.testing.assert_array_equal(mg.arange(2, 10, 3).numpy(), np.arange(2, 10, 3))
 
 
 def test_arange_with_a_float_is_float32():
     t = mg.arange(0, 1, 0.25)
     assert t.dtype == np.float32
-    np.testing.assert_allclose(t.data, np.arange(0, 1, 0.25))
+    np.testing.assert_allclose(t.numpy(), np.arange(0, 1, 0.25))
 
 
 def test_linspace_includes_both_ends():
     t = mg.linspace(-1, 1, 5)
     assert t.dtype == np.float32
-    np.testing.assert_allclose(t.data, np.linspace(-1, 1, 5), rtol=1e-6)
+    np.testing.assert_allclose(t.numpy(), np.linspace(-1, 1, 5), rtol=1e-6)
 
 
 def test_eye_is_the_identity_and_can_be_rectangular():
-    np.testing.assert_array_equal(mg.eye(3).data, np.eye(3))
-    np.testing.assert_array_equal(mg.eye(2, 3).data, np.eye(2, 3))
+    np.testing.assert_array_equal(mg.eye(3).numpy(), np.eye(3))
+    np.testing.assert_array_equal(mg.eye(2, 3).numpy(), np.eye(2, 3))
     assert mg.eye(3).dtype == np.float32
 
 
 def test_rand_is_uniform_on_zero_one_float32():
     t = mg.rand(1000)
     assert t.shape == (1000,) and t.dtype == np.float32
-    assert 0 <= t.data.min() and t.data.max() < 1
-    assert 0.4 < t.data.mean() < 0.6
+    assert 0 <= t.numpy().min() and t.numpy().max() < 1
+    assert 0.4 < t.numpy().mean() < 0.6
 
 
 def test_randn_is_standard_normal_float32():
     t = mg.randn(100, 50)
     assert t.shape == (100, 50) and t.dtype == np.float32
-    assert abs(t.data.mean()) < 0.05 and 0.95 < t.data.std() < 1.05
+    assert abs(t.numpy().mean()) < 0.05 and 0.95 < t.numpy().std() < 1.05
 
 
 def test_randint_draws_int64_in_half_open_range():
     t = mg.randint(3, 7, (500,))
     assert t.dtype == np.int64 and t.shape == (500,)
-    assert set(np.unique(t.data)) == {3, 4, 5, 6}
+    assert set(np.unique(t.numpy())) == {3, 4, 5, 6}
 
 
 def test_randint_with_high_and_size_starts_at_zero():
     t = mg.randint(4, (200,))
-    assert t.shape == (200,) and t.data.min() == 0 and t.data.max() == 3
+    assert t.shape == (200,) and t.numpy().min() == 0 and t.numpy().max() == 3
 
 
 @pytest.mark.parametrize("draw", [lambda: mg.rand(5), lambda: mg.randn(5),
                                   lambda: mg.randint(0, 1000, (5,))])
 def test_manual_seed_makes_draws_reproducible(draw):
     mg.manual_seed(123)
-    first = draw().data
+    first = draw().numpy()
     mg.manual_seed(123)
-    np.testing.assert_array_equal(draw().data, first)
+    np.testing.assert_array_equal(draw().numpy(), first)
 
 
 def test_different_seeds_give_different_draws():
     mg.manual_seed(1)
-    first = mg.randn(8).data
+    first = mg.randn(8).numpy()
     mg.manual_seed(2)
-    assert not np.array_equal(mg.randn(8).data, first)
+    assert not np.array_equal(mg.randn(8).numpy(), first)
 
 
 def test_consecutive_draws_differ():
-    assert not np.array_equal(mg.randn(8).data, mg.randn(8).data)
+    assert not np.array_equal(mg.randn(8).numpy(), mg.randn(8).numpy())
 
 
 # --- attributes --------------------------------------------------------------------------------
@@ -173,8 +173,8 @@ def test_consecutive_draws_differ():
 def test_data_is_the_numpy_array():
     array = np.arange(6.0).reshape(2, 3)
     t = mg.Tensor(array)
-    assert isinstance(t.data, np.ndarray)
-    np.testing.assert_array_equal(t.data, array)
+    assert isinstance(t.numpy(), np.ndarray)
+    np.testing.assert_array_equal(t.numpy(), array)
 
 
 def test_shape_ndim_dtype_size_and_numel():
@@ -231,7 +231,7 @@ def test_item_returns_a_python_number():
 
 def test_numpy_returns_the_data_array():
     t = mg.tensor([1.0, 2.0])
-    assert t.numpy() is t.data
+    assert t.numpy() is t.numpy()
 
 
 def test_tolist_returns_nested_python_lists():
@@ -243,17 +243,17 @@ def test_detach_shares_data_but_has_no_history():
     y = x * 3
     d = y.detach()
     assert d.grad_fn is None and not d.requires_grad and d.is_leaf
-    assert np.shares_memory(d.data, y.data)
-    np.testing.assert_array_equal(d.data, y.data)
+    assert np.shares_memory(d.numpy(), y.numpy())
+    np.testing.assert_array_equal(d.numpy(), y.numpy())
 
 
 def test_clone_copies_and_is_differentiable():
     x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     c = x.clone()
-    assert not np.shares_memory(c.data, x.data)
+    assert not np.shares_memory(c.numpy(), x.numpy())
     assert c.grad_fn is not None
     (c * c).sum().backward()
-    np.testing.assert_allclose(x.grad.data, 2 * x.data)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
 
 
 @pytest.mark.parametrize("convert, expected", [
@@ -265,14 +265,14 @@ def test_dtype_conversions(convert, expected):
     t = mg.Tensor(np.array([1.5, -2.5, 3.0], dtype=np.float64))
     result = convert(t)
     assert result.dtype == expected
-    np.testing.assert_array_equal(result.data, t.data.astype(expected))
+    np.testing.assert_array_equal(result.numpy(), t.numpy().astype(expected))
 
 
 def test_float_conversion_is_differentiable():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     x.double().sum().backward()
     assert x.grad.dtype == np.float32
-    np.testing.assert_array_equal(x.grad.data, np.ones(2))
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones(2))
 
 
 def test_conversion_to_int_has_no_history():
@@ -307,11 +307,11 @@ def test_comparisons_return_bool_tensors_without_history(compare):
     result = compare(a, b)
     assert isinstance(result, mg.Tensor) and result.dtype == np.bool_
     assert result.grad_fn is None and not result.requires_grad
-    np.testing.assert_array_equal(result.data, compare(a_data, b_data))
+    np.testing.assert_array_equal(result.numpy(), compare(a_data, b_data))
 
 
 def test_comparison_with_a_python_number():
-    np.testing.assert_array_equal((mg.tensor([1.0, 5.0]) > 2).data, [False, True])
+    np.testing.assert_array_equal((mg.tensor([1.0, 5.0]) > 2).numpy(), [False, True])
 
 
 def test_tensors_are_hashed_by_identity():
@@ -337,23 +337,23 @@ def test_max_without_dim_returns_a_tensor():
 def test_max_with_dim_returns_values_and_indices(keepdim):
     data = np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]], dtype=np.float32)
     values, indices = mg.Tensor(data).max(1, keepdim=keepdim)
-    np.testing.assert_array_equal(values.data, data.max(1, keepdims=keepdim))
-    np.testing.assert_array_equal(indices.data, data.argmax(1, keepdims=keepdim))
+    np.testing.assert_array_equal(values.numpy(), data.max(1, keepdims=keepdim))
+    np.testing.assert_array_equal(indices.numpy(), data.argmax(1, keepdims=keepdim))
     assert indices.dtype == np.int64
 
 
 def test_max_with_dim_result_has_named_fields():
     data = np.array([[1.0, 5.0], [7.0, 0.0]], dtype=np.float32)
     result = mg.Tensor(data).max(dim=0)
-    np.testing.assert_array_equal(result.values.data, data.max(0))
-    np.testing.assert_array_equal(result.indices.data, data.argmax(0))
+    np.testing.assert_array_equal(result.values.numpy(), data.max(0))
+    np.testing.assert_array_equal(result.indices.numpy(), data.argmax(0))
 
 
 def test_min_with_dim_returns_values_and_indices():
     data = np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]], dtype=np.float32)
     values, indices = mg.Tensor(data).min(0)
-    np.testing.assert_array_equal(values.data, data.min(0))
-    np.testing.assert_array_equal(indices.data, data.argmin(0))
+    np.testing.assert_array_equal(values.numpy(), data.min(0))
+    np.testing.assert_array_equal(indices.numpy(), data.argmin(0))
 
 
 def test_max_indices_have_no_history_but_values_do():
@@ -376,3 +376,43 @@ def test_a_list_next_to_a_tensor_is_float32_like_the_constructor(op):
     result = op(x, [1, 2, 3])
     assert result.dtype == np.float32
     np.testing.assert_allclose(result.numpy(), op(x.numpy(), np.array([1.0, 2.0, 3.0])))
+
+
+# --- .data, as in PyTorch -------------------------------------------------------------
+
+
+def test_data_is_a_tensor_without_history_that_shares_the_array():
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    d = w.data
+    assert isinstance(d, mg.Tensor) and not d.requires_grad and d.grad_fn is None
+    assert np.shares_memory(d.numpy(), w.numpy())
+
+
+def test_manual_sgd_through_data_updates_the_parameter_and_keeps_it_a_leaf():
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    w.data += -0.1 * w.grad
+    np.testing.assert_allclose(w.numpy(), [0.8, 1.6])
+    assert w.is_leaf and w.requires_grad and w.grad_fn is None
+    w.data.add_(w.grad, alpha=-0.5)
+    np.testing.assert_allclose(w.numpy(), [-0.2, -0.4], rtol=1e-6)
+
+
+def test_writes_through_data_are_not_seen_by_the_version_counter():
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    before = w._version
+    w.data.mul_(2)
+    assert w._version == before  # PyTorch's .data: a new counter, unlike detach()
+
+
+def test_assigning_data_replaces_the_values_and_keeps_requires_grad():
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    w.data = mg.tensor([5.0, 6.0, 7.0])
+    assert w.shape == (3,) and w.requires_grad
+    np.testing.assert_allclose(w.numpy(), [5.0, 6.0, 7.0])
+
+
+def test_assigning_integer_data_to_a_tensor_that_requires_grad_is_refused():
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match="requires grad.*int64"):
+        w.data = np.array([1, 2])

@@ -331,7 +331,7 @@ def test_lazy_graph_is_drawn_dashed_until_realized():
     with mg.lazy():
         y = (x * 2).exp().sum()
     view = GraphView(y)
-    assert y.data is None  # the view did not compute it
+    assert not y.is_realized  # the view did not compute it
     assert "not computed yet" in view.header.value
     assert "mg_pending" in classes_of(view.svg, view.trace.root_key)
     y.realize()

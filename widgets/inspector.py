@@ -209,10 +209,10 @@ def _saved_html(node: Node) -> str:
 def _saved_identity(node: Node, value: Any) -> str:
     """``'input 0 (x)'`` or ``'output 0'`` when a saved array is one of those, else ''."""
     for position, arg in enumerate(node.args):
-        if isinstance(arg, Tensor) and arg.data is value:
+        if isinstance(arg, Tensor) and arg.is_realized and arg.numpy() is value:
             return f"input {position}" + (f" ({arg.label})" if arg.label else "")
     for position, output in enumerate(node.outputs):
-        if output is not None and output.data is value:
+        if output is not None and output.is_realized and output.numpy() is value:
             return f"output {position}"
     return ""
 
@@ -225,7 +225,7 @@ def _leaf_html(tensor: Tensor) -> str:
         grad = "None until backward() runs through a result that uses it"
     else:
         grad = "None: it does not require grad (requires_grad=False)"
-    values = stats_html(tensor) if tensor.data is not None else ""
+    values = stats_html(tensor) if tensor.is_realized else ""
     return (f'<div style="font-size: 14px; font-weight: bold">{escape(name)}</div>'
             + _note(f"{name} is a leaf: no Function made this tensor, so there is no context "
                     f"to inspect. Its .grad is {grad}. show(tensor) gives a TensorView of its "

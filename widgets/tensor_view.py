@@ -47,7 +47,7 @@ class TensorView(StaticRendering, widgets.VBox):
     def summary(self) -> str:
         t = self.tensor
         shape = format_meta(t.shape, t.dtype)
-        if t.data is None:
+        if not t.is_realized:
             state = "not computed yet"
         elif t.grad is None:
             state = "no grad"
@@ -70,9 +70,10 @@ class TensorView(StaticRendering, widgets.VBox):
                 f"{panels}</div></div>")
 
     def _values_html(self) -> str:
-        if self.tensor.data is None:
+        if not self.tensor.is_realized:
             return _message("not computed yet (lazy mode): .realize() computes it")
-        return preview_html(self.tensor.data) + "<div>" + stats_html(self.tensor.data) + "</div>"
+        values = self.tensor.numpy()
+        return preview_html(values) + "<div>" + stats_html(values) + "</div>"
 
     def _gradient_html(self) -> str:
         t = self.tensor

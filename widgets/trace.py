@@ -72,7 +72,7 @@ class GradStats:
 
 def grad_stats(array: Any) -> GradStats:
     """``GradStats`` of a gradient (a NumPy array, a Tensor or a number)."""
-    array = np.asarray(array.data if isinstance(array, Tensor) else array)
+    array = np.asarray(array.numpy() if isinstance(array, Tensor) else array)
     if array.dtype.kind not in "fc":
         array = array.astype(np.float64)
     finite = np.isfinite(array)

@@ -407,7 +407,7 @@ class Module:
             if set_to_none:
                 param.grad = None
             else:
-                param.grad = Tensor._make(np.zeros_like(param.grad.data))
+                param.grad = Tensor._make(np.zeros_like(param.grad._data))
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every sub-module (children first) and on this module."""
@@ -430,9 +430,9 @@ class Module:
         """Floating parameters and buffers to ``dtype`` (the same Parameter objects)."""
         for tensor in list(self.parameters()) + list(self.buffers()):
             if tensor.dtype.kind == "f":
-                tensor.data = tensor.data.astype(dtype)
+                tensor._data = tensor._data.astype(dtype)
                 if tensor.grad is not None:
-                    tensor.grad = Tensor._make(tensor.grad.data.astype(dtype))
+                    tensor.grad = Tensor._make(tensor.grad._data.astype(dtype))
         return self
 
     # --- printing -------------------------------------------------------------------------

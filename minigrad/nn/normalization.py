@@ -24,7 +24,7 @@ class LayerNorm(Module):
         self.weight = self.bias = None
         if elementwise_affine:
             self.weight = new_parameter(*self.normalized_shape, dtype=dtype)
-            self.weight.data[...] = 1.0
+            self.weight._data[...] = 1.0
             if bias:
                 self.bias = new_parameter(*self.normalized_shape, dtype=dtype)
 
@@ -59,7 +59,7 @@ class _BatchNorm(Module):
         self.weight = self.bias = None
         if affine:
             self.weight = new_parameter(num_features, dtype=dtype)
-            self.weight.data[...] = 1.0
+            self.weight._data[...] = 1.0
             self.bias = new_parameter(num_features, dtype=dtype)
         if track_running_stats:
             float_type = np.float32 if dtype is None else dtype
@@ -71,9 +71,9 @@ class _BatchNorm(Module):
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
-            self.running_mean.data[...] = 0.0
-            self.running_var.data[...] = 1.0
-            self.num_batches_tracked.data[...] = 0
+            self.running_mean._data[...] = 0.0
+            self.running_var._data[...] = 1.0
+            self.num_batches_tracked._data[...] = 0
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_type(input, self.weight if self.affine else self.running_mean)
@@ -88,9 +88,9 @@ class _BatchNorm(Module):
         use_batch_stats = self.training or not self.track_running_stats
         momentum = self.momentum
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data += 1
+            self.num_batches_tracked._data += 1
             if momentum is None:  # a plain average of all batches so far
-                momentum = 1.0 / float(self.num_batches_tracked.data)
+                momentum = 1.0 / float(self.num_batches_tracked._data)
         return F.batch_norm(input, self.running_mean, self.running_var, self.weight,
                             self.bias, use_batch_stats, momentum, self.eps)
 

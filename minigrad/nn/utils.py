@@ -18,7 +18,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
                     norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
     """Scale all gradients together so that their joint norm is at most ``max_norm``;
     returns the norm before clipping. The norm is that of all gradients concatenated."""
-    grads = [p.grad.data for p in _with_grads(parameters)]
+    grads = [p.grad._data for p in _with_grads(parameters)]
     if not grads:
         return Tensor(0.0)
     norm_type = float(norm_type)
@@ -39,4 +39,4 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
     """Clamp every gradient element into [-clip_value, clip_value]."""
     for p in _with_grads(parameters):
-        np.clip(p.grad.data, -clip_value, clip_value, out=p.grad.data)
+        np.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
