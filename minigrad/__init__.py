@@ -21,7 +21,7 @@ from .state import (current_group, default_generator, detect_anomaly, enable_gra
                     manual_seed, no_grad, set_grad_enabled, set_mode, set_rng_state)
 from .tensor import Tensor, cat, gather, pad_tensor, stack, where
 
-from . import data, nn, optim  # noqa: E402  (they build on everything above)
+from . import data, nn, optim, utils  # noqa: E402  (they build on everything above)
 
 float32 = _np.dtype(_np.float32)
 float64 = _np.dtype(_np.float64)
