@@ -1,0 +1,62 @@
+"""The Binder environment, checked as closely as this machine allows.
+
+repo2docker (what Binder runs) cannot build images here, so the test does what it would
+do with `binder/`: a fresh virtual environment, `pip install -r binder/requirements.txt`
+from the repository root (the project is installed, not linked, so nothing of the working
+tree leaks in), and then two chapters run under nbval inside that environment, from a
+copy of the notebooks folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import need
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = ["01_autograd_from_scratch.ipynb", "widgets_tour.ipynb"]
+
+
+def test_binder_files_say_what_repo2docker_needs():
+    assert (ROOT / "binder" / "apt.txt").read_text().split() == ["graphviz"]
+    assert (ROOT / "binder" / "runtime.txt").read_text().strip().startswith("python-3.")
+    requirements = (ROOT / "binder" / "requirements.txt").read_text().split()
+    assert any(line.startswith(".[") or line == "." for line in requirements)
+
+
+@pytest.fixture(scope="module")
+def binder_env(tmp_path_factory) -> Path:
+    """A fresh venv with binder/requirements.txt installed (and nbval to run chapters)."""
+    venv = tmp_path_factory.mktemp("binder") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+           "--disable-pip-version-check"]
+    for args in (["-r", "binder/requirements.txt"], ["pytest", "nbval"]):
+        result = subprocess.run(pip + args, cwd=ROOT, capture_output=True, text=True)
+        if result.returncode != 0:
+            need("the Binder requirements", "pip could not install them:\n" + result.stderr)
+    return venv
+
+
+def test_the_binder_environment_runs_the_chapters(binder_env, tmp_path):
+    if shutil.which("dot") is None:
+        need("Graphviz dot", "the chapters' saved graphs were drawn with it")
+    python = str(binder_env / "bin" / "python")
+    where = subprocess.run([python, "-c", "import minigrad, minigrad.widgets; "
+                            "print(minigrad.__file__)"], cwd=tmp_path, capture_output=True,
+                           text=True, check=True).stdout.strip()
+    assert "site-packages" in where and not where.startswith(str(ROOT))
+    notebooks = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", notebooks)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    result = subprocess.run(
+        [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--nbval",
+         "--nbval-current-env", "--nbval-sanitize-with", "sanitize.cfg", *CHAPTERS],
+        cwd=notebooks, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
