@@ -1,0 +1,144 @@
+"""The course: where it lives and its notebooks in course order.
+
+Everything that links to the course (the website's Binder buttons, the README's course
+table) is made from here, so a new chapter joins by being a file in notebooks/ and a fork
+changes one line of ``course.toml``:
+
+- ``course.toml`` holds the repository's public address and branch (and, optionally, the
+  website's address; by default the repository's GitHub Pages address);
+- the chapters are ``notebooks/NN_name.ipynb``, in the order of NN; the other notebooks
+  (the tour of the widgets) follow them, by name. A notebook's title is its first
+  ``# `` heading.
+
+    .venv/bin/python scripts/course.py                   # the course, as it is read here
+    .venv/bin/python scripts/course.py --readme-table    # the README's course table
+    .venv/bin/python scripts/course.py --write-readme    # ... written into README.md
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER = re.compile(r"(\d+)_\w+")
+README_TABLE_START = "<!-- course table: made by `python scripts/course.py --write-readme` -->"
+README_TABLE_END = "<!-- end of course table -->"
+
+
+@dataclass(frozen=True)
+class Notebook:
+    path: Path  # notebooks/NN_name.ipynb
+    number: int | None  # NN for a chapter, None for the other notebooks
+    title: str  # its first "# " heading
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    @property
+    def is_chapter(self) -> bool:
+        return self.number is not None
+
+
+@dataclass(frozen=True)
+class Course:
+    repository: str  # https://github.com/ORG/REPO
+    branch: str
+    site: str  # the website's address, ending in "/"
+    root: Path
+
+    def file_url(self, relative_path: str) -> str:
+        """A file (or folder) of the repository, as shown by its host."""
+        return f"{self.repository}/blob/{self.branch}/{relative_path}"
+
+    def binder_url(self, notebook: Notebook) -> str:
+        """Binder opening this notebook in JupyterLab (the same link as the website's)."""
+        owner_and_name = self.repository.removeprefix("https://github.com/")
+        relative = notebook.path.relative_to(self.root).as_posix()
+        return (f"https://mybinder.org/v2/gh/{owner_and_name}/{self.branch}"
+                f"?urlpath=lab/tree/{relative}")
+
+    def page_url(self, notebook: Notebook) -> str:
+        """The notebook's page on the website."""
+        return f"{self.site}{notebook.stem}.html"
+
+    def notebooks(self) -> list[Notebook]:
+        """Every notebook of notebooks/, in course order: the chapters by number, then the
+        others by name."""
+        found = []
+        for path in sorted((self.root / "notebooks").glob("*.ipynb")):
+            match = CHAPTER.fullmatch(path.stem)
+            found.append(Notebook(path, int(match.group(1)) if match else None,
+                                  notebook_title(path)))
+        return sorted(found, key=lambda nb: (not nb.is_chapter, nb.number or 0, nb.stem))
+
+
+def load(root: Path = ROOT) -> Course:
+    with open(root / "course.toml", "rb") as file:
+        settings = tomllib.load(file)["course"]
+    repository = settings["repository"].rstrip("/")
+    match = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+)", repository)
+    if match is None:
+        raise ValueError(f"course.toml: repository must be https://github.com/ORG/REPO, "
+                         f"not {repository!r}")
+    site = settings.get("site") or f"https://{match.group(1).lower()}.github.io/{match.group(2)}/"
+    return Course(repository, settings.get("branch", "main"), site.rstrip("/") + "/", root)
+
+
+def notebook_title(path: Path) -> str:
+    """The first level-1 heading of a notebook's markdown cells (its file name otherwise)."""
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return path.stem
+
+
+def readme_table(course: Course) -> str:
+    """The README's course table: each notebook linked to its page on the website, to
+    Binder and to its file."""
+    rows = ["| chapter | read | run |", "| --- | --- | --- |"]
+    for notebook in course.notebooks():
+        relative = notebook.path.relative_to(course.root).as_posix()
+        rows.append(f"| {notebook.title} | [on the website]({course.page_url(notebook)}) "
+                    f"| [on Binder]({course.binder_url(notebook)}) or "
+                    f"[`{relative}`]({relative}) |")
+    return "\n".join(rows)
+
+
+def readme_with_table(readme: str, course: Course) -> str:
+    """README text with the course table between its two markers replaced."""
+    start, end = readme.index(README_TABLE_START), readme.index(README_TABLE_END)
+    return (readme[:start + len(README_TABLE_START)] + "\n\n" + readme_table(course)
+            + "\n\n" + readme[end:])
+
+
+def main(arguments: list[str]) -> None:
+    course = load()
+    if arguments == ["--readme-table"]:
+        print(readme_table(course))
+    elif arguments == ["--write-readme"]:
+        readme = course.root / "README.md"
+        readme.write_text(readme_with_table(readme.read_text(encoding="utf-8"), course),
+                          encoding="utf-8")
+    elif not arguments:
+        print(f"repository: {course.repository} (branch {course.branch})")
+        print(f"website:    {course.site}")
+        for notebook in course.notebooks():
+            print(f"  {notebook.path.name}: {notebook.title}")
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
