@@ -141,22 +141,22 @@ class Book:
         (self.source / f"{name}.md").write_text(markdown, encoding="utf-8")
 
     def add_readme_pages(self) -> None:
-        titles = {}
+        """A page for each section of README_PAGES that the README has, in that order, and
+        the API reference (when docs/api.md exists) just before the design notes."""
+        found = []
         for prefix, name, part in README_PAGES:
-            title = next((t for t in self.readme_sections if t.lower().startswith(prefix.lower())),
-                         None)
+            title = next((title for title in self.readme_sections
+                          if title.lower().startswith(prefix.lower())), None)
             if title is not None:
-                titles[name] = title
+                found.append((title, name, part))
                 self.anchor_pages[github_slug(title)] = name
         api = ROOT / API_PAGE[0]
-        for prefix, name, part in README_PAGES:
+        for title, name, part in found:
             if name == "design-notes" and api.exists():
                 self.add_api_page(api)
-            if name in titles:
-                title = titles[name]
-                body = shift_headings(self.readme_sections[title], 1)
-                self.write(name, f"# {title}\n\n" + self.relink(body, ROOT))
-                self.pages.append((name, title, part))
+            body = shift_headings(self.readme_sections[title], 1)
+            self.write(name, f"# {title}\n\n" + self.relink(body, ROOT))
+            self.pages.append((name, title, part))
         if api.exists() and all(page != API_PAGE[1] for page, _, _ in self.pages):
             self.add_api_page(api)
 

@@ -105,14 +105,14 @@ def notebook_title(path: Path) -> str:
 
 
 def readme_table(course: Course) -> str:
-    """The README's course table: each notebook linked to its page on the website, to
-    Binder and to its file."""
-    rows = ["| chapter | read | run |", "| --- | --- | --- |"]
+    """The README's course table: each notebook's title linked to its page on the website,
+    then to Binder and to its file."""
+    rows = ["| chapter (its page on the website) | run it | notebook |", "| --- | --- | --- |"]
     for notebook in course.notebooks():
         relative = notebook.path.relative_to(course.root).as_posix()
-        rows.append(f"| {notebook.title} | [on the website]({course.page_url(notebook)}) "
-                    f"| [on Binder]({course.binder_url(notebook)}) or "
-                    f"[`{relative}`]({relative}) |")
+        rows.append(f"| [{notebook.title}]({course.page_url(notebook)}) "
+                    f"| [on Binder]({course.binder_url(notebook)}) "
+                    f"| [`{notebook.path.name}`]({relative}) |")
     return "\n".join(rows)
 
 
