@@ -12,7 +12,8 @@ included) are shown as saved. The book is put together in ``build/site/source/``
   "For teachers", "Learning alone", "The engine in one page", "Training, as in PyTorch",
   "Seeing it work: the widgets", "Design notes" and "Speed" one page each, when present;
 - ``docs/api.md`` (the API reference), when present;
-- ``site/`` (the website's style sheet);
+- ``site/``: the website's style sheet, and a small Sphinx extension that puts a "launch
+  on Binder / download" line under each notebook page's title;
 
 and the repository's address comes from ``course.toml`` (Binder buttons, links to files).
 Everything a page needs is in the built folder (MathJax included): nothing is fetched
@@ -209,10 +210,10 @@ class Book:
     def write_config(self) -> None:
         config = {
             "title": "minigrad",
-            "author": "the minigrad authors",
-            "copyright": time.strftime("%Y"),
+            "author": "The minigrad authors",
+            "copyright": "2026",  # as in LICENSE
             "only_build_toc_files": True,
-            "exclude_patterns": ["_build", "**.ipynb_checkpoints"],
+            "exclude_patterns": ["_build", "_ext", "**.ipynb_checkpoints"],
             "execute": {"execute_notebooks": "off"},  # shown as committed
             "repository": {"url": self.course.repository, "path_to_book": "notebooks",
                            "branch": self.course.branch},
@@ -221,19 +222,23 @@ class Book:
             "html": {"use_repository_button": True, "use_issues_button": False,
                      "use_edit_page_button": False, "use_multitoc_numbering": False,
                      "home_page_in_navbar": True, "baseurl": self.course.site},
-            "parse": {"myst_enable_extensions": ["colon_fence", "dollarmath"],
-                      "myst_heading_anchors": 3},
+            "parse": {"myst_enable_extensions": ["colon_fence", "dollarmath", "linkify",
+                                                 "substitution", "tasklist"],
+                      "myst_dmath_double_inline": True},
             "latex": {"latex_documents": {"targetname": "minigrad.tex"}},
             "sphinx": {
                 "extra_extensions": ["sphinx-mathjax-offline"],  # MathJax from _static
+                "local_extensions": {"minigrad_site": "_ext"},  # site/minigrad_site.py
                 "config": {
+                    "minigrad_binder_urls": {nb.stem: self.course.binder_url(nb)
+                                             for nb in self.notebooks},
                     "mathjax_path": "mathjax/tex-chtml.js",
                     "nb_ipywidgets_js": {},  # no widget scripts from a CDN
                     "html_static_path": ["_static"],
                     "html_css_files": ["minigrad.css"],
                     "html_show_sphinx": False,
                     "html_last_updated_fmt": None,
-                    "suppress_warnings": ["myst.header"],
+                    "myst_heading_anchors": 3,  # links to #a-heading, as on GitHub
                 },
             },
         }
@@ -247,8 +252,11 @@ class Book:
         (self.source / "_static").mkdir(parents=True)
         for notebook in self.notebooks:
             shutil.copy(notebook.path, self.source / notebook.path.name)
+        (self.source / "_ext").mkdir()
         for asset in (ROOT / "site").iterdir():
-            if asset.is_file():
+            if asset.suffix == ".py":
+                shutil.copy(asset, self.source / "_ext" / asset.name)
+            elif asset.is_file():
                 shutil.copy(asset, self.source / "_static" / asset.name)
         self.add_readme_pages()
         self.add_landing_page()

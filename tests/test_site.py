@@ -42,6 +42,9 @@ NOTEBOOKS = COURSE.notebooks()
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+# a picture in a cell's output: the widgets' inline SVG (in their HTML), or an image
+# (not the copy buttons' icons, which are SVGs too)
+PICTURE = ".cell_output .text_html svg, .cell_output img"
 
 
 # -- the course: its order, its one place, the README's table ---------------------------
@@ -257,7 +260,7 @@ def test_a_chapter_page_reads_as_in_jupyterlab(reader, site, notebook):
     # its first widget picture is drawn, with a size
     kind = first_picture(notebook.path)
     if kind is not None:
-        picture = article.locator(".cell_output svg, .cell_output img").first
+        picture = article.locator(PICTURE).first
         box = picture.bounding_box()
         assert box is not None and box["width"] > 20 and box["height"] > 20, box
         if kind == "svg":
@@ -281,19 +284,23 @@ def test_a_chapter_page_reads_as_in_jupyterlab(reader, site, notebook):
     current = page.locator("nav.bd-docs-nav li.current > a.reference")
     assert current.first.inner_text().strip() == notebook.title
 
-    # launch on Binder: the repository of course.toml, this notebook
+    # launch on Binder (under the title, and in the header's menu): the repository of
+    # course.toml, this notebook
     binder = page.locator("a[href^='https://mybinder.org']").evaluate_all(
         "links => links.map(a => a.href)")
-    assert binder == [COURSE.binder_url(notebook)]
+    assert len(binder) == 2 and set(binder) == {COURSE.binder_url(notebook)}
     assert COURSE.repository.removeprefix("https://github.com/") in binder[0]
     assert binder[0].endswith(f"notebooks/{notebook.path.name}")
+    run_line = article.locator("p.mg-run")
+    assert run_line.locator("a.mg-binder").is_visible()
 
-    # download: this notebook, as committed
-    download = page.locator(f"a[href$='_sources/{notebook.path.name}']")
-    assert download.count() == 1
-    reply = page.request.get(reader.base + download.get_attribute("href").removeprefix("./"))
-    assert reply.ok
-    assert json.loads(reply.body()) == json.loads(notebook.path.read_text(encoding="utf-8"))
+    # download (under the title, and in the header's menu): this notebook, as committed
+    downloads = page.locator(f"a[href$='_sources/{notebook.path.name}']")
+    assert downloads.count() == 2 and run_line.locator("a.mg-download").is_visible()
+    for href in set(downloads.evaluate_all("links => links.map(a => a.href)")):
+        reply = page.request.get(href)
+        assert reply.ok
+        assert json.loads(reply.body()) == json.loads(notebook.path.read_text(encoding="utf-8"))
 
     assert check_internal_links(page, reader.base, html) > 0
 
@@ -332,7 +339,7 @@ def test_two_chapters_fit_the_screen_and_are_photographed(browser, size, tmp_pat
             shot = folder / f"site-{stem}-{size}.png"
             page.screenshot(path=str(shot))
             assert shot.stat().st_size > 10_000
-            picture = page.locator("article .cell_output svg[viewBox]").first
+            picture = page.locator(f"article {PICTURE}").first
             if picture.count():
                 picture.scroll_into_view_if_needed()
                 shot = folder / f"site-{stem}-{size}-picture.png"
