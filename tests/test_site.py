@@ -276,6 +276,15 @@ def test_a_chapter_page_reads_as_in_jupyterlab(reader, site, notebook):
             " return c.textContent; })"))
         assert not re.search(r"\\(frac|partial|sum|leftarrow)|\$", prose), prose[:500]
 
+    # exercise cells (nbgrader): labelled, the solved cell folded, its check labelled
+    cells = json.loads(notebook.path.read_text(encoding="utf-8"))["cells"]
+    grading = [cell["metadata"]["nbgrader"] for cell in cells if "nbgrader" in cell["metadata"]]
+    solutions = article.locator(".mg-exercise.mg-solution")
+    assert solutions.count() == sum(bool(g.get("solution")) for g in grading)
+    assert solutions.locator("details:not([open])").count() == solutions.count()
+    assert article.locator(".mg-exercise.mg-check").count() == sum(
+        bool(g.get("grade")) and not g.get("solution") for g in grading)
+
     # the sidebar: every notebook, in course order, this one marked as the current page
     sidebar = [text.strip() for text in
                page.locator("nav.bd-docs-nav a.reference").all_inner_texts()]
