@@ -169,29 +169,32 @@ class Book:
         self.pages.append((API_PAGE[1], title, API_PAGE[2]))
 
     def add_landing_page(self) -> None:
+        """The README's opening, the course table (every notebook, in course order), the
+        other pages, then the README's "Two commands"."""
         opening = self.readme_opening.strip().splitlines()
         title = opening[0].lstrip("# ").strip() if opening and opening[0].startswith("# ") \
             else "minigrad"
-        parts = [f"# {title}", self.relink("\n".join(opening[1:]).strip(), ROOT)]
+        rows = ["| chapter | run it | notebook |", "| --- | --- | --- |"]
+        for notebook in self.notebooks:
+            rows.append(f"| [{notebook.title}]({notebook.path.name}) "
+                        f"| [on Binder]({self.course.binder_url(notebook)}) "
+                        f"| {{download}}`download <{notebook.path.name}>` |")
+        course = ["## The course",
+                  "Each chapter is a notebook that runs from top to bottom on its own, in a "
+                  "few seconds. Read it here, launch it on Binder (JupyterLab in your browser, "
+                  "nothing to install), or download it and run it in your own JupyterLab with "
+                  "minigrad installed.",
+                  "\n".join(rows)]
+        if self.pages:
+            course.append("Also on this website: " + ", ".join(
+                f"[{title}]({name}.md)" for name, title, _ in self.pages) + ".")
+        course.append(f"The source, the issues and the notebooks live in the "
+                      f"[repository]({self.course.repository}).")
+        parts = [f"# {title}", self.relink("\n".join(opening[1:]).strip(), ROOT), *course]
         for heading in LANDING_SECTIONS:
             if heading in self.readme_sections:
                 parts.append(f"## {heading}\n\n"
                              + self.relink(self.readme_sections[heading], ROOT))
-        rows = ["| | read | run it | notebook |", "| --- | --- | --- | --- |"]
-        for notebook in self.notebooks:
-            number = f"{notebook.number}" if notebook.is_chapter else ""
-            rows.append(f"| {number} | [{notebook.title}]({notebook.path.name}) "
-                        f"| [on Binder]({self.course.binder_url(notebook)}) "
-                        f"| {{download}}`{notebook.path.name} <{notebook.path.name}>` |")
-        parts.append("## The course\n\nEach chapter is a notebook that runs from top to bottom "
-                     "on its own, in a few seconds. Read it here, launch it on Binder (a "
-                     "JupyterLab in the browser, nothing to install), or download it and open "
-                     "it with `bash scripts/lab.sh`.\n\n" + "\n".join(rows))
-        if self.pages:
-            parts.append("Also on this website: " + ", ".join(
-                f"[{title}]({name}.md)" for name, title, _ in self.pages) + ".")
-        parts.append(f"The source, the issues and the notebooks live in the "
-                     f"[repository]({self.course.repository}).")
         self.write("index", "\n\n".join(parts) + "\n")
 
     def write_table_of_contents(self) -> None:
