@@ -6,8 +6,9 @@
 The notebooks are not executed again: their saved outputs (the widgets' pictures
 included) are shown as saved. The book is put together in ``build/site/source/`` from
 
-- every notebook of notebooks/, in course order (``scripts/course.py``): the sidebar and
-  the landing page's course table list them, so a new chapter joins by being there;
+- every notebook of notebooks/, in course order (``scripts/course_index.py``): the
+  sidebar and the landing page's course table list them, so a new chapter joins by being
+  there;
 - the README: its opening and "Two commands" make the landing page, and its sections
   "For teachers", "Learning alone", "The engine in one page", "Training, as in PyTorch",
   "Seeing it work: the widgets", "Design notes" and "Speed" one page each, when present;
@@ -33,9 +34,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course as course_module  # noqa: E402
+import course_index  # noqa: E402
 
-ROOT = course_module.ROOT
+ROOT = course_index.ROOT
 
 # README sections that become pages: (heading it starts with, page name, sidebar part)
 README_PAGES = [
@@ -90,7 +91,7 @@ def shift_headings(markdown: str, by: int) -> str:
 class Book:
     """The book's source folder, and how README links are carried over to it."""
 
-    def __init__(self, course: course_module.Course, source: Path):
+    def __init__(self, course: course_index.Course, source: Path):
         self.course, self.source = course, source
         self.notebooks = course.notebooks()
         self.readme_opening, self.readme_sections = split_sections(
@@ -270,7 +271,7 @@ class Book:
 def build(output: Path, strict: bool = False) -> list[str]:
     """Assemble the book in ``output/source`` and build it into ``output/html``; returns the
     build's warnings."""
-    book = Book(course_module.load(), output / "source")
+    book = Book(course_index.load(), output / "source")
     book.assemble()
     html = output / "html"
     if html.exists():

@@ -35,9 +35,9 @@ from conftest import need
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-import course as course_module  # noqa: E402
+import course_index  # noqa: E402
 
-COURSE = course_module.load()
+COURSE = course_index.load()
 NOTEBOOKS = COURSE.notebooks()
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DESKTOP = {"width": 1280, "height": 900}
@@ -70,7 +70,7 @@ def test_a_fork_changes_one_line_of_course_toml(tmp_path):
     assert text.count(COURSE.repository) == 1
     (tmp_path / "course.toml").write_text(
         text.replace(COURSE.repository, "https://github.com/someone/their-fork"))
-    fork = course_module.load(tmp_path)
+    fork = course_index.load(tmp_path)
     notebook = fork.notebooks()[0]
     assert fork.site == "https://someone.github.io/their-fork/"
     assert fork.page_url(notebook) == f"https://someone.github.io/their-fork/{notebook.stem}.html"
@@ -81,9 +81,9 @@ def test_a_fork_changes_one_line_of_course_toml(tmp_path):
 
 def test_the_readme_links_every_notebook_to_its_page_on_the_website():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme == course_module.readme_with_table(readme, COURSE), (
+    assert readme == course_index.readme_with_table(readme, COURSE), (
         "the README's course table is not up to date: "
-        "run `.venv/bin/python scripts/course.py --write-readme`")
+        "run `.venv/bin/python scripts/course_index.py --write-readme`")
     for notebook in NOTEBOOKS:
         assert f"]({COURSE.page_url(notebook)})" in readme
         assert f"]({COURSE.binder_url(notebook)})" in readme

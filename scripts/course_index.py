@@ -10,9 +10,9 @@ changes one line of ``course.toml``:
   (the tour of the widgets) follow them, by name. A notebook's title is its first
   ``# `` heading.
 
-    .venv/bin/python scripts/course.py                   # the course, as it is read here
-    .venv/bin/python scripts/course.py --readme-table    # the README's course table
-    .venv/bin/python scripts/course.py --write-readme    # ... written into README.md
+    .venv/bin/python scripts/course_index.py                  # the course, as read here
+    .venv/bin/python scripts/course_index.py --readme-table   # the README's course table
+    .venv/bin/python scripts/course_index.py --write-readme   # ... written into README.md
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ else:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = re.compile(r"(\d+)_\w+")
-README_TABLE_START = "<!-- course table: made by `python scripts/course.py --write-readme` -->"
+README_TABLE_START = ("<!-- course table: made by "
+                      "`python scripts/course_index.py --write-readme` -->")
 README_TABLE_END = "<!-- end of course table -->"
 
 
