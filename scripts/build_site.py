@@ -14,7 +14,7 @@ included) are shown as saved. The book is put together in ``build/site/source/``
   "Seeing it work: the widgets", "Design notes" and "Speed" one page each, when present;
 - ``docs/api.md`` (the API reference), when present;
 - ``site/``: the website's style sheet, and a small Sphinx extension that puts a "launch
-  on Binder / download" line under each notebook page's title;
+  on Binder / download" line under each notebook page's title and marks exercise cells;
 
 and the repository's address comes from ``course.toml`` (Binder buttons, links to files).
 Everything a page needs is in the built folder (MathJax included): nothing is fetched
@@ -116,6 +116,8 @@ class Book:
                     return f"{bang}[{text}]({self.course.file_url('README.md')}#{anchor})"
                 return match.group(0)
             file = (base / path).resolve()
+            if not file.is_relative_to(ROOT):  # left as it is: the build will warn
+                return match.group(0)
             relative = file.relative_to(ROOT).as_posix()
             if file.suffix == ".ipynb" and file.parent == ROOT / "notebooks" and file.exists():
                 return f"{bang}[{text}]({file.name}{'#' + anchor if anchor else ''})"
@@ -229,7 +231,6 @@ class Book:
             "parse": {"myst_enable_extensions": ["colon_fence", "dollarmath", "linkify",
                                                  "substitution", "tasklist"],
                       "myst_dmath_double_inline": True},
-            "latex": {"latex_documents": {"targetname": "minigrad.tex"}},
             "sphinx": {
                 "extra_extensions": ["sphinx-mathjax-offline"],  # MathJax from _static
                 "local_extensions": {"minigrad_site": "_ext"},  # site/minigrad_site.py
