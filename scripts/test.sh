@@ -26,7 +26,7 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
 fi
 
 echo "== ruff"
-.venv/bin/ruff check minigrad widgets tests scripts
+.venv/bin/ruff check minigrad widgets tests scripts site
 
 echo "== pytest (unit tests and chapter notebooks)"
 # --dist loadfile keeps each notebook's cells together, in order, in one worker
