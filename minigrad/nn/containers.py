@@ -20,6 +20,14 @@ def _as_parameter(value: Any, who: str) -> Parameter:
     raise TypeError(f"{who}: expected a Parameter or a Tensor, got {type(value).__name__}")
 
 
+def _replace(container: Module, key: str, value: Parameter) -> None:
+    """Register ``value`` under ``key``; a key already there keeps its place in the order."""
+    if key in container._parameters:
+        container._set_member(container._parameters, key, value)
+    else:
+        container.register_parameter(key, value)
+
+
 class ParameterList(Module):
     """A list of parameters: ``self.weights = nn.ParameterList([nn.Parameter(...), ...])``."""
 
@@ -42,8 +50,7 @@ class ParameterList(Module):
         return ParameterList(values[index]) if isinstance(index, slice) else values[index]
 
     def __setitem__(self, index: int, value: Any) -> None:
-        key = list(self._parameters)[index]
-        self.register_parameter(key, _as_parameter(value, "ParameterList"))
+        _replace(self, list(self._parameters)[index], _as_parameter(value, "ParameterList"))
 
     def __len__(self) -> int:
         return len(self._parameters)
@@ -72,7 +79,7 @@ class ParameterDict(Module):
         return self._parameters[key]
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self.register_parameter(key, _as_parameter(value, "ParameterDict"))
+        _replace(self, key, _as_parameter(value, "ParameterDict"))
 
     def __delitem__(self, key: str) -> None:
         delattr(self, key)
