@@ -269,7 +269,8 @@ CASES: list[OpCase] = [
                                                              real(2)), padding="same"),
     same("conv1d_unbatched", "conv1d", lambda x, *a, **k: as_2d(conv2d_reference)(
         x[None], *a, **k)[0], (real(3, 6), real(2, 3, 3)), padding=1),
-    same("max_pool1d", "max_pool1d", as_2d(max_pool2d_reference), (distinct(2, 3, 8),), kernel_size=2),
+    same("max_pool1d", "max_pool1d", as_2d(max_pool2d_reference), (distinct(2, 3, 8),),
+         kernel_size=2),
     same("max_pool1d_overlap_padding", "max_pool1d", as_2d(max_pool2d_reference),
          (distinct(1, 2, 7),), kernel_size=3, stride=1, padding=1),
     same("avg_pool1d", "avg_pool1d", as_2d(avg_pool2d_reference), (real(2, 3, 8),), kernel_size=2),

@@ -455,7 +455,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         scales = (None,) * len(sizes)
     else:
         scales = (tuple(float(s) for s in scale_factor)
-                  if isinstance(scale_factor, (tuple, list)) else (float(scale_factor),) * len(sizes))
+                  if isinstance(scale_factor, (tuple, list))
+                  else (float(scale_factor),) * len(sizes))
         if len(scales) != len(sizes) or min(scales) <= 0:
             raise _error(f"{who}: scale_factor must be positive, one per spatial dim, got "
                          f"{scale_factor!r}", ValueError)

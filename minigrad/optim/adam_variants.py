@@ -10,7 +10,8 @@ RAdam: with ``decoupled_weight_decay`` p shrinks by lr * weight_decay instead, a
             P_t = mu_1 ... mu_t ("mu_product"):
             p <- p - lr (1 - mu_t) / (1 - P_t) * g / d - lr mu_{t+1} / (1 - P_t mu_{t+1}) * m / d,
             d = sqrt(v / (1 - beta2^t)) + eps
-    RAdam:  v as Adam's; rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t), rho_inf = 2 / (1 - beta2) - 1.
+    RAdam:  v as Adam's; rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t) with
+            rho_inf = 2 / (1 - beta2) - 1.
             While rho_t <= 5 the variance estimate is unreliable: p <- p - lr m / (1 - beta1^t)
             (momentum SGD); after, Adam's step times the rectification
             r_t = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t)).
