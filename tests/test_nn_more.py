@@ -380,6 +380,14 @@ def test_log_softmax_then_nll_loss_equals_cross_entropy():
                                F.cross_entropy(logits, target).item(), rtol=1e-6)
 
 
+def test_nll_loss_of_only_ignored_targets_is_nan_with_zero_gradients_as_in_pytorch():
+    x = mg.randn(2, 3, requires_grad=True)
+    loss = F.nll_loss(x, np.array([-100, -100]))
+    loss.backward()
+    assert np.isnan(loss.item())
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3)))
+
+
 def test_nll_loss_names_the_class_that_is_out_of_range():
     with pytest.raises(IndexError, match=r"nll_loss: target holds class index 3, but the "
                                          r"input of shape \(2, 3\) has C = 3 classes"):

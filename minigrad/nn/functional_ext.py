@@ -108,8 +108,10 @@ def nll_loss(input: Tensor, target: Any, weight: Tensor | None = None,
         return loss
     if reduction == "sum":
         return loss.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: NaN, as in PyTorch
-        return loss.sum() / scale.sum()
+    total_weight = float(scale.sum())
+    if total_weight == 0:  # every target ignored: NaN, with zero gradients, as in PyTorch
+        return loss.sum() + np.nan
+    return loss.sum() / total_weight
 
 
 def _check_same_shape(input: Tensor, target: Any, who: str) -> None:
@@ -431,11 +433,15 @@ INTERPOLATE_MODES = {3: ("nearest", "linear", "area"), 4: ("nearest", "bilinear"
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
-                mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize (N, C, L) or (N, C, H, W) to ``size`` or by ``scale_factor``: ``"nearest"``
     (src = floor(dst / scale)), ``"linear"`` / ``"bilinear"`` (``align_corners``: whether
-    the corner pixels' centres line up), or ``"area"`` (adaptive average pooling)."""
+    the corner pixels' centres line up), or ``"area"`` (adaptive average pooling).
+    ``recompute_scale_factor=True``: positions from the output size, not the factor."""
     who = "interpolate"
+    if antialias:
+        raise _error(f"{who}: antialias=True is not supported in minigrad", NotImplementedError)
     if input.ndim not in INTERPOLATE_MODES:
         raise _error(f"{who}: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got shape "
                      f"{tuple(input.shape)}")
@@ -461,6 +467,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
             raise _error(f"{who}: scale_factor must be positive, one per spatial dim, got "
                          f"{scale_factor!r}", ValueError)
         outs = tuple(int(math.floor(s * f)) for s, f in zip(sizes, scales))
+        if recompute_scale_factor:
+            scales = (None,) * len(sizes)
     _check_floating(input, who)
     if mode == "area":
         return adaptive_avg_pool2d(input, outs) if input.ndim == 4 else \
