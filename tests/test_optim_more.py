@@ -129,3 +129,54 @@ def test_lbfgs_refuses_several_param_groups_and_unknown_line_searches():
         optim.LBFGS([{"params": [a]}, {"params": [b]}])
     with pytest.raises(ValueError, match="line_search_fn"):
         optim.LBFGS([a], line_search_fn="backtracking")
+
+
+# --- saving and loading ------------------------------------------------------------------------
+
+
+def run_steps(optimizer, params, steps):
+    for _ in range(steps):
+        optimizer.zero_grad()
+        bounded_loss_of(*params, lambda m, x: mg.tensor(m) @ x).backward()
+        optimizer.step()
+
+
+@pytest.mark.parametrize("name, options", [
+    ("RMSprop", {"momentum": 0.9, "centered": True}), ("Adagrad", {}), ("Adadelta", {}),
+    ("Adamax", {}), ("NAdam", {}), ("RAdam", {})])
+def test_state_dict_round_trip_continues_the_same_trajectory(name, options):
+    params = minigrad_params()
+    optimizer = getattr(optim, name)(params, lr=0.01, **options)
+    run_steps(optimizer, params, 3)
+    saved, values = optimizer.state_dict(), [p.numpy().copy() for p in params]
+    run_steps(optimizer, params, 3)
+    copies = [mg.tensor(v, requires_grad=True) for v in values]
+    restored = getattr(optim, name)(copies, lr=0.5, **options)
+    restored.load_state_dict(saved)
+    assert restored.param_groups[0]["lr"] == 0.01
+    run_steps(restored, copies, 3)
+    for p, q in zip(params, copies):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_lbfgs_state_dict_round_trip_continues_the_same_trajectory():
+    params = minigrad_params()
+    optimizer = optim.LBFGS(params, max_iter=3, history_size=4)
+
+    def closure_for(optimizer, params):
+        def closure():
+            optimizer.zero_grad()
+            loss = bounded_loss_of(*params, lambda m, x: mg.tensor(m) @ x)
+            loss.backward()
+            return loss
+        return closure
+
+    optimizer.step(closure_for(optimizer, params))
+    saved, values = optimizer.state_dict(), [p.numpy().copy() for p in params]
+    optimizer.step(closure_for(optimizer, params))
+    copies = [mg.tensor(v, requires_grad=True) for v in values]
+    restored = optim.LBFGS(copies, max_iter=3, history_size=4)
+    restored.load_state_dict(saved)
+    restored.step(closure_for(restored, copies))
+    for p, q in zip(params, copies):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12)

@@ -103,14 +103,14 @@ class NAdam(Optimizer):
         momentum_decay = float(group["momentum_decay"])
         if not state:
             _moments(state, param, "exp_avg_sq")
-            state["mu_product"] = np.float32(1.0)  # float32, as PyTorch keeps it
+            state["mu_product"] = 1.0
         state["step"] += 1
         step = state["step"]
         grad = _gradient(param, grad, group, lr)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
-        state["mu_product"] = state["mu_product"] * np.float32(mu)
-        mu_product = float(state["mu_product"])
+        # PyTorch keeps the product in float32: rounded the same way, the steps agree
+        state["mu_product"] = mu_product = float(np.float32(state["mu_product"]) * np.float32(mu))
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg += (1 - beta1) * (grad - exp_avg)
         exp_avg_sq *= beta2

@@ -58,6 +58,25 @@ class LBFGS(Optimizer):
             raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
                              f"{group['line_search_fn']!r}")
 
+    def state_dict(self) -> dict[str, Any]:
+        """As Optimizer's; the history lists are copied too, so the snapshot stays as it
+        was when later steps change the history."""
+        result = super().state_dict()
+        for saved in result["state"].values():
+            saved.update({key: _copied(value) for key, value in saved.items()
+                          if isinstance(value, list)})
+        return result
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """As Optimizer's, but the state (of the first parameter) holds flat vectors and
+        lists of them, not arrays of the parameter's shape: they are taken as they are."""
+        saved_state = state_dict.get("state", {}) if isinstance(state_dict, dict) else {}
+        super().load_state_dict({**state_dict, "state": {}})
+        self._params = self.param_groups[0]["params"]
+        if saved_state:
+            (saved,) = saved_state.values()
+            self.state[self._params[0]] = {key: _copied(value) for key, value in saved.items()}
+
     # --- the parameters as one flat vector ----------------------------------------------
 
     def _gather_flat_grad(self) -> np.ndarray:
@@ -198,6 +217,15 @@ class LBFGS(Optimizer):
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss
+
+
+def _copied(value: Any) -> Any:
+    """A state entry copied: arrays (or tensors) as arrays, lists element by element."""
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    if hasattr(value, "shape") and np.ndim(value) > 0:
+        return np.array(value)
+    return value.item() if hasattr(value, "item") else value
 
 
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
