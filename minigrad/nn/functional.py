@@ -492,5 +492,5 @@ def hinge_loss(input: Tensor, target: Any, margin: float = 1.0,
 from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the helpers above)
     adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, conv1d, cosine_similarity, elu,
     group_norm, hardtanh, huber_loss, interpolate, kl_div, l1_loss, leaky_relu, max_pool1d,
-    KL_REDUCTIONS, mish, nll_loss, normalize, one_hot, relu6, silu, smooth_l1_loss, softplus,
+    mish, nll_loss, normalize, one_hot, relu6, silu, smooth_l1_loss, softplus,
 )

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from . import functional as F
+from .functional_ext import KL_REDUCTIONS
 from .module import Module
 
 
@@ -119,8 +120,8 @@ class KLDivLoss(Module):
 
     def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
         super().__init__()
-        if reduction not in F.KL_REDUCTIONS:
-            raise ValueError(f"KLDivLoss: reduction must be one of {F.KL_REDUCTIONS}, got "
+        if reduction not in KL_REDUCTIONS:
+            raise ValueError(f"KLDivLoss: reduction must be one of {KL_REDUCTIONS}, got "
                              f"{reduction!r}")
         self.reduction, self.log_target = reduction, log_target
 
