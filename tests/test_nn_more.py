@@ -4,6 +4,8 @@ errors a student meets first."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from torch_reference import assert_parameter_gradients_match, load_torch_weights
@@ -311,6 +313,22 @@ def test_activation_modules_match_pytorch(torch, name, args):
     x = rng.uniform(-8, 8, (4, 5)).astype(np.float32)
     np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "elu", "softplus", "silu", "mish", "hardtanh",
+                                  "relu6"])
+def test_activations_of_extreme_inputs_match_pytorch_without_overflow_warnings(torch, name):
+    x = np.array([-1000.0, -30.0, -1.0, 0.5, 1.0, 30.0, 1000.0], dtype=np.float32)
+    ours = mg.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow in exp would warn
+        output = getattr(F, name)(ours)
+        output.sum().backward()
+    their_output = getattr(torch.nn.functional, name)(theirs)
+    their_output.sum().backward()
+    np.testing.assert_allclose(output.numpy(), their_output.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6, atol=1e-7)
 
 
 def test_inplace_activation_writes_into_its_input_and_keeps_the_gradient(torch):
