@@ -170,17 +170,13 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
                      ValueError)
     _check_floating(input, "kl_div")
     _check_same_shape(input, target, "kl_div")
+    if not isinstance(target, Tensor):
+        target = Tensor(np.asarray(target, dtype=input.dtype))  # a constant
     if log_target:
-        pointwise = target.exp() * (target - input) if isinstance(target, Tensor) else \
-            np.exp(target) * (np.asarray(target, dtype=input.dtype) - input)
-    elif isinstance(target, Tensor):
+        pointwise = target.exp() * (target - input)
+    else:
         safe = where(target > 0, target, 1.0)  # 0 log 0 = 0 (xlogy)
         pointwise = target * safe.log() - target * input
-    else:
-        target = np.asarray(target, dtype=input.dtype)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            target_log_target = np.where(target > 0, target * np.log(target), 0)
-        pointwise = target_log_target.astype(input.dtype) - target * input
     if reduction == "batchmean":
         return pointwise.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(pointwise, reduction)
@@ -374,7 +370,7 @@ def _output_sizes(output_size: Any, sizes: tuple, who: str) -> tuple:
 
 def _apply_axis_maps(input: Tensor, maps: list) -> Tensor:
     """x with the last len(maps) axes each mapped by its matrix (None: unchanged)."""
-    output = input
+    output = input.clone() if all(m is None for m in maps) else input  # a new tensor
     if maps[-1] is not None:  # the last axis: x @ A^T
         output = output @ Tensor(np.ascontiguousarray(maps[-1].T))
     if len(maps) == 2 and maps[0] is not None:  # the one before: A @ x
