@@ -311,6 +311,9 @@ class OneCycleLR(LRScheduler):
                                  f"{total_steps!r}")
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
+            for key, value in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+                if not (isinstance(value, int) and value > 0):
+                    raise ValueError(f"OneCycleLR: {key} must be a positive int, got {value!r}")
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
