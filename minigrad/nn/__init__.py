@@ -7,8 +7,9 @@
     model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))
     loss = F.cross_entropy(model(x), y)
 
-One file per family: ``module`` (Module, Parameter, containers), ``linear``, ``conv``,
-``normalization``, ``activation``, ``loss``, ``recurrent``, ``attention``; the
+One file per family: ``module`` (Module, Parameter, containers), ``containers``
+(ParameterList, ParameterDict), ``linear``, ``conv``, ``normalization``, ``activation``,
+``loss``, ``distance``, ``recurrent``, ``attention``, ``transformer``; the
 computations themselves are in ``functional``, and initialisations in ``init``.
 """
 
@@ -22,6 +23,17 @@ from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .recurrent import LSTM, RNN
 
+# --- more of PyTorch's nn (issue 11) ---
+from .activation import ELU, Hardtanh, LeakyReLU, Mish, ReLU6, SiLU, Softplus
+from .containers import ParameterDict, ParameterList
+from .conv import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, Conv1d, MaxPool1d, Upsample
+from .distance import CosineSimilarity
+from .linear import Unflatten
+from .loss import HuberLoss, KLDivLoss, L1Loss, NLLLoss, SmoothL1Loss
+from .normalization import GroupNorm
+from .recurrent import GRU, GRUCell, LSTMCell, RNNCell
+from .transformer import TransformerEncoder, TransformerEncoderLayer
+
 __all__ = [
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
     "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "HingeLoss", "Identity",
@@ -29,4 +41,10 @@ __all__ = [
     "ModuleDict", "ModuleList", "MultiheadAttention", "Parameter", "RNN", "ReLU",
     "ResidualBlock", "ScaledDotProductAttention", "Sequential", "Sigmoid", "Softmax", "Tanh",
     "functional", "init", "utils",
+    # issue 11
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "Conv1d", "CosineSimilarity", "ELU",
+    "GRU", "GRUCell", "GroupNorm", "Hardtanh", "HuberLoss", "KLDivLoss", "L1Loss", "LSTMCell",
+    "LeakyReLU", "MaxPool1d", "Mish", "NLLLoss", "ParameterDict", "ParameterList", "RNNCell",
+    "ReLU6", "SiLU", "SmoothL1Loss", "Softplus", "TransformerEncoder", "TransformerEncoderLayer",
+    "Unflatten", "Upsample",
 ]

@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module, Sequential, new_parameter
+from .functional_ext import _single
 from .normalization import BatchNorm2d
 
 
@@ -133,3 +134,139 @@ class ResidualBlock(Module):
         out = self.bn1(self.conv1(x)).relu()
         out = self.bn2(self.conv2(out))
         return (out + self.shortcut(x)).relu()
+
+
+# --- 1-D layers, adaptive pooling, upsampling (issue 11) --------------------------------------
+
+
+class Conv1d(Module):
+    """1-D cross-correlation: ``weight`` (out_channels, in_channels, kernel_size) slides
+    along (N, in_channels, L). ``padding``: int, ``"same"`` or ``"valid"``. Weights start
+    like PyTorch's (uniform in +-1/sqrt(in_channels * kernel_size))."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, bias: bool = True,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError(f"Conv1d: padding must be an int, 'same' or 'valid', got "
+                             f"{padding!r}")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = (_single(kernel_size, "Conv1d", "kernel_size"),)
+        self.stride = (_single(stride, "Conv1d", "stride"),)
+        if padding == "same" and self.stride != (1,):
+            raise ValueError("Conv1d: padding='same' needs stride 1")
+        self.padding = padding if isinstance(padding, str) else \
+            (_single(padding, "Conv1d", "padding"),)
+        self.dilation = (_single(dilation, "Conv1d", "dilation"),)
+        self.weight = new_parameter(out_channels, in_channels, *self.kernel_size, dtype=dtype)
+        self.bias = new_parameter(out_channels, dtype=dtype) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_channels * self.kernel_size[0])
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_type(input, self.weight)
+        if input.ndim not in (2, 3):
+            raise self._error(f"expected a 3-D input (N, C, L) or a 2-D one (C, L), got "
+                              f"shape {tuple(input.shape)}")
+        if input.shape[-2] != self.in_channels:
+            hint = ("; a 2-D input is one sequence (C, L): for a batch of one-channel "
+                    "sequences (N, L) use x.unsqueeze(1)") if input.ndim == 2 else ""
+            raise self._error(
+                f"expected input with {self.in_channels} channels (in_channels="
+                f"{self.in_channels}, dim {input.ndim - 2}), got shape {tuple(input.shape)}"
+                + hint)
+        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        return F.conv1d(input, self.weight, self.bias, self.stride[0], padding,
+                        self.dilation[0])
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding not in ((0,), "valid"):
+            text += f", padding={self.padding!r}" if isinstance(self.padding, str) \
+                else f", padding={self.padding}"
+        if self.dilation != (1,):
+            text += f", dilation={self.dilation}"
+        return text + ("" if self.bias is not None else ", bias=False")
+
+
+class MaxPool1d(Module):
+    """The maximum of each ``kernel_size`` window along the last dimension."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(Module):
+    """The mean of each ``kernel_size`` window along the last dimension."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.count_include_pad = padding, count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed ``output_size`` (h, w) whatever the input's size;
+    ``AdaptiveAvgPool2d(1)`` is global average pooling."""
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Average pooling to a fixed length ``output_size``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class Upsample(Module):
+    """``F.interpolate`` as a layer: to ``size`` or by ``scale_factor``, with ``mode``
+    ``"nearest"`` (the default), ``"linear"``, ``"bilinear"`` or ``"area"``."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                 align_corners: bool | None = None) -> None:
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+        self.mode, self.align_corners = mode, align_corners
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.interpolate(input, self.size, self.scale_factor, self.mode,
+                             self.align_corners)
+
+    def extra_repr(self) -> str:
+        what = f"size={self.size}" if self.size is not None else \
+            f"scale_factor={self.scale_factor}"
+        return f"{what}, mode={self.mode!r}"

@@ -485,3 +485,12 @@ def hinge_loss(input: Tensor, target: Any, margin: float = 1.0,
     """The seed's max-margin loss for labels y in {-1, +1}: max(0, margin - y * score)."""
     _check_reduction(reduction, "hinge_loss")
     return _reduce((margin - input * target).relu(), reduction)
+
+
+# --- more of PyTorch's functionals (issue 11), written in functional_ext.py ------------------
+
+from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the helpers above)
+    adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, conv1d, cosine_similarity, elu,
+    group_norm, hardtanh, huber_loss, interpolate, kl_div, l1_loss, leaky_relu, max_pool1d,
+    mish, nll_loss, normalize, one_hot, relu6, silu, smooth_l1_loss, softplus,
+)

@@ -103,3 +103,27 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Splits dimension ``dim`` into ``unflattened_size`` (the inverse of Flatten):
+    ``Unflatten(1, (2, 5))`` turns (N, 10) into (N, 2, 5)."""
+
+    def __init__(self, dim: int, unflattened_size: tuple[int, ...]) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input: Tensor) -> Tensor:
+        dim = self.dim % input.ndim if input.ndim else 0
+        size = input.shape[dim] if input.ndim else 1
+        known = math.prod(s for s in self.unflattened_size if s != -1)
+        if (-1 not in self.unflattened_size and known != size) or \
+                (-1 in self.unflattened_size and (known == 0 or size % known)):
+            raise self._error(f"cannot unflatten dim {self.dim} of size {size} (input shape "
+                              f"{tuple(input.shape)}) into {self.unflattened_size}: the sizes "
+                              f"must multiply to {size}")
+        return input.reshape(*input.shape[:dim], *self.unflattened_size,
+                             *input.shape[dim + 1:])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from . import functional as F
+from .functional_ext import KL_REDUCTIONS
 from .module import Module
 
 
@@ -63,3 +64,69 @@ class HingeLoss(_Loss):
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
         return F.hinge_loss(input, target, self.margin, self.reduction)
+
+
+# --- more of PyTorch's losses (issue 11) ------------------------------------------------------
+
+
+class NLLLoss(_Loss):
+    """Negative log-likelihood of log-probabilities (N, C, ...) (the output of
+    LogSoftmax) against class indices; ``weight`` (C,) weighs the classes (a buffer, as in
+    PyTorch)."""
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+
+
+class L1Loss(_Loss):
+    """mean(|input - target|)"""
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.l1_loss(input, target, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Squared below ``beta`` (divided by beta), absolute above."""
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class HuberLoss(_Loss):
+    """Squared below ``delta``, absolute (times delta) above."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.huber_loss(input, target, self.reduction, self.delta)
+
+
+class KLDivLoss(Module):
+    """KL divergence of the target distribution from the input's; ``input`` holds
+    log-probabilities (``log_target``: the target too). Use ``reduction="batchmean"`` for
+    the true KL divergence ("mean" averages over every element, as PyTorch does)."""
+
+    def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__()
+        if reduction not in KL_REDUCTIONS:
+            raise ValueError(f"KLDivLoss: reduction must be one of {KL_REDUCTIONS}, got "
+                             f"{reduction!r}")
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"

@@ -109,3 +109,37 @@ class BatchNorm2d(_BatchNorm):
     """Batch norm over (N, C, H, W) inputs."""
 
     expected_ranks = (4,)
+
+
+# --- GroupNorm (issue 11) --------------------------------------------------------------------
+
+
+class GroupNorm(Module):
+    """Normalise each sample over groups of ``num_channels / num_groups`` channels (and
+    all positions), independent of the batch; then scale by ``weight`` and shift by
+    ``bias`` (one per channel, ones and zeros at first)."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, dtype: Any = None) -> None:
+        super().__init__()
+        if num_groups < 1 or num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels={num_channels} must split into "
+                             f"num_groups={num_groups} equal groups")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        self.weight = self.bias = None
+        if affine:
+            self.weight = new_parameter(num_channels, dtype=dtype)
+            self.weight._data[...] = 1.0
+            self.bias = new_parameter(num_channels, dtype=dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_type(input, self.weight)
+        if input.ndim < 2 or input.shape[1] != self.num_channels:
+            raise self._error(f"expected an input (N, {self.num_channels}, ...) "
+                              f"(num_channels={self.num_channels} in dim 1), got shape "
+                              f"{tuple(input.shape)}")
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

@@ -1,4 +1,5 @@
-"""Recurrent layers, RNN and LSTM: a Python loop over time steps, as PyTorch computes them.
+"""Recurrent layers, RNN, LSTM and GRU (and one step of each as RNNCell, LSTMCell,
+GRUCell): a Python loop over time steps, as PyTorch computes them.
 
 At step t a layer reads its input x_t and its previous hidden state h_{t-1}:
 
@@ -8,6 +9,10 @@ At step t a layer reads its input x_t and its previous hidden state h_{t-1}:
                         x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh      (in that order)
            c_t = sigmoid(f) * c_{t-1} + sigmoid(i) * tanh(g)          (forget, then write)
            h_t = sigmoid(o) * tanh(c_t)                               (read out)
+
+    GRU:   r, z (reset and update gates) = sigmoid of their blocks of the same sum;
+           n = tanh(x_t W_in^T + b_in + r * (h_{t-1} W_hn^T + b_hn))  (candidate)
+           h_t = (1 - z) * n + z * h_{t-1}
 
 The part x_t W_ih^T + b_ih + b_hh does not depend on h, so it is computed for every step
 at once, in one matmul before the loop; only h_{t-1} W_hh^T has to wait for the previous
@@ -30,6 +35,27 @@ from ..tensor import Tensor, cat, stack
 from . import functional as F
 from . import init
 from .module import Module, new_parameter
+
+
+def lstm_step(gates: Tensor, cell: Tensor, size: int) -> tuple[Tensor, Tensor]:
+    """One LSTM step from the pre-activations ``gates`` (N, 4 * size) (blocks i, f, g, o)
+    and the previous cell state: the new (hidden, cell)."""
+    input_gate = gates[:, :size].sigmoid()
+    forget_gate = gates[:, size:2 * size].sigmoid()
+    candidate = gates[:, 2 * size:3 * size].tanh()
+    output_gate = gates[:, 3 * size:].sigmoid()
+    cell = forget_gate * cell + input_gate * candidate
+    return output_gate * cell.tanh(), cell
+
+
+def gru_step(input_part: Tensor, hidden_part: Tensor, hidden: Tensor, size: int) -> Tensor:
+    """One GRU step: ``input_part`` = x W_ih^T + b_ih and ``hidden_part`` = h W_hh^T + b_hh
+    (each (N, 3 * size), blocks r, z, n) and the previous hidden state give the new one.
+    The hidden part of n is gated by r before it is added, so the two parts stay apart."""
+    reset = (input_part[:, :size] + hidden_part[:, :size]).sigmoid()
+    update = (input_part[:, size:2 * size] + hidden_part[:, size:2 * size]).sigmoid()
+    candidate = (input_part[:, 2 * size:] + reset * hidden_part[:, 2 * size:]).tanh()
+    return (1 - update) * candidate + update * hidden
 
 
 class _RecurrentBase(Module):
@@ -240,14 +266,7 @@ class LSTM(_RecurrentBase):
     state_names = ("h_0", "c_0")
 
     def _cell(self, gates: Tensor, states: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-        _, cell = states
-        size = self.hidden_size
-        input_gate = gates[:, :size].sigmoid()
-        forget_gate = gates[:, size:2 * size].sigmoid()
-        candidate = gates[:, 2 * size:3 * size].tanh()
-        output_gate = gates[:, 3 * size:].sigmoid()
-        cell = forget_gate * cell + input_gate * candidate
-        return output_gate * cell.tanh(), cell
+        return lstm_step(gates, states[1], self.hidden_size)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None,
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
@@ -258,3 +277,152 @@ class LSTM(_RecurrentBase):
                               f"{type(hx).__name__}", TypeError)
         output, (h_n, c_n) = self._forward(input, tuple(hx))
         return output, (h_n, c_n)
+
+
+# --- GRU and the single-step cells (issue 11) --------------------------------------------------
+
+
+class GRU(_RecurrentBase):
+    """Gated recurrent unit (Cho et al., 2014): gates r (reset), z (update) and a candidate
+    n, in PyTorch's order and with its weights (``weight_ih_l0`` (3 * hidden_size,
+    input_size), ...):
+
+        n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)),   h_t = (1 - z) * n + z * h_{t-1}
+
+    ``gru(input, h_0=None)`` takes and returns what ``RNN`` does: ``(output, h_n)``.
+    """
+
+    gates = 3
+
+    def _run_direction(self, x: Tensor, states: tuple[Tensor, ...], layer: int,
+                       direction: int) -> tuple[Tensor, tuple[Tensor, ...]]:
+        # b_hn is multiplied by r, so the hidden part keeps its own bias (unlike RNN and LSTM)
+        weight_ih, weight_hh, bias_ih, bias_hh = self._weights(layer, direction)
+        projected = x @ weight_ih.T
+        if bias_ih is not None:
+            projected = projected + bias_ih
+        steps = projected.unbind(0)
+        (hidden,) = states
+        length = x.shape[0]
+        outputs: list[Tensor] = [None] * length  # type: ignore[list-item]
+        for t in (range(length) if direction == 0 else reversed(range(length))):
+            hidden_part = hidden @ weight_hh.T
+            if bias_hh is not None:
+                hidden_part = hidden_part + bias_hh
+            hidden = gru_step(steps[t], hidden_part, hidden, self.hidden_size)
+            outputs[t] = hidden
+        return stack(outputs), (hidden,)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        output, (h_n,) = self._forward(input, (hx,))
+        return output, h_n
+
+
+class _CellBase(Module):
+    """What RNNCell, LSTMCell and GRUCell share: PyTorch's parameters ``weight_ih``
+    (gates * hidden_size, input_size), ``weight_hh`` (gates * hidden_size, hidden_size),
+    ``bias_ih``, ``bias_hh`` (uniform in +-1/sqrt(hidden_size)), and the input checks.
+    A cell computes one time step; the loop over time is the caller's."""
+
+    gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        for argument, value in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name}: {argument} must be a positive int, got {value!r}")
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        rows = self.gates * hidden_size
+        self.weight_ih = new_parameter(rows, input_size, dtype=dtype)
+        self.weight_hh = new_parameter(rows, hidden_size, dtype=dtype)
+        self.bias_ih = new_parameter(rows, dtype=dtype) if bias else None
+        self.bias_hh = new_parameter(rows, dtype=dtype) if bias else None
+        self.reset_parameters()
+
+    reset_parameters = _RecurrentBase.reset_parameters
+
+    def _check(self, input: Tensor, states: tuple, names: tuple[str, ...],
+               ) -> tuple[Tensor, list[Tensor], bool]:
+        """The input as (N, input_size), each state as (N, hidden_size) (zeros where None),
+        and whether the input had a batch dimension."""
+        self._check_input_type(input, self.weight_ih)
+        if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
+            raise self._error(f"expected an input of shape (N, {self.input_size}) or "
+                              f"({self.input_size},) (input_size={self.input_size}), got "
+                              f"shape {tuple(input.shape)}")
+        batched = input.ndim == 2
+        x = input if batched else input.unsqueeze(0)
+        expected = (x.shape[0], self.hidden_size) if batched else (self.hidden_size,)
+        result = []
+        for name, state in zip(names, states):
+            if state is None:
+                result.append(zeros(x.shape[0], self.hidden_size, dtype=x.dtype))
+                continue
+            if not isinstance(state, Tensor) or tuple(state.shape) != expected:
+                got = tuple(state.shape) if isinstance(state, Tensor) else type(state).__name__
+                raise self._error(f"expected {name} of shape {expected}, got {got}")
+            result.append(state if batched else state.unsqueeze(0))
+        return x, result, batched
+
+    def _parts(self, x: Tensor, hidden: Tensor) -> tuple[Tensor, Tensor]:
+        """x W_ih^T + b_ih and h W_hh^T + b_hh."""
+        return F.linear(x, self.weight_ih, self.bias_ih), F.linear(hidden, self.weight_hh,
+                                                                   self.bias_hh)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class RNNCell(_CellBase):
+    """One step of RNN: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu).
+    ``cell(input, hx=None)``: input (N, input_size) or (input_size,), hx (N, hidden_size)
+    (zeros if omitted); returns h' (N, hidden_size)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: unknown nonlinearity {nonlinearity!r}; use 'tanh' or "
+                             "'relu'")
+        super().__init__(input_size, hidden_size, bias, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, (hidden,), batched = self._check(input, (hx,), ("hx",))
+        input_part, hidden_part = self._parts(x, hidden)
+        total = input_part + hidden_part
+        hidden = total.tanh() if self.nonlinearity == "tanh" else total.relu()
+        return hidden if batched else hidden[0]
+
+
+class LSTMCell(_CellBase):
+    """One step of LSTM. ``cell(input, (h, c))`` (the states optional: zeros), input
+    (N, input_size) or (input_size,); returns (h', c')."""
+
+    gates = 4
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None,
+                ) -> tuple[Tensor, Tensor]:
+        if hx is None:
+            hx = (None, None)
+        elif not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            raise self._error("expected hx to be a pair (h, c) of tensors, got "
+                              f"{type(hx).__name__}", TypeError)
+        x, (hidden, cell), batched = self._check(input, tuple(hx), ("h", "c"))
+        input_part, hidden_part = self._parts(x, hidden)
+        hidden, cell = lstm_step(input_part + hidden_part, cell, self.hidden_size)
+        return (hidden, cell) if batched else (hidden[0], cell[0])
+
+
+class GRUCell(_CellBase):
+    """One step of GRU. ``cell(input, hx=None)``, input (N, input_size) or
+    (input_size,); returns h'."""
+
+    gates = 3
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, (hidden,), batched = self._check(input, (hx,), ("hx",))
+        input_part, hidden_part = self._parts(x, hidden)
+        hidden = gru_step(input_part, hidden_part, hidden, self.hidden_size)
+        return hidden if batched else hidden[0]

@@ -1,4 +1,4 @@
-"""``minigrad.nn.utils``: gradient clipping."""
+"""``minigrad.nn.utils``: gradient clipping, and the parameters as one vector."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..state import no_grad
+from ..tensor import Tensor, cat
 
 
 def _with_grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -40,3 +41,31 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
     """Clamp every gradient element into [-clip_value, clip_value]."""
     for p in _with_grads(parameters):
         np.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
+
+
+# --- parameters as one vector (issue 11) -------------------------------------------------------
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """Every parameter flattened and joined into one 1-D tensor (differentiable, as in
+    PyTorch: it is a cat of views)."""
+    return cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Copy consecutive pieces of the 1-D ``vec`` into the parameters (the inverse of
+    ``parameters_to_vector``); not recorded in the graph."""
+    if not isinstance(vec, Tensor) or vec.ndim != 1:
+        raise TypeError(f"vector_to_parameters: expected a 1-D Tensor, got "
+                        f"{type(vec).__name__}" + (f" of shape {tuple(vec.shape)}"
+                                                    if isinstance(vec, Tensor) else ""))
+    parameters = list(parameters)
+    total = sum(p.numel() for p in parameters)
+    if vec.numel() != total:
+        raise ValueError(f"vector_to_parameters: the vector has {vec.numel()} elements but "
+                         f"the parameters hold {total}")
+    values, offset = vec.numpy(), 0
+    for p in parameters:
+        with no_grad():
+            p.copy_(values[offset:offset + p.numel()].reshape(p.shape))
+        offset += p.numel()

@@ -1,6 +1,7 @@
 """The Functions, grouped by family. Each file reads on its own."""
 
 from .activation import GELU, LogSoftmax, Softmax
+from .activation_pointwise import ELU, Hardtanh, LeakyReLU, Mish, SiLU, Softplus  # issue 11
 from .attention import ScaledDotProductAttention
 from .convolution import AvgPool2d, Conv2d, MaxPool2d
 from .elementwise import (Abs, Add, Cast, Clamp, Compare, Cos, Div, Exp, Log, Maximum,
@@ -21,4 +22,6 @@ __all__ = [
     "Minimum", "Mul", "Neg", "Pad", "Permute", "Pow", "ReLU", "Repeat", "Reshape", "Roll",
     "ScaledDotProductAttention", "SetItem", "Sigmoid", "Sin", "Softmax", "Sqrt", "Stack", "Sub",
     "Sum", "Tanh", "Unbind", "Unfold", "Var", "Where",
+    # issue 11
+    "ELU", "Hardtanh", "LeakyReLU", "Mish", "SiLU", "Softplus",
 ]

@@ -4,7 +4,8 @@
     scheduler = mg.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=100)
 
 One file per idea: ``optimizer`` (the base class: param groups, state, saving), ``sgd``,
-``adam`` (Adam and AdamW), ``lr_scheduler``.
+``adam`` (Adam and AdamW), ``adam_variants`` (Adamax, NAdam, RAdam), ``rmsprop``
+(RMSprop, Adagrad, Adadelta), ``lbfgs``, ``lr_scheduler``.
 """
 
 from . import lr_scheduler
@@ -12,4 +13,11 @@ from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
+# --- more of PyTorch's optimizers (issue 11) ---
+from .adam_variants import Adamax, NAdam, RAdam
+from .lbfgs import LBFGS
+from .rmsprop import Adadelta, Adagrad, RMSprop
+
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler",
+           # issue 11
+           "Adadelta", "Adagrad", "Adamax", "LBFGS", "NAdam", "RAdam", "RMSprop"]
