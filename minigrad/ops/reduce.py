@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, max/min, var, logsumexp, argmax/argmin.
+"""Reductions: sum, mean, prod, max/min, var, logsumexp, argmax/argmin, all/any, and the
+running sum cumsum.
 
 Each takes ``dim`` (an int, a tuple of ints, or None for all) and ``keepdim``. Backward
 puts the reduced dimensions back (``_unreduce``) and broadcasts to the input's shape.
@@ -86,6 +87,57 @@ class Mean(_Reduction):
     @staticmethod
     def backward(ctx, grad_output):
         return np.broadcast_to(_unreduce(grad_output, ctx) / ctx.count, ctx.input_shape)
+
+
+class Prod(_Reduction):
+    """f(x) = product of x over dim (one dim, or all);  df/dx_i = product of the others,
+    computed as (product of those before i) * (product of those after i), so that a
+    zero in x gives the right gradient instead of 0 / 0"""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        ctx.input_shape, ctx.keepdim = x.shape, keepdim
+        ctx.dims = normalize_dims(dim, x.ndim, "prod") if dim is not None and x.ndim else ()
+        ctx.save_for_backward(x)
+        if dim is None:
+            return np.prod(x, keepdims=keepdim)
+        return np.prod(x, axis=ctx.dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        axis = ctx.dims[0] if ctx.dims else None
+        rows = np.moveaxis(x, axis, -1) if axis is not None else x.reshape(-1)
+        ones = np.ones(rows.shape[:-1] + (1,), dtype=x.dtype)
+        before = np.cumprod(np.concatenate([ones, rows[..., :-1]], axis=-1), axis=-1)
+        after = np.cumprod(np.concatenate([ones, rows[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        others = before * after
+        others = np.moveaxis(others, -1, axis) if axis is not None else others.reshape(x.shape)
+        return _unreduce(grad_output, ctx) * others
+
+    @staticmethod
+    def output_dtype(x, dim=None, keepdim=False):
+        return x.dtype if x.dtype.kind in "fc" else np.dtype(np.int64)
+
+
+class Cumsum(Function):
+    """f(x)_i = x_0 + ... + x_i along dim;  df/dx_j = sum of the gradient from j on,
+    so backward is a cumsum of the gradient taken from the other end"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        dtype = x.dtype if x.dtype.kind in "fc" else np.int64
+        return np.cumsum(x, axis=dim, dtype=dtype)
+
+    @staticmethod
+    def output_dtype(x, dim):
+        return x.dtype if x.dtype.kind in "fc" else np.dtype(np.int64)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        flipped = np.flip(grad_output, ctx.dim)
+        return np.flip(np.cumsum(flipped, axis=ctx.dim), ctx.dim), None
 
 
 class Max(_Reduction):
@@ -200,3 +252,25 @@ class ArgMin(ArgMax):
     """index of the smallest element along dim; no gradient"""
 
     find = staticmethod(np.argmin)
+
+
+class AllTrue(_Reduction):
+    """True where every element along dim is nonzero; a bool tensor without history"""
+
+    differentiable = False
+    test = staticmethod(np.all)
+
+    @classmethod
+    def forward(cls, ctx, x, dim=None, keepdim=False):
+        axes = normalize_dims(dim, x.ndim, cls.oper.lower()) if x.ndim else None
+        return cls.test(x, axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def output_dtype(*inputs, **kwargs):
+        return np.dtype(bool)
+
+
+class AnyTrue(AllTrue):
+    """True where some element along dim is nonzero; a bool tensor without history"""
+
+    test = staticmethod(np.any)
