@@ -630,16 +630,20 @@ class Tensor:
         values, indices = reduction.apply(self, dim=dim, keepdim=keepdim, return_indices=True)
         return return_types(values, indices)
 
-    def var(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None) -> Tensor:
-        if unbiased is not None:
-            correction = int(unbiased)
+        """As in PyTorch, the second positional argument is ``unbiased`` (``x.var(0,
+        False)`` divides by n); ``correction=`` is the newer spelling (n - correction)."""
+        if correction is None:
+            correction = 1 if unbiased is None else int(unbiased)
+        elif unbiased is not None:
+            raise TypeError("var: give unbiased or correction, not both")
         return Var.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims),
                          correction=correction)
 
-    def std(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None) -> Tensor:
-        return self.var(dim, keepdim, correction=correction, unbiased=unbiased, axis=axis,
+        return self.var(dim, unbiased, keepdim, correction=correction, axis=axis,
                         keepdims=keepdims).sqrt()
 
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
