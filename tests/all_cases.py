@@ -7,5 +7,7 @@ from op_cases import CASES as ENGINE_CASES
 from op_cases_activation_loss import CASES as ACTIVATION_LOSS_CASES
 from op_cases_convolution import CASES as CONVOLUTION_CASES
 from op_cases_linear_attention import CASES as LINEAR_ATTENTION_CASES
+from op_cases_tensor_ops import CASES as TENSOR_OPS_CASES
 
-CASES = ENGINE_CASES + ACTIVATION_LOSS_CASES + CONVOLUTION_CASES + LINEAR_ATTENTION_CASES
+CASES = (ENGINE_CASES + ACTIVATION_LOSS_CASES + CONVOLUTION_CASES + LINEAR_ATTENTION_CASES
+         + TENSOR_OPS_CASES)
