@@ -775,8 +775,13 @@ class Tensor:
             sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
         else:
             sizes = [int(n) for n in split_size_or_sections]
-        result = Split.apply(self, tuple(sizes), d)
-        return result if isinstance(result, tuple) else (result,)
+        pieces = Split.apply(self, tuple(sizes), d)
+        pieces = pieces if isinstance(pieces, tuple) else (pieces,)
+        for piece in pieces:  # views of self, as in PyTorch: one version counter
+            if piece._data is not None and np.may_share_memory(piece._data, self._data):
+                piece._counter_of = self._counter()
+                piece._base = self._base if self._base is not None else self
+        return pieces
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         """``chunks`` pieces (or fewer) of equal size along ``dim``, the last smaller."""

@@ -230,6 +230,19 @@ def test_split_sizes_that_do_not_add_up_name_split_and_the_shape():
         mg.ones(3, 4).split([1, 1])
 
 
+def test_split_pieces_are_views_that_share_the_version_counter():
+    x = mg.zeros(2, 6)
+    first, _, _ = x.split(2, dim=1)
+    first += 1
+    assert x.sum().item() == 4.0 and x._version == 1
+
+
+def test_a_split_piece_of_a_tensor_with_history_cannot_be_modified_in_place():
+    first, _ = mg.randn(4, requires_grad=True).tanh().split(2)
+    with pytest.raises(RuntimeError, match="view of another tensor with history"):
+        first += 1
+
+
 def test_chunk_gives_fewer_pieces_when_sizes_round_up_as_in_pytorch(torch):
     ours = [t.shape for t in mg.ones(5, 2).chunk(4)]
     theirs = [tuple(t.shape) for t in torch.ones(5, 2).chunk(4)]
