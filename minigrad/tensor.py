@@ -794,9 +794,13 @@ class Tensor:
         """Each element (or slice along ``dim``) repeated ``repeats`` times in a row."""
         x = self.flatten() if dim is None else self
         d = 0 if dim is None else normalize_dims(dim, self.ndim, "repeat_interleave")[0]
-        if isinstance(repeats, Tensor):
-            repeats = repeats.numpy()
-        return RepeatInterleave.apply(x, repeats, d)
+        counts = repeats.numpy() if isinstance(repeats, Tensor) else np.asarray(repeats)
+        if counts.dtype.kind not in "iu" or np.any(counts < 0) or counts.ndim > 1 or (
+                counts.ndim == 1 and counts.shape != (x.shape[d],)):
+            raise ShapeError(
+                f"repeat_interleave: repeats must be a non-negative int or one count per "
+                f"slice ({x.shape[d]} along dim {d} of shape {x.shape}), got {counts.tolist()}")
+        return RepeatInterleave.apply(x, counts if counts.ndim else int(counts), d)
 
     def tril(self, diagonal: int = 0) -> Tensor:
         """The lower triangle of the last two dims (from ``diagonal`` down); zeros above."""

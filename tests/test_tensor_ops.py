@@ -202,6 +202,19 @@ def test_scatter_reads_only_the_part_of_src_that_the_index_covers():
     assert mg.gradcheck(lambda a, b: a.scatter(1, index, b), [x, src])
 
 
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+def test_scatter_add_index_of_another_rank_is_reported_when_the_op_is_written(lazy):
+    with mg.lazy(lazy), pytest.raises(mg.ShapeError, match=r"scatter_add: index has 1 dim"):
+        mg.ones(2, 3).scatter_add(0, ints(0, 1), mg.ones(2, 3))
+
+
+def test_repeat_interleave_needs_one_non_negative_count_per_slice():
+    with pytest.raises(mg.ShapeError, match=r"repeat_interleave: .* \(3 along dim 0 .* \[1, 2\]"):
+        mg.ones(3, 4).repeat_interleave(ints(1, 2), dim=0)
+    with pytest.raises(mg.ShapeError, match="repeat_interleave: repeats must be a non-negative"):
+        mg.ones(3).repeat_interleave(-1)
+
+
 def test_masked_fill_needs_a_bool_mask():
     with pytest.raises(TypeError, match="masked_fill: mask must be a bool tensor, got float32"):
         mg.ones(2, 2).masked_fill(mg.ones(2, 2), 0.0)

@@ -142,7 +142,7 @@ def check_index(op: str, x: np.ndarray, index: np.ndarray, dim: int, source=None
                 f"{op}: index shape {index.shape} is larger than input shape {x.shape} "
                 f"in dim {d}; outside dim {dim} the index can be at most as large"
             )
-    if isinstance(source, np.ndarray) and (source.ndim != index.ndim or any(
+    if getattr(source, "ndim", 0) and (source.ndim != index.ndim or any(
             i > s for i, s in zip(index.shape, source.shape))):
         raise ShapeError(
             f"{op}: index shape {index.shape} is larger than src shape {source.shape} (or "
@@ -168,6 +168,7 @@ class Scatter(Function):
 
     @staticmethod
     def output_shape(x, index, source, dim):
+        check_index("scatter", x, index, dim, source)  # lazy mode: when the op is written
         return tuple(x.shape)
 
     @staticmethod
@@ -205,6 +206,7 @@ class ScatterAdd(Function):
 
     @staticmethod
     def output_shape(x, index, source, dim):
+        check_index("scatter_add", x, index, dim, source)  # lazy mode: when the op is written
         return tuple(x.shape)
 
     @staticmethod
