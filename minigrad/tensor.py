@@ -1180,8 +1180,12 @@ def stack(tensors, dim: int = 0) -> Tensor:
     return Stack.apply(*tensors, dim=normalize_dims(dim, tensors[0].ndim + 1, "stack")[0])
 
 
-def where(condition, input, other) -> Tensor:
-    """Elements of ``input`` where ``condition`` holds, of ``other`` elsewhere."""
+def where(condition, input=None, other=None) -> Tensor:
+    """Elements of ``input`` where ``condition`` holds, of ``other`` elsewhere.
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as in PyTorch."""
+    if input is None and other is None:
+        condition = condition if isinstance(condition, Tensor) else Tensor(condition)
+        return condition.nonzero(as_tuple=True)
     condition = condition.numpy() if isinstance(condition, Tensor) else np.asarray(condition)
     return Where.apply(condition.astype(bool, copy=False), input, other)
 

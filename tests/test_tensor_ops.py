@@ -186,6 +186,11 @@ def test_nonzero_gives_one_row_per_element_or_a_tuple_of_indices():
     assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
 
 
+def test_where_with_only_a_condition_gives_the_indices_as_a_tuple():
+    (indices,) = mg.where(mg.tensor([0.0, 3.0, 0.0, 1.0]) > 0)
+    assert indices.tolist() == [1, 3]
+
+
 def test_unique_sorts_and_gives_inverse_and_counts():
     values, inverse, counts = mg.unique(ints(3, 1, 1, 2), return_inverse=True,
                                         return_counts=True)
