@@ -281,16 +281,19 @@ def equal(input, other) -> bool:
 # --- random -------------------------------------------------------------------------------
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, out=None) -> Tensor:
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None,
+           requires_grad=False) -> Tensor:
     """Normal samples: ``normal(mean, std)`` with tensors (or a number and a tensor),
-    elementwise; ``normal(mean, std, size)`` with numbers. Drawn as mean + std * z with
-    z standard normal, so the result is differentiable in mean and std, as in PyTorch."""
+    elementwise; ``normal(mean, std, size)`` with numbers (then ``dtype=`` and
+    ``requires_grad=`` as for ``randn``). Drawn as mean + std * z with z standard normal,
+    so the result is differentiable in mean and std, as in PyTorch."""
     rng = generator_rng(generator, "normal")
     if size is not None:
         if isinstance(mean, Tensor) or isinstance(std, Tensor):
             raise TypeError("normal: with size=, mean and std must be numbers")
         shape = tuple(size) if isinstance(size, (tuple, list)) else (size,)
-        result = Tensor._make((mean + std * rng.standard_normal(shape)).astype(np.float32))
+        array = (mean + std * rng.standard_normal(shape)).astype(dtype or np.float32)
+        result = Tensor._make(array).requires_grad_(requires_grad)
         return _out(result, out, "normal")
     if not (isinstance(mean, Tensor) or isinstance(std, Tensor)):
         raise TypeError("normal: give a tensor mean or std, or numbers and a size")
