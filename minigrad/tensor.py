@@ -20,7 +20,7 @@ from .function import Node, record_write, register_tensor_class
 from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat, Ceil, Clamp,
                   Clone, Compare, Cos, Cumsum, Div, Erf, Exp, Expand, Expm1, Floor, Gather,
                   GetItem, Log, Log1p, LogSoftmax, LogSumExp, MatMul, Max, Maximum, Mean, Min,
-                  Minimum, Mul, Neg, Pad, Permute, Pow, Prod, ReLU, Repeat, RepeatInterleave,
+                  Minimum, Mul, Neg, Norm, Pad, Permute, Pow, Prod, ReLU, Repeat, RepeatInterleave,
                   Reshape, Roll, Round, Scatter, ScatterAdd, SetItem, Sigmoid, Sign, Sin,
                   Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
@@ -671,16 +671,14 @@ class Tensor:
         """The p-norm over ``dim`` (all elements by default): ``"fro"`` and 2 are
         sqrt(sum x^2), 1 is sum |x|, ``inf`` max |x|, ``-inf`` min |x|, other p
         (sum |x|^p)^(1/p)."""
-        if p in ("fro", 2, 2.0):
-            return (self * self).sum(dim, keepdim).sqrt()
-        if p == 1:
-            return self.abs().sum(dim, keepdim)
+        if p == "fro":
+            p = 2
         if p == math.inf:
             return self.abs().amax(() if dim is None else dim, keepdim)
         if p == -math.inf:
             return self.abs().amin(() if dim is None else dim, keepdim)
         if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
-            return (self.abs() ** p).sum(dim, keepdim) ** (1 / p)
+            return Norm.apply(self, p=p, dim=dim, keepdim=keepdim)
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro', a positive number, "
                          "inf or -inf")
 

@@ -35,6 +35,7 @@ def const(x, array):
 MASK = np.array([[True, False, True, True],
                  [False, False, True, False],
                  [True, True, False, False]])  # every row keeps one element unmasked
+ZERO_ROW = np.array([[1.0], [0.0], [1.0]])
 ZEROS_IN_ROW_1 = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0]])
 SCATTER_COLUMNS = np.array([[3, 0], [1, 2], [0, 1]])  # dim 1 of (3, 4), distinct per row
 SCATTER_REPEATS = np.array([[0, 2, 2, 1], [2, 2, 0, 0]])  # dim 0 of (3, 4), rows repeat
@@ -196,6 +197,11 @@ CASES: list[OpCase] = [
            (real(3, 4, away_from=(0,)),)),
     OpCase("norm_p3", lambda x: x.norm(p=3, dim=1), lambda x: norm_reference(x, 3, 1),
            (real(3, 4, away_from=(0,)),)),
+    # a zero vector: PyTorch's gradient there is 0 (sqrt's slope would give NaN)
+    OpCase("norm_of_a_zero_row", lambda x: (x * const(x, ZERO_ROW)).norm(dim=1),
+           lambda x: np.sqrt(((x * ZERO_ROW) ** 2).sum(1)), (real(3, 4),)),
+    OpCase("norm_p3_with_zeros", lambda x: (x * const(x, ZEROS_IN_ROW_1)).norm(3, dim=0),
+           lambda x: norm_reference(x * ZEROS_IN_ROW_1, 3, 0), (real(3, 4, away_from=(0,)),)),
     OpCase("norm_inf", lambda x: x.norm(p=math.inf), lambda x: norm_reference(x, math.inf),
            (real(3, 4),)),  # random, so no two |x| tie (a distinct grid has x and -x)
     OpCase("all_dim", lambda x: (x > -1).all(1), lambda x: (x > -1).all(1), (real(3, 4),),

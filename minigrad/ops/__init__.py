@@ -12,8 +12,8 @@ from .matmul import Einsum, Linear, MatMul
 from .movement import (Cat, Clone, Expand, Pad, Permute, Repeat, RepeatInterleave, Reshape,
                        Roll, Split, Stack, Unbind, Unfold)
 from .normalization import LayerNorm
-from .reduce import (AllTrue, AnyTrue, ArgMax, ArgMin, Cumsum, LogSumExp, Max, Mean, Min, Prod,
-                     Sum, Var)
+from .reduce import (AllTrue, AnyTrue, ArgMax, ArgMin, Cumsum, LogSumExp, Max, Mean, Min, Norm,
+                     Prod, Sum, Var)
 
 __all__ = [
     "Abs", "Add", "AllTrue", "AnyTrue", "ArgMax", "ArgMin", "ArgSort", "AvgPool2d",
@@ -21,8 +21,8 @@ __all__ = [
     "Clone", "Compare", "Conv2d", "Cos", "CrossEntropy", "Cumsum", "Div", "Einsum", "Erf",
     "Exp", "Expand", "Expm1", "Floor", "Gather", "GELU", "GetItem", "LayerNorm", "Linear",
     "Log", "Log1p", "LogSoftmax", "LogSumExp", "MatMul", "Max", "Maximum", "MaxPool2d",
-    "Mean", "Min", "Minimum", "Mul", "Neg", "Pad", "Permute", "Pow", "Prod", "ReLU", "Repeat",
-    "RepeatInterleave", "Reshape", "Roll", "Round", "ScaledDotProductAttention", "Scatter",
-    "ScatterAdd", "SetItem", "Sigmoid", "Sign", "Sin", "Softmax", "Split", "Sqrt", "Stack",
-    "Sub", "Sum", "Tanh", "Unbind", "Unfold", "Var", "Where",
+    "Mean", "Min", "Minimum", "Mul", "Neg", "Norm", "Pad", "Permute", "Pow", "Prod", "ReLU",
+    "Repeat", "RepeatInterleave", "Reshape", "Roll", "Round", "ScaledDotProductAttention",
+    "Scatter", "ScatterAdd", "SetItem", "Sigmoid", "Sign", "Sin", "Softmax", "Split", "Sqrt",
+    "Stack", "Sub", "Sum", "Tanh", "Unbind", "Unfold", "Var", "Where",
 ]

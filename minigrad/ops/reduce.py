@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, max/min, var, logsumexp, argmax/argmin, all/any, and the
+"""Reductions: sum, mean, prod, max/min, var, norm, logsumexp, argmax/argmin, all/any, and the
 running sum cumsum.
 
 Each takes ``dim`` (an int, a tuple of ints, or None for all) and ``keepdim``. Backward
@@ -207,6 +207,32 @@ class Var(_Reduction):
         (centered,) = ctx.saved_tensors
         with np.errstate(divide="ignore", invalid="ignore"):
             return _unreduce(grad_output, ctx) * centered * (2 / ctx.denominator)
+
+
+class Norm(_Reduction):
+    """f(x) = (sum |x|^p)^(1/p) over dim, p > 0;  df/dx = sign(x) |x|^(p-1) / f^(p-1),
+    which is x / f for p = 2; 0 where f = 0 (a zero vector), as in PyTorch"""
+
+    @staticmethod
+    def forward(ctx, x, p=2, dim=None, keepdim=False):
+        axes = _remember(ctx, x, dim, keepdim, "norm")
+        if p == 2:
+            out = np.sqrt(np.sum(x * x, axis=axes, keepdims=True))
+        else:
+            out = np.sum(np.abs(x) ** p, axis=axes, keepdims=True) ** (1 / p)
+        ctx.p = p
+        ctx.save_for_backward(x, out)
+        return out if keepdim or axes is None else np.squeeze(out, axis=axes)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, out = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(out == 0, 0, _unreduce(grad_output, ctx) / out ** (ctx.p - 1))
+        if ctx.p == 2:
+            return (x * scale).astype(grad_output.dtype, copy=False)
+        return (np.sign(x) * np.abs(x) ** (ctx.p - 1) * scale).astype(grad_output.dtype,
+                                                                        copy=False)
 
 
 class LogSumExp(_Reduction):
