@@ -21,11 +21,6 @@ from .state import (current_group, default_generator, detect_anomaly, enable_gra
                     manual_seed, no_grad, set_grad_enabled, set_mode, set_rng_state)
 from .tensor import Tensor, cat, gather, pad_tensor, stack, where
 
-# --- issue 11, part B: PyTorch's function spellings of the Tensor operations (mg.exp(x), ...)
-from . import torch_functions as _torch_functions  # noqa: E402
-from .torch_functions import *  # noqa: E402, F401, F403
-# --- end of part B -------------------------------------------------------------------------
-
 from . import data, nn, optim  # noqa: E402  (they build on everything above)
 
 float32 = _np.dtype(_np.float32)
@@ -36,6 +31,11 @@ bool_ = _np.dtype(_np.bool_)
 float = float32  # noqa: A001 - PyTorch's spelling
 double = float64
 long = int64
+
+# --- issue 11, part B: PyTorch's function spellings of the Tensor operations (mg.exp(x), ...)
+from . import torch_functions as _torch_functions  # noqa: E402
+from .torch_functions import *  # noqa: E402, F401, F403
+# --- end of part B -------------------------------------------------------------------------
 
 __version__ = "0.1.0"
 
