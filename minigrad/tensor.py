@@ -1121,8 +1121,8 @@ def generator_rng(generator: Any, op: str) -> np.random.Generator:
         return state.rng
     rng = getattr(generator, "_rng", None)
     if rng is None:
-        raise TypeError(f"{op}: generator must be an mg.Generator (or None for the global "
-                        f"one), got {type(generator).__name__}")
+        raise TypeError(f"{op}: generator must be a minigrad Generator (or None for the "
+                        f"global one), got {type(generator).__name__}")
     return rng
 
 
