@@ -191,7 +191,6 @@ def logsumexp(input, dim, keepdim=False): return input.logsumexp(dim, keepdim)
 def all(input, dim=None, keepdim=False): return input.all(dim, keepdim)  # noqa: A001
 def any(input, dim=None, keepdim=False): return input.any(dim, keepdim)  # noqa: A001
 def norm(input, p="fro", dim=None, keepdim=False): return input.norm(p, dim, keepdim)
-def numel(input) -> int: return input.numel()
 
 # --- shape --------------------------------------------------------------------------------
 
