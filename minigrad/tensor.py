@@ -599,12 +599,12 @@ class Tensor:
             )
         return bool(self.item())
 
-    def any(self, dim=None, keepdim: bool = False) -> Tensor:
+    def any(self, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
         """A bool tensor: is some element (along ``dim``) nonzero?"""
-        return AnyTrue.apply(self, dim=dim, keepdim=keepdim)
+        return AnyTrue.apply(self, dim=_dims(dim, axis), keepdim=keepdim)
 
-    def all(self, dim=None, keepdim: bool = False) -> Tensor:
-        return AllTrue.apply(self, dim=dim, keepdim=keepdim)
+    def all(self, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
+        return AllTrue.apply(self, dim=_dims(dim, axis), keepdim=keepdim)
 
     # --- reductions ------------------------------------------------------------------------
 
@@ -649,22 +649,27 @@ class Tensor:
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         return LogSumExp.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
-    def prod(self, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
         x = self if dtype is None else self.astype(dtype)
-        return Prod.apply(x, dim=dim, keepdim=keepdim)
+        return Prod.apply(x, dim=_dims(dim, axis), keepdim=keepdim)
 
-    def cumsum(self, dim: int, *, dtype=None) -> Tensor:
+    def cumsum(self, dim: int | None = None, *, dtype=None, axis=None) -> Tensor:
+        dim = _dims(dim, axis)
+        if dim is None:
+            raise TypeError("cumsum: give the dim to sum along, e.g. x.cumsum(0)")
         x = self if dtype is None else self.astype(dtype)
         if self.ndim == 0:  # a 0-d tensor is its own running sum
             return x.reshape(1).cumsum(0).reshape(())
         return Cumsum.apply(x, normalize_dims(dim, self.ndim, "cumsum")[0])
 
-    def amax(self, dim=(), keepdim=False) -> Tensor:
+    def amax(self, dim=(), keepdim=False, *, axis=None) -> Tensor:
         """The largest values over ``dim`` (all dims if ``()``); no indices, and the
         gradient is split evenly between ties, as in PyTorch."""
+        dim = axis if axis is not None else dim
         return Max.apply(self, dim=None if dim == () else dim, keepdim=keepdim)
 
-    def amin(self, dim=(), keepdim=False) -> Tensor:
+    def amin(self, dim=(), keepdim=False, *, axis=None) -> Tensor:
+        dim = axis if axis is not None else dim
         return Min.apply(self, dim=None if dim == () else dim, keepdim=keepdim)
 
     def norm(self, p="fro", dim=None, keepdim=False) -> Tensor:
@@ -887,7 +892,9 @@ class Tensor:
         index, d, _ = _scatter_arguments(self, dim, index, src, None, "scatter_add")
         return ScatterAdd.apply(self, index, src, d)
 
-    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False, *,
+                axis=None) -> Tensor:
+        dim = axis if axis is not None else dim
         if self.ndim == 0:
             return Tensor._make(np.zeros((), dtype=np.int64))
         d = normalize_dims(dim, self.ndim, "argsort")[0]
@@ -973,13 +980,13 @@ class Tensor:
         _check_ndims("outer", (self, vec2), 1, "vectors")
         return self.unsqueeze(1) * vec2
 
-    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
+    def softmax(self, dim: int | None = None, dtype: Any = None, *, axis=None) -> Tensor:
         x = self if dtype is None else self.astype(dtype)
-        return Softmax.apply(x, normalize_dims(dim, self.ndim, "softmax")[0])
+        return Softmax.apply(x, _softmax_dim(_dims(dim, axis), self.ndim, "softmax"))
 
-    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
+    def log_softmax(self, dim: int | None = None, dtype: Any = None, *, axis=None) -> Tensor:
         x = self if dtype is None else self.astype(dtype)
-        return LogSoftmax.apply(x, normalize_dims(dim, self.ndim, "log_softmax")[0])
+        return LogSoftmax.apply(x, _softmax_dim(_dims(dim, axis), self.ndim, "log_softmax"))
 
     # --- indexing -----------------------------------------------------------------------------
 
@@ -1106,6 +1113,12 @@ def _scatter_arguments(x: Tensor, dim: int, index: Any, src: Any, value: Any, op
         raise TypeError(f"{op}: give either src (a tensor) or value (a number)")
     index = index.numpy() if isinstance(index, Tensor) else np.asarray(index)
     return index, normalize_dims(dim, x.ndim, op)[0], src if src is not None else value
+
+
+def _softmax_dim(dim: Any, ndim: int, op: str) -> int:
+    if dim is None:
+        raise TypeError(f"{op}: give the dim to normalise along, e.g. {op}(dim=-1)")
+    return normalize_dims(dim, ndim, op)[0]
 
 
 def _check_ndims(op: str, tensors: tuple, ndim: int, what: str) -> None:

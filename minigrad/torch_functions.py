@@ -151,19 +151,20 @@ ger = outer
 # --- reductions ---------------------------------------------------------------------------
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
-    return (input if dtype is None else input.astype(dtype)).sum(dim, keepdim)
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
+    return (input if dtype is None else input.astype(dtype)).sum(dim, keepdim, axis=axis)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):
-    return (input if dtype is None else input.astype(dtype)).mean(dim, keepdim)
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    return (input if dtype is None else input.astype(dtype)).mean(dim, keepdim, axis=axis)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     return input.prod(dim, keepdim, dtype=dtype)
 
 
-def cumsum(input, dim, *, dtype=None): return input.cumsum(dim, dtype=dtype)
+def cumsum(input, dim=None, *, dtype=None, axis=None):
+    return input.cumsum(dim, dtype=dtype, axis=axis)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -151,6 +151,17 @@ def test_std_and_var_read_the_second_positional_argument_as_unbiased(torch):
                                    torch.tensor(data).std(1, unbiased).numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("call", [
+    lambda t, x: x.cumsum(axis=0), lambda t, x: x.prod(axis=1), lambda t, x: x.amax(axis=0),
+    lambda t, x: x.argsort(axis=0), lambda t, x: x.all(axis=1), lambda t, x: x.softmax(axis=0),
+    lambda t, x: t.sum(x, axis=1), lambda t, x: t.cumsum(x, axis=1),
+])
+def test_axis_is_an_alias_of_dim_as_in_pytorch(call, torch):
+    data = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    ours, theirs = call(mg, mg.tensor(data)), call(torch, torch.tensor(data))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
 def test_norm_refuses_an_unsupported_p():
     with pytest.raises(ValueError, match="norm: p='nuc'"):
         mg.ones(3).norm(p="nuc")
