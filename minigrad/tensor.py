@@ -575,9 +575,14 @@ class Tensor:
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
         if min is None and max is None:
             raise ValueError("clamp: give at least one of min and max")
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # bounds per element
+            low = self if min is None else self.maximum(min)
+            return low if max is None else low.minimum(max)
         return Clamp.apply(self, min=min, max=max)
 
     clip = clamp
+    def clamp_min(self, min): return self.clamp(min=min)
+    def clamp_max(self, max): return self.clamp(max=max)
 
     # --- comparisons (bool tensors without history) --------------------------------------
 

@@ -91,6 +91,10 @@ def pow(input, exponent, *, out=None):  # noqa: A001
     return _out(result, out, "pow")
 
 
+def clamp_min(input, min, *, out=None): return _out(input.clamp_min(min), out, "clamp_min")  # noqa: A002
+def clamp_max(input, max, *, out=None): return _out(input.clamp_max(max), out, "clamp_max")  # noqa: A002
+
+
 negative, clip, absolute = neg, clamp, abs
 
 # --- binary maths -------------------------------------------------------------------------
