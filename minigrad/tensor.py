@@ -517,6 +517,7 @@ class Tensor:
         finally:
             state.lazy = previous
         self._data = result._data
+        record_write(self)  # PyTorch counts it as a write too
         return self
 
     __iadd__ = add_
