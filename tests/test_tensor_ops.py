@@ -162,6 +162,23 @@ def test_axis_is_an_alias_of_dim_as_in_pytorch(call, torch):
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("op, call", [
+    ("prod", lambda x: x.prod(2)), ("cumsum", lambda x: x.cumsum(-3)),
+    ("argsort", lambda x: x.argsort(2)), ("argsort", lambda x: x.sort(5)),
+    ("topk", lambda x: x.topk(1, dim=2)), ("split", lambda x: x.split(1, dim=2)),
+    ("chunk", lambda x: x.chunk(2, dim=2)), ("index_select", lambda x: x.index_select(2, ints(0))),
+    ("scatter", lambda x: x.scatter(2, ints(0).reshape(1, 1), value=1.0)),
+    ("max", lambda x: x.amax(2)), ("all", lambda x: x.all(2)), ("norm", lambda x: x.norm(dim=2)),
+    ("softmax", lambda x: mg.softmax(x, 2)),
+    ("repeat_interleave", lambda x: x.repeat_interleave(2, 2)),
+])
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+def test_a_dim_out_of_range_names_the_op_and_the_dims_there_are(op, call, lazy):
+    with mg.lazy(lazy), pytest.raises(mg.DimensionError, match=rf"{op}: dim -?\d+ is out of range "
+                                                               r"for a tensor with 2 dim"):
+        call(mg.ones(2, 3))
+
+
 def test_norm_refuses_an_unsupported_p():
     with pytest.raises(ValueError, match="norm: p='nuc'"):
         mg.ones(3).norm(p="nuc")

@@ -283,6 +283,7 @@ class ArgMin(ArgMax):
 class AllTrue(_Reduction):
     """True where every element along dim is nonzero; a bool tensor without history"""
 
+    oper = "All"
     differentiable = False
     test = staticmethod(np.all)
 
@@ -299,4 +300,5 @@ class AllTrue(_Reduction):
 class AnyTrue(AllTrue):
     """True where some element along dim is nonzero; a bool tensor without history"""
 
+    oper = "Any"
     test = staticmethod(np.any)
