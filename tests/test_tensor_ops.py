@@ -271,8 +271,10 @@ def test_scatter_index_out_of_range_names_scatter_and_the_size():
 # --- shape -----------------------------------------------------------------------------------
 
 
-def test_split_sizes_that_do_not_add_up_name_split_and_the_shape():
-    with pytest.raises(mg.ShapeError, match=r"split: sizes \[1, 1\] add up to 2.*\(3, 4\)"):
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+def test_split_sizes_that_do_not_add_up_name_split_and_the_shape(lazy):
+    message = r"split: sizes \[1, 1\] add up to 2.*\(3, 4\)"
+    with mg.lazy(lazy), pytest.raises(mg.ShapeError, match=message):
         mg.ones(3, 4).split([1, 1])
 
 

@@ -234,15 +234,13 @@ class Split(Function):
 
     @staticmethod
     def forward(ctx, x, sizes, dim):
-        if sum(sizes) != x.shape[dim]:
-            raise ShapeError(
-                f"split: sizes {list(sizes)} add up to {sum(sizes)}, but dim {dim} of a tensor "
-                f"of shape {x.shape} has size {x.shape[dim]}")
+        _check_split(x.shape, sizes, dim)
         ctx.dim = dim
         return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim))
 
     @staticmethod
     def output_shape(x, sizes, dim):
+        _check_split(tuple(x.shape), sizes, dim)
         return tuple(tuple(x.shape[:dim]) + (size,) + tuple(x.shape[dim + 1:]) for size in sizes)
 
     @staticmethod
@@ -252,6 +250,12 @@ class Split(Function):
     @staticmethod
     def backward(ctx, *grad_outputs):
         return np.concatenate(grad_outputs, axis=ctx.dim), None, None
+
+
+def _check_split(shape: tuple, sizes: tuple, dim: int) -> None:
+    if sum(sizes) != shape[dim] or any(size < 0 for size in sizes):
+        raise ShapeError(f"split: sizes {list(sizes)} add up to {sum(sizes)}, but dim {dim} of "
+                         f"a tensor of shape {shape} has size {shape[dim]}")
 
 
 class RepeatInterleave(Function):
