@@ -129,6 +129,11 @@ def test_adam_written_with_in_place_updates_matches_pytorch(torch):
 # --- reductions ------------------------------------------------------------------------------
 
 
+def test_erf_of_integers_is_float32_as_in_pytorch():
+    assert mg.erf(ints(0, 1)).dtype == np.float32
+    np.testing.assert_allclose(mg.erf(ints(0, 1)).numpy(), [0.0, math.erf(1)], rtol=1e-6)
+
+
 def test_max_and_min_as_functions_return_values_and_indices_with_a_dim():
     x = mg.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
     values, indices = mg.max(x, 1)

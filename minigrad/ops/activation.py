@@ -96,7 +96,7 @@ class Erf(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return erf(x).astype(x.dtype, copy=False)
+        return erf(x).astype(Erf.output_dtype(x), copy=False)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -105,7 +105,7 @@ class Erf(Function):
 
     @staticmethod
     def output_dtype(x):
-        return x.dtype
+        return x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)  # ints: float32
 
 
 # --- softmax ---------------------------------------------------------------------------------
