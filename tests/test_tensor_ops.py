@@ -134,6 +134,12 @@ def test_erf_of_integers_is_float32_as_in_pytorch():
     np.testing.assert_allclose(mg.erf(ints(0, 1)).numpy(), [0.0, math.erf(1)], rtol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "sign"])
+def test_rounding_an_integer_tensor_keeps_its_dtype_as_in_pytorch(name):
+    assert getattr(mg, name)(ints(-2, 3)).tolist() == ([-1, 1] if name == "sign" else [-2, 3])
+    assert getattr(mg, name)(ints(-2, 3)).dtype == np.int64
+
+
 def test_max_and_min_as_functions_return_values_and_indices_with_a_dim():
     x = mg.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
     values, indices = mg.max(x, 1)

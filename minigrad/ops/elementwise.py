@@ -242,7 +242,11 @@ class Floor(_Step):
 
     @staticmethod
     def forward(ctx, x):
-        return np.floor(x)
+        return np.floor(x) if x.dtype.kind == "f" else x.copy()  # integers stay integers
+
+    @staticmethod
+    def output_dtype(x):
+        return x.dtype
 
 
 class Ceil(_Step):
@@ -250,7 +254,11 @@ class Ceil(_Step):
 
     @staticmethod
     def forward(ctx, x):
-        return np.ceil(x)
+        return np.ceil(x) if x.dtype.kind == "f" else x.copy()
+
+    @staticmethod
+    def output_dtype(x):
+        return x.dtype
 
 
 class Round(_Step):
