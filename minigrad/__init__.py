@@ -32,6 +32,11 @@ float = float32  # noqa: A001 - PyTorch's spelling
 double = float64
 long = int64
 
+# --- issue 11, part B: PyTorch's function spellings of the Tensor operations (mg.exp(x), ...)
+from . import torch_functions as _torch_functions  # noqa: E402
+from .torch_functions import *  # noqa: E402, F401, F403
+# --- end of part B -------------------------------------------------------------------------
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -44,4 +49,4 @@ __all__ = [
     "optim", "pad_tensor", "rand", "randint", "randn", "randperm", "realize", "save",
     "set_grad_enabled", "set_mode", "set_rng_state", "stack", "tensor", "walk", "where",
     "zeros", "zeros_like",
-]
+] + _torch_functions.__all__  # part B (issue 11)

@@ -6,6 +6,7 @@ the Function (in ``minigrad/ops``) that does the work.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections import namedtuple
 from collections.abc import Callable
@@ -16,10 +17,12 @@ import numpy as np
 from . import autograd
 from .errors import ShapeError
 from .function import Node, record_write, register_tensor_class
-from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Cos, Div, Exp, Expand,
-                  Gather, GetItem, Log, LogSumExp, MatMul, Max, Maximum, Mean, Min, Minimum,
-                  Mul, Neg, Pad, Permute, Pow, ReLU, Repeat, Reshape, Roll, SetItem, Sigmoid,
-                  Sin, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
+from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat, Ceil, Clamp,
+                  Clone, Compare, Cos, Cumsum, Div, Erf, Exp, Expand, Expm1, Floor, Gather,
+                  GetItem, Log, Log1p, LogSoftmax, LogSumExp, MatMul, Max, Maximum, Mean, Min,
+                  Minimum, Mul, Neg, Norm, Pad, Permute, Pow, Prod, ReLU, Repeat, RepeatInterleave,
+                  Reshape, Roll, Round, Scatter, ScatterAdd, SetItem, Sigmoid, Sign, Sin,
+                  Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
 from .state import no_grad, state
 
@@ -28,6 +31,11 @@ DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool
           "int32": np.int32, "float16": np.float16, "uint8": np.uint8}
 
 return_types = namedtuple("return_types", ["values", "indices"])
+
+# PyTorch's legacy type names, for ``t.type()``
+TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+              "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+              "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
 def as_dtype(dtype: Any) -> np.dtype:
@@ -267,6 +275,48 @@ class Tensor:
     def bool(self) -> Tensor:
         return self.astype(np.bool_)
 
+    def type(self, dtype: Any = None) -> Any:
+        """``t.type()`` is PyTorch's type name (``'torch.FloatTensor'``); ``t.type(dtype)``
+        converts (a dtype, or a name such as ``'torch.DoubleTensor'``)."""
+        if dtype is None:
+            return "torch." + TYPE_NAMES.get(self.dtype.name, self.dtype.name + "Tensor")
+        if isinstance(dtype, str) and dtype.removeprefix("torch.") in TYPE_NAMES.values():
+            name = dtype.removeprefix("torch.")
+            dtype = next(k for k, v in TYPE_NAMES.items() if v == name)
+        return self.astype(dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.astype(other.dtype)
+
+    def nelement(self) -> int:
+        return self.numel()
+
+    def is_contiguous(self) -> bool:
+        return self._data is None or self.numpy().flags.c_contiguous
+
+    def contiguous(self) -> Tensor:
+        """Itself if its elements are stored in row order, else a copy that is (NumPy
+        arrays are strided too: after a transpose they are not)."""
+        return self if self.is_contiguous() else Clone.apply(self)
+
+    # new tensors with this tensor's dtype (PyTorch's new_* methods)
+    def new_tensor(self, data, dtype=None, requires_grad=False) -> Tensor:
+        return Tensor(data, requires_grad=requires_grad, dtype=dtype or self.dtype)
+
+    def new_zeros(self, *size, dtype=None, requires_grad=False) -> Tensor:
+        return self.new_full(_unpack_shape(size), 0, dtype=dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, requires_grad=False) -> Tensor:
+        return self.new_full(_unpack_shape(size), 1, dtype=dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, requires_grad=False) -> Tensor:
+        """Zeros: NumPy's uninitialised memory would make notebooks non-deterministic."""
+        return self.new_full(_unpack_shape(size), 0, dtype=dtype, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, requires_grad=False) -> Tensor:
+        array = np.full(_unpack_shape((size,)), fill_value, dtype=as_dtype(dtype or self.dtype))
+        return Tensor._make(array).requires_grad_(requires_grad)
+
     # --- autograd -------------------------------------------------------------------------
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None) -> None:
@@ -299,8 +349,10 @@ class Tensor:
 
     # --- in-place -------------------------------------------------------------------------
 
-    def _modify(self, function: type, *args: Any, **kwargs: Any) -> Tensor:
-        """Apply ``function`` to self and write the result into self's own array.
+    def _modify(self, function: Any, *args: Any, **kwargs: Any) -> Tensor:
+        """Apply ``function`` (a Function, or a plain function of tensors for an update
+        built from several ops, like ``lerp_``) to self and write the result into self's
+        own array.
 
         With history to record this is PyTorch's in-place op: the graph node of the new
         value takes ``self``'s place, and a stand-in for the old value becomes its input.
@@ -323,13 +375,14 @@ class Tensor:
                 "with history; minigrad cannot rewrite the history of both. clone() the "
                 "view before modifying it."
             )
+        apply = getattr(function, "apply", function)
         previous, state.lazy = state.lazy, False
         try:
             if record:
                 old = Tensor._make(self._data.copy(), self.requires_grad, self.grad_fn,
                                    self._output_index)
                 old.label = self.label
-                result = function.apply(old, *args, **kwargs)
+                result = apply(old, *args, **kwargs)
                 node = result.grad_fn
                 node._outputs[result._output_index] = weakref.ref(self)
                 self.grad_fn, self._output_index = node, result._output_index
@@ -337,7 +390,7 @@ class Tensor:
             else:
                 arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
                 with no_grad():
-                    result = function.apply(self, *arrays, **kwargs)
+                    result = apply(self, *arrays, **kwargs)
             self._write(result._data)
         finally:
             state.lazy = previous
@@ -391,11 +444,81 @@ class Tensor:
     def zero_(self) -> Tensor:
         return self.fill_(0)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
-        return self.copy_(state.rng.uniform(a, b, self.shape).astype(self.dtype))
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+        rng = generator_rng(generator, "uniform_")
+        return self.copy_(rng.uniform(a, b, self.shape).astype(self.dtype))
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
-        return self.copy_(state.rng.normal(mean, std, self.shape).astype(self.dtype))
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+        rng = generator_rng(generator, "normal_")
+        return self.copy_(rng.normal(mean, std, self.shape).astype(self.dtype))
+
+    # the updates hand-written optimizers use, each built from the ops it names
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        return self._modify(_lerp, end, weight)
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: float = 1) -> Tensor:
+        return self._modify(_addcmul, tensor1, tensor2, value=value)
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: float = 1) -> Tensor:
+        return self._modify(_addcdiv, tensor1, tensor2, value=value)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        return self._modify(_masked_fill, _mask_array(mask, self, "masked_fill_"), value)
+
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+        index, d, source = _scatter_arguments(self, dim, index, src, value, "scatter_")
+        return self._modify(Scatter, index, source, d)
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
+        index, d, _ = _scatter_arguments(self, dim, index, src, None, "scatter_add_")
+        return self._modify(ScatterAdd, index, src, d)
+
+    def sqrt_(self) -> Tensor: return self._modify(Sqrt)
+    def exp_(self) -> Tensor: return self._modify(Exp)
+    def log_(self) -> Tensor: return self._modify(Log)
+    def abs_(self) -> Tensor: return self._modify(Abs)
+    def neg_(self) -> Tensor: return self._modify(Neg)
+    def relu_(self) -> Tensor: return self._modify(ReLU)
+    def sigmoid_(self) -> Tensor: return self._modify(Sigmoid)
+    def tanh_(self) -> Tensor: return self._modify(Tanh)
+    def pow_(self, exponent: Any) -> Tensor: return self._modify(Pow, exponent)
+    def clip_(self, min=None, max=None) -> Tensor: return self.clamp_(min, max)
+
+    # in-place shape changes: the tensor becomes a view of itself with another shape
+    def unsqueeze_(self, dim: int) -> Tensor: return self._reshape_in_place(Tensor.unsqueeze, dim)
+    def squeeze_(self, dim=None) -> Tensor: return self._reshape_in_place(Tensor.squeeze, dim)
+    def t_(self) -> Tensor: return self._reshape_in_place(Tensor.t)
+
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
+        return self._reshape_in_place(Tensor.transpose, dim0, dim1)
+
+    def _reshape_in_place(self, method: Callable, *args: Any) -> Tensor:
+        """``self`` becomes ``method(self, *args)`` (a view of its own data). Recorded, the
+        op's graph node takes self's place, as ``_modify`` does for a value change."""
+        record = state.grad_enabled and self.requires_grad
+        if record and self.is_leaf:
+            raise RuntimeError(
+                f"in-place: a leaf tensor that requires grad (shape {self.shape}) cannot be "
+                f"changed in place by {method.__name__}_; use {method.__name__}() instead, "
+                "or do it inside `with mg.no_grad():`."
+            )
+        self.realize()
+        previous, state.lazy = state.lazy, False
+        try:
+            if record:
+                stand_in = Tensor._make(self._data, True, self.grad_fn, self._output_index)
+                result = method(stand_in, *args)
+                node = result.grad_fn
+                node._outputs[result._output_index] = weakref.ref(self)
+                self.grad_fn, self._output_index = node, result._output_index
+            else:
+                with no_grad():
+                    result = method(self, *args)
+        finally:
+            state.lazy = previous
+        self._data = result._data
+        record_write(self)  # PyTorch counts it as a write too
+        return self
 
     __iadd__ = add_
     __isub__ = sub_
@@ -433,13 +556,34 @@ class Tensor:
     def relu(self): return ReLU.apply(self)
     def maximum(self, other): return Maximum.apply(self, _operand(other))
     def minimum(self, other): return Minimum.apply(self, _operand(other))
+    def log1p(self): return Log1p.apply(self)
+    def expm1(self): return Expm1.apply(self)
+    def erf(self): return Erf.apply(self)
+    def sign(self): return Sign.apply(self)
+    def floor(self): return Floor.apply(self)
+    def ceil(self): return Ceil.apply(self)
+    def round(self, decimals: int = 0): return Round.apply(self, decimals=decimals)
+    # composites: the Functions above, combined
+    def square(self): return Mul.apply(self, self)
+    def reciprocal(self): return Div.apply(1.0, self)
+    def rsqrt(self): return Div.apply(1.0, Sqrt.apply(self))
+    def log2(self): return Div.apply(Log.apply(self), math.log(2))
+    def log10(self): return Div.apply(Log.apply(self), math.log(10))
+    def lerp(self, end, weight): return _lerp(self, end, weight)
+    def addcmul(self, tensor1, tensor2, *, value=1): return _addcmul(self, tensor1, tensor2, value)
+    def addcdiv(self, tensor1, tensor2, *, value=1): return _addcdiv(self, tensor1, tensor2, value)
 
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
         if min is None and max is None:
             raise ValueError("clamp: give at least one of min and max")
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # bounds per element
+            low = self if min is None else self.maximum(min)
+            return low if max is None else low.minimum(max)
         return Clamp.apply(self, min=min, max=max)
 
     clip = clamp
+    def clamp_min(self, min): return self.clamp(min=min)
+    def clamp_max(self, max): return self.clamp(max=max)
 
     # --- comparisons (bool tensors without history) --------------------------------------
 
@@ -450,6 +594,7 @@ class Tensor:
     def __eq__(self, other): return Compare.apply(self, other, op="==")  # type: ignore[override]
     def __ne__(self, other): return Compare.apply(self, other, op="!=")  # type: ignore[override]
 
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
     __hash__ = object.__hash__  # == compares elements, so hash by identity
 
     def __bool__(self) -> bool:
@@ -460,11 +605,12 @@ class Tensor:
             )
         return bool(self.item())
 
-    def any(self) -> bool:
-        return bool(np.any(self.numpy()))
+    def any(self, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
+        """A bool tensor: is some element (along ``dim``) nonzero?"""
+        return AnyTrue.apply(self, dim=_dims(dim, axis), keepdim=keepdim)
 
-    def all(self) -> bool:
-        return bool(np.all(self.numpy()))
+    def all(self, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
+        return AllTrue.apply(self, dim=_dims(dim, axis), keepdim=keepdim)
 
     # --- reductions ------------------------------------------------------------------------
 
@@ -490,20 +636,62 @@ class Tensor:
         values, indices = reduction.apply(self, dim=dim, keepdim=keepdim, return_indices=True)
         return return_types(values, indices)
 
-    def var(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None) -> Tensor:
-        if unbiased is not None:
-            correction = int(unbiased)
+        """As in PyTorch, the second positional argument is ``unbiased`` (``x.var(0,
+        False)`` divides by n); ``correction=`` is the newer spelling (n - correction)."""
+        if correction is None:
+            correction = 1 if unbiased is None else int(unbiased)
+        elif unbiased is not None:
+            raise TypeError("var: give unbiased or correction, not both")
         return Var.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims),
                          correction=correction)
 
-    def std(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None) -> Tensor:
-        return self.var(dim, keepdim, correction=correction, unbiased=unbiased, axis=axis,
+        return self.var(dim, unbiased, keepdim, correction=correction, axis=axis,
                         keepdims=keepdims).sqrt()
 
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         return LogSumExp.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
+        x = self if dtype is None else self.astype(dtype)
+        return Prod.apply(x, dim=_dims(dim, axis), keepdim=keepdim)
+
+    def cumsum(self, dim: int | None = None, *, dtype=None, axis=None) -> Tensor:
+        dim = _dims(dim, axis)
+        if dim is None:
+            raise TypeError("cumsum: give the dim to sum along, e.g. x.cumsum(0)")
+        x = self if dtype is None else self.astype(dtype)
+        if self.ndim == 0:  # a 0-d tensor is its own running sum
+            return x.reshape(1).cumsum(0).reshape(())
+        return Cumsum.apply(x, normalize_dims(dim, self.ndim, "cumsum")[0])
+
+    def amax(self, dim=(), keepdim=False, *, axis=None) -> Tensor:
+        """The largest values over ``dim`` (all dims if ``()``); no indices, and the
+        gradient is split evenly between ties, as in PyTorch."""
+        dim = axis if axis is not None else dim
+        return Max.apply(self, dim=None if dim == () else dim, keepdim=keepdim)
+
+    def amin(self, dim=(), keepdim=False, *, axis=None) -> Tensor:
+        dim = axis if axis is not None else dim
+        return Min.apply(self, dim=None if dim == () else dim, keepdim=keepdim)
+
+    def norm(self, p="fro", dim=None, keepdim=False) -> Tensor:
+        """The p-norm over ``dim`` (all elements by default): ``"fro"`` and 2 are
+        sqrt(sum x^2), 1 is sum |x|, ``inf`` max |x|, ``-inf`` min |x|, other p
+        (sum |x|^p)^(1/p)."""
+        if p == "fro":
+            p = 2
+        if p == math.inf:
+            return self.abs().amax(() if dim is None else dim, keepdim)
+        if p == -math.inf:
+            return self.abs().amin(() if dim is None else dim, keepdim)
+        if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
+            return Norm.apply(self, p=p, dim=dim, keepdim=keepdim)
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro', a positive number, "
+                         "inf or -inf")
 
     def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         return ArgMax.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
@@ -571,6 +759,87 @@ class Tensor:
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
 
+    def broadcast_to(self, *shape) -> Tensor:
+        return self.expand(*shape)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.view(other.shape)
+
+    def t(self) -> Tensor:
+        """Transpose of a matrix (a tensor of at most 2 dims; 0-d and 1-d stay as they are)."""
+        if self.ndim > 2:
+            raise ShapeError(f"t: expects a tensor of at most 2 dimensions, got shape "
+                             f"{self.shape}; use transpose(dim0, dim1) or mT")
+        return self.transpose(0, 1) if self.ndim == 2 else self.view(self.shape)
+
+    def split(self, split_size_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of
+        the sizes in a list (which must add up to the size of ``dim``)."""
+        d = normalize_dims(dim, self.ndim, "split")[0]
+        length = self.shape[d]
+        if isinstance(split_size_or_sections, (int, np.integer)):
+            size = int(split_size_or_sections)
+            if size <= 0 and length:
+                raise ValueError(f"split: split_size must be positive, got {size}")
+            sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
+        else:
+            sizes = [int(n) for n in split_size_or_sections]
+        pieces = Split.apply(self, tuple(sizes), d)
+        pieces = pieces if isinstance(pieces, tuple) else (pieces,)
+        for piece in pieces:  # views of self, as in PyTorch: one version counter
+            if piece._data is not None and np.may_share_memory(piece._data, self._data):
+                piece._counter_of = self._counter()
+                piece._base = self._base if self._base is not None else self
+        return pieces
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """``chunks`` pieces (or fewer) of equal size along ``dim``, the last smaller."""
+        if chunks <= 0:
+            raise ValueError(f"chunk: the number of chunks must be positive, got {chunks}")
+        length = self.shape[normalize_dims(dim, self.ndim, "chunk")[0]]
+        return self.split(max(-(-length // chunks), 1), dim)
+
+    def repeat_interleave(self, repeats, dim: int | None = None) -> Tensor:
+        """Each element (or slice along ``dim``) repeated ``repeats`` times in a row."""
+        x = self.flatten() if dim is None else self
+        d = 0 if dim is None else normalize_dims(dim, self.ndim, "repeat_interleave")[0]
+        counts = repeats.numpy() if isinstance(repeats, Tensor) else np.asarray(repeats)
+        if counts.dtype.kind not in "iu" or np.any(counts < 0) or counts.ndim > 1 or (
+                counts.ndim == 1 and counts.shape != (x.shape[d],)):
+            raise ShapeError(
+                f"repeat_interleave: repeats must be a non-negative int or one count per "
+                f"slice ({x.shape[d]} along dim {d} of shape {x.shape}), got {counts.tolist()}")
+        return RepeatInterleave.apply(x, counts if counts.ndim else int(counts), d)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """The lower triangle of the last two dims (from ``diagonal`` down); zeros above."""
+        return Where.apply(self._triangle("tril", diagonal), self, np.zeros((), self.dtype))
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """The upper triangle of the last two dims (from ``diagonal`` up); zeros below."""
+        return Where.apply(~self._triangle("triu", diagonal - 1), self,
+                           np.zeros((), self.dtype))
+
+    def _triangle(self, op: str, diagonal: int) -> np.ndarray:
+        if self.ndim < 2:
+            raise ShapeError(f"{op}: expects a tensor of at least 2 dimensions (a matrix or "
+                             f"a batch of them), got shape {self.shape}")
+        return np.tri(self.shape[-2], self.shape[-1], diagonal, dtype=bool)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """Of a vector: the square matrix with it on a diagonal; of a matrix: that diagonal."""
+        if self.ndim == 1:
+            n = self.shape[0] + abs(diagonal)
+            rows = np.arange(self.shape[0]) + max(-diagonal, 0)
+            out = Tensor._make(np.zeros((n, n), dtype=self.dtype))
+            out[rows, rows + diagonal] = self
+            return out
+        if self.ndim == 2:
+            count = max(min(self.shape[0] + min(diagonal, 0), self.shape[1] - max(diagonal, 0)), 0)
+            rows = np.arange(count) + max(-diagonal, 0)
+            return self[rows, rows + diagonal]
+        raise ShapeError(f"diag: expects a 1-D or 2-D tensor, got shape {self.shape}")
+
     def repeat(self, *repeats) -> Tensor:
         return Repeat.apply(self, _unpack_shape(repeats))
 
@@ -599,6 +868,131 @@ class Tensor:
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
         return gather(self, dim, index)
+
+    # --- selection -----------------------------------------------------------------------------
+
+    def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        """``value`` where ``mask`` is True (a bool tensor that broadcasts to self)."""
+        return _masked_fill(self, _mask_array(mask, self, "masked_fill"), value)
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """``self`` where ``condition`` holds, ``other`` elsewhere (``mg.where``)."""
+        return where(condition, self, other)
+
+    def index_select(self, dim: int, index: Any) -> Tensor:
+        """The slices at ``index`` (a 1-D integer tensor) along ``dim``."""
+        index = index.numpy() if isinstance(index, Tensor) else np.asarray(index)
+        if index.ndim > 1 or index.dtype.kind not in "iu":
+            raise ShapeError(f"index_select: index must be a 1-D integer tensor, got "
+                             f"{index.dtype} of shape {index.shape}")
+        d = normalize_dims(dim, self.ndim, "index_select")[0]
+        return self[(slice(None),) * d + (index.reshape(-1),)]
+
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+        """A copy with ``src`` (or ``value``) written at ``index`` along ``dim``."""
+        index, d, source = _scatter_arguments(self, dim, index, src, value, "scatter")
+        return Scatter.apply(self, index, source, d)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
+        """A copy with ``src`` added at ``index`` along ``dim`` (repeats add up)."""
+        index, d, _ = _scatter_arguments(self, dim, index, src, None, "scatter_add")
+        return ScatterAdd.apply(self, index, src, d)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False, *,
+                axis=None) -> Tensor:
+        dim = axis if axis is not None else dim
+        if self.ndim == 0:
+            return Tensor._make(np.zeros((), dtype=np.int64))
+        d = normalize_dims(dim, self.ndim, "argsort")[0]
+        return ArgSort.apply(self, d, descending=descending, stable=stable)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False):
+        """(values, indices) sorted along ``dim``; the values are gathered with the
+        indices, so their gradient goes back to where each value came from."""
+        indices = self.argsort(dim, descending, stable)
+        if self.ndim == 0:
+            return return_types(self.view(()), indices)
+        return return_types(self.gather(dim, indices), indices)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+        """(values, indices) of the ``k`` largest (or smallest) along ``dim``."""
+        d = normalize_dims(dim, max(self.ndim, 1), "topk")[0]
+        size = self.shape[d] if self.ndim else 1
+        if not 0 <= k <= size:
+            raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {size} "
+                             f"(shape {self.shape})")
+        indices = self.argsort(d, descending=largest, stable=True)
+        if self.ndim:
+            indices = indices[(slice(None),) * d + (slice(0, k),)]
+            return return_types(self.gather(d, indices), indices)
+        return return_types(self.view(()), indices)
+
+    def nonzero(self, *, as_tuple: bool = False):
+        """The indices of the nonzero elements: one row per element (int64, no history),
+        or with ``as_tuple`` one index tensor per dim (ready for indexing)."""
+        found = np.nonzero(np.atleast_1d(self.numpy()))
+        if as_tuple:
+            return tuple(Tensor._make(i.astype(np.int64)) for i in found)
+        return Tensor._make(np.stack(found, axis=1).astype(np.int64)[:, :self.ndim])
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False,
+               return_counts: bool = False, dim: int | None = None):
+        """The distinct values (sorted), and optionally where each element went and how
+        often each value occurs; no history."""
+        axis = None if dim is None else normalize_dims(dim, self.ndim, "unique")[0]
+        values, inverse, counts = np.unique(self.numpy(), return_inverse=True,
+                                            return_counts=True, axis=axis)
+        if axis is None:
+            inverse = inverse.reshape(self.shape)
+        results = [Tensor._make(values)]
+        if return_inverse:
+            results.append(Tensor._make(inverse.reshape(-1).astype(np.int64)
+                                        if axis is not None else inverse.astype(np.int64)))
+        if return_counts:
+            results.append(Tensor._make(counts.astype(np.int64)))
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *,
+                    generator=None) -> Tensor:
+        """Indices drawn with the probabilities in each row (weights that need not sum
+        to 1); int64, no history."""
+        return Tensor._make(_multinomial(self.numpy(), num_samples, replacement,
+                                         generator_rng(generator, "multinomial")))
+
+    # --- linear algebra ------------------------------------------------------------------------
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        _check_ndims("mm", (self, mat2), 2, "matrices; use matmul (@) for other shapes")
+        return MatMul.apply(self, mat2)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        _check_ndims("bmm", (self, mat2), 3, "batches of matrices, (b, n, m) and (b, m, p)")
+        if self.shape[0] != mat2.shape[0]:
+            raise ShapeError(f"bmm: the batch sizes differ: shapes {self.shape} and "
+                             f"{mat2.shape}; use matmul (@) to broadcast a batch")
+        return MatMul.apply(self, mat2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        _check_ndims("mv", (self,), 2, "a matrix")
+        _check_ndims("mv", (vec,), 1, "a vector")
+        return MatMul.apply(self, vec)
+
+    def dot(self, other: Tensor) -> Tensor:
+        _check_ndims("dot", (self, other), 1, "vectors; use matmul (@) or mm for matrices")
+        return MatMul.apply(self, other)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        """``out[i, j] = self[i] * vec2[j]``."""
+        _check_ndims("outer", (self, vec2), 1, "vectors")
+        return self.unsqueeze(1) * vec2
+
+    def softmax(self, dim: int | None = None, dtype: Any = None, *, axis=None) -> Tensor:
+        x = self if dtype is None else self.astype(dtype)
+        return Softmax.apply(x, _softmax_dim(_dims(dim, axis), self.ndim, "softmax"))
+
+    def log_softmax(self, dim: int | None = None, dtype: Any = None, *, axis=None) -> Tensor:
+        x = self if dtype is None else self.astype(dtype)
+        return LogSoftmax.apply(x, _softmax_dim(_dims(dim, axis), self.ndim, "log_softmax"))
 
     # --- indexing -----------------------------------------------------------------------------
 
@@ -675,6 +1069,107 @@ def _index_part(part: Any) -> Any:
     return part
 
 
+# --- helpers of the methods above: composite updates, argument checks, random draws -------
+
+
+def _lerp(x, end, weight):
+    """x + weight (end - x): a step from x towards end (``lerp``, ``lerp_``)."""
+    return x + weight * (end - x)
+
+
+def _addcmul(x, tensor1, tensor2, value=1):
+    """x + value * tensor1 * tensor2 (``addcmul``, ``addcmul_``, as Adam's moments use)."""
+    return x + value * tensor1 * tensor2 if value != 1 else x + tensor1 * tensor2
+
+
+def _addcdiv(x, tensor1, tensor2, value=1):
+    """x + value * tensor1 / tensor2 (``addcdiv``, ``addcdiv_``, as Adam's step uses)."""
+    return x + value * tensor1 / tensor2 if value != 1 else x + tensor1 / tensor2
+
+
+def _masked_fill(x, mask: np.ndarray, value):
+    """``value`` where ``mask`` holds, x elsewhere; a 0-d tensor value gets a gradient."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got a "
+                             f"tensor of shape {value.shape}")
+        value = value if value.dtype == x.dtype else value.astype(x.dtype)
+    else:
+        value = np.asarray(value, dtype=x.dtype)
+    return Where.apply(mask, value, x)
+
+
+def _mask_array(mask: Any, x: Tensor, op: str) -> np.ndarray:
+    mask = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"{op}: mask must be a bool tensor, got {mask.dtype} (shape "
+                        f"{mask.shape}); make one with a comparison or mask.bool()")
+    try:
+        fits = np.broadcast_shapes(mask.shape, x.shape) == tuple(x.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{op}: a mask of shape {mask.shape} does not broadcast to the "
+                         f"tensor's shape {x.shape}")
+    return mask
+
+
+def _scatter_arguments(x: Tensor, dim: int, index: Any, src: Any, value: Any, op: str):
+    if (src is None) == (value is None):
+        raise TypeError(f"{op}: give either src (a tensor) or value (a number)")
+    index = index.numpy() if isinstance(index, Tensor) else np.asarray(index)
+    return index, normalize_dims(dim, x.ndim, op)[0], src if src is not None else value
+
+
+def _softmax_dim(dim: Any, ndim: int, op: str) -> int:
+    if dim is None:
+        raise TypeError(f"{op}: give the dim to normalise along, e.g. {op}(dim=-1)")
+    return normalize_dims(dim, ndim, op)[0]
+
+
+def _check_ndims(op: str, tensors: tuple, ndim: int, what: str) -> None:
+    if any(t.ndim != ndim for t in tensors):
+        shapes = " and ".join(str(tuple(t.shape)) for t in tensors)
+        raise ShapeError(f"{op}: expects {ndim}-D {what}, got shape(s) {shapes}")
+
+
+def generator_rng(generator: Any, op: str) -> np.random.Generator:
+    """The NumPy generator to draw from: the global one (``mg.manual_seed``) for
+    ``generator=None``, else the given generator's."""
+    if generator is None:
+        return state.rng
+    rng = getattr(generator, "_rng", None)
+    if rng is None:
+        raise TypeError(f"{op}: generator must be a minigrad Generator (or None for the "
+                        f"global one), got {type(generator).__name__}")
+    return rng
+
+
+def _multinomial(weights: np.ndarray, num_samples: int, replacement: bool,
+                 rng: np.random.Generator) -> np.ndarray:
+    """``num_samples`` category indices per row of ``weights`` (1-D or 2-D)."""
+    if weights.ndim not in (1, 2):
+        raise ShapeError(f"multinomial: expects a 1-D or 2-D tensor of weights, got shape "
+                         f"{weights.shape}")
+    rows = weights.reshape(-1, weights.shape[-1]).astype(np.float64)
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("multinomial: the weights must be finite and non-negative "
+                           f"(shape {weights.shape})")
+    if rows.shape[-1] == 0 or np.any(rows.sum(axis=1) <= 0):
+        raise RuntimeError(f"multinomial: a row of weights sums to 0 (shape {weights.shape}); "
+                           "every row needs a positive weight")
+    if num_samples <= 0:
+        raise ValueError(f"multinomial: num_samples must be positive, got {num_samples}")
+    available = int(np.count_nonzero(rows, axis=1).min())
+    if not replacement and num_samples > available:
+        raise RuntimeError(
+            f"multinomial: cannot draw {num_samples} samples without replacement from "
+            f"{available} categories of nonzero weight; draw fewer, or pass replacement=True")
+    draws = [rng.choice(len(row), size=num_samples, replace=replacement, p=row / row.sum())
+             for row in rows]
+    return np.array(draws, dtype=np.int64).reshape(weights.shape[:-1] + (num_samples,))
+
+
 # --- module-level functions ---------------------------------------------------------------
 
 
@@ -702,8 +1197,12 @@ def stack(tensors, dim: int = 0) -> Tensor:
     return Stack.apply(*tensors, dim=normalize_dims(dim, tensors[0].ndim + 1, "stack")[0])
 
 
-def where(condition, input, other) -> Tensor:
-    """Elements of ``input`` where ``condition`` holds, of ``other`` elsewhere."""
+def where(condition, input=None, other=None) -> Tensor:
+    """Elements of ``input`` where ``condition`` holds, of ``other`` elsewhere.
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as in PyTorch."""
+    if input is None and other is None:
+        condition = condition if isinstance(condition, Tensor) else Tensor(condition)
+        return condition.nonzero(as_tuple=True)
     condition = condition.numpy() if isinstance(condition, Tensor) else np.asarray(condition)
     return Where.apply(condition.astype(bool, copy=False), input, other)
 

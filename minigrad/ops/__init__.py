@@ -1,27 +1,30 @@
 """The Functions, grouped by family. Each file reads on its own."""
 
-from .activation import GELU, LogSoftmax, Softmax
-from .activation_pointwise import ELU, Hardtanh, LeakyReLU, Mish, SiLU, Softplus  # issue 11
+from .activation import GELU, Erf, LogSoftmax, Softmax
+from .activation_pointwise import ELU, Hardtanh, LeakyReLU, Mish, SiLU, Softplus
 from .attention import ScaledDotProductAttention
 from .convolution import AvgPool2d, Conv2d, MaxPool2d
-from .elementwise import (Abs, Add, Cast, Clamp, Compare, Cos, Div, Exp, Log, Maximum,
-                          Minimum, Mul, Neg, Pow, ReLU, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
-from .indexing import Gather, GetItem, SetItem
+from .elementwise import (Abs, Add, Cast, Ceil, Clamp, Compare, Cos, Div, Exp, Expm1, Floor,
+                          Log, Log1p, Maximum, Minimum, Mul, Neg, Pow, ReLU, Round, Sigmoid,
+                          Sign, Sin, Sqrt, Sub, Tanh, Where)
+from .indexing import ArgSort, Gather, GetItem, Scatter, ScatterAdd, SetItem
 from .loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
-from .matmul import Linear, MatMul
-from .movement import (Cat, Clone, Expand, Pad, Permute, Repeat, Reshape, Roll, Stack, Unbind,
-                       Unfold)
+from .matmul import Einsum, Linear, MatMul
+from .movement import (Cat, Clone, Expand, Pad, Permute, Repeat, RepeatInterleave, Reshape,
+                       Roll, Split, Stack, Unbind, Unfold)
 from .normalization import LayerNorm
-from .reduce import ArgMax, ArgMin, LogSumExp, Max, Mean, Min, Sum, Var
+from .reduce import (AllTrue, AnyTrue, ArgMax, ArgMin, Cumsum, LogSumExp, Max, Mean, Min, Norm,
+                     Prod, Sum, Var)
 
 __all__ = [
-    "Abs", "Add", "ArgMax", "ArgMin", "AvgPool2d", "BinaryCrossEntropy",
-    "BinaryCrossEntropyWithLogits", "Cast", "Cat", "Clamp", "Clone", "Compare", "Conv2d", "Cos",
-    "CrossEntropy", "Div", "Exp", "Expand", "GELU", "Gather", "GetItem", "LayerNorm", "Linear",
-    "Log", "LogSoftmax", "LogSumExp", "MatMul", "Max", "MaxPool2d", "Maximum", "Mean", "Min",
-    "Minimum", "Mul", "Neg", "Pad", "Permute", "Pow", "ReLU", "Repeat", "Reshape", "Roll",
-    "ScaledDotProductAttention", "SetItem", "Sigmoid", "Sin", "Softmax", "Sqrt", "Stack", "Sub",
-    "Sum", "Tanh", "Unbind", "Unfold", "Var", "Where",
-    # issue 11
+    "Abs", "Add", "AllTrue", "AnyTrue", "ArgMax", "ArgMin", "ArgSort", "AvgPool2d",
+    "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "Cast", "Cat", "Ceil", "Clamp",
+    "Clone", "Compare", "Conv2d", "Cos", "CrossEntropy", "Cumsum", "Div", "Einsum", "Erf",
+    "Exp", "Expand", "Expm1", "Floor", "Gather", "GELU", "GetItem", "LayerNorm", "Linear",
+    "Log", "Log1p", "LogSoftmax", "LogSumExp", "MatMul", "Max", "Maximum", "MaxPool2d",
+    "Mean", "Min", "Minimum", "Mul", "Neg", "Norm", "Pad", "Permute", "Pow", "Prod", "ReLU",
+    "Repeat", "RepeatInterleave", "Reshape", "Roll", "Round", "ScaledDotProductAttention",
+    "Scatter", "ScatterAdd", "SetItem", "Sigmoid", "Sign", "Sin", "Softmax", "Split", "Sqrt",
+    "Stack", "Sub", "Sum", "Tanh", "Unbind", "Unfold", "Var", "Where",
     "ELU", "Hardtanh", "LeakyReLU", "Mish", "SiLU", "Softplus",
 ]

@@ -1,4 +1,4 @@
-"""Activation Functions with an analytic backward: softmax, log_softmax and GELU.
+"""Activation Functions with an analytic backward: softmax, log_softmax, GELU and erf.
 
 softmax and log_softmax subtract the largest logit first, so logits of +-1000 give the
 right finite results instead of inf / inf. GELU needs the error function, which NumPy lacks: ``erf``
@@ -88,6 +88,24 @@ def erfc(x: np.ndarray) -> np.ndarray:
     """erfc(x) = 1 - erf(x), in float64, accurate also where it is tiny (x large)."""
     small, part = _erf_parts(x)
     return np.where(small, 1 - np.copysign(part, x), np.where(x < 0, 2 - part, part))
+
+
+class Erf(Function):
+    """f(x) = erf(x),  f'(x) = 2/sqrt(pi) e^(-x^2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return erf(x).astype(Erf.output_dtype(x), copy=False)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * (2 / math.sqrt(math.pi)) * np.exp(-x * x)
+
+    @staticmethod
+    def output_dtype(x):
+        return x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)  # ints: float32
 
 
 # --- softmax ---------------------------------------------------------------------------------

@@ -93,6 +93,37 @@ class Sqrt(Function):
             return grad_output / (2 * out)
 
 
+class Log1p(Function):
+    """f(x) = ln(1 + x), accurate for tiny x;  f'(x) = 1 / (1 + x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log1p(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        with np.errstate(divide="ignore"):
+            return grad_output / (1 + x)
+
+
+class Expm1(Function):
+    """f(x) = e^x - 1, accurate for tiny x;  f'(x) = e^x = f(x) + 1"""
+
+    @staticmethod
+    def forward(ctx, x):
+        out = np.expm1(x)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return grad_output * (out + 1)
+
+
 class Sin(Function):
     """f(x) = sin x,  f'(x) = cos x"""
 
@@ -187,6 +218,59 @@ class Clamp(Function):
         if ctx.max is not None:
             inside &= x <= ctx.max
         return grad_output * inside
+
+
+class _Step(Function):
+    """A piecewise-constant f: its slope is 0 wherever it exists, so the gradient is 0
+    (as PyTorch gives, also at the jumps)."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return np.zeros_like(grad_output)
+
+
+class Sign(_Step):
+    """f(x) = -1, 0 or 1 as x < 0, x = 0, x > 0;  f'(x) = 0"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.sign(x)
+
+
+class Floor(_Step):
+    """f(x) = the largest integer <= x;  f'(x) = 0"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.floor(x) if x.dtype.kind == "f" else x.copy()  # integers stay integers
+
+    @staticmethod
+    def output_dtype(x):
+        return x.dtype
+
+
+class Ceil(_Step):
+    """f(x) = the smallest integer >= x;  f'(x) = 0"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.ceil(x) if x.dtype.kind == "f" else x.copy()
+
+    @staticmethod
+    def output_dtype(x):
+        return x.dtype
+
+
+class Round(_Step):
+    """f(x) = x rounded to ``decimals`` places, halves to even (as PyTorch);  f'(x) = 0"""
+
+    @staticmethod
+    def forward(ctx, x, decimals=0):
+        return np.round(x, decimals)
+
+    @staticmethod
+    def output_dtype(x, decimals=0):
+        return x.dtype
 
 
 # --- binary -----------------------------------------------------------------------------

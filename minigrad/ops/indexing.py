@@ -1,4 +1,5 @@
-"""Indexing Functions: ``x[index]``, ``x[index] = value``, and ``gather``.
+"""Indexing Functions: ``x[index]``, ``x[index] = value``, ``gather`` and its inverses
+``scatter`` and ``scatter_add``, and ``argsort`` (what ``sort`` and ``topk`` gather with).
 
 The gradient of a read is a scatter-add: every element that was read gets back the
 gradient of where it went, so an index that appears twice receives two gradients.
@@ -87,25 +88,7 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, x, index, dim):
-        if index.ndim != x.ndim:
-            raise ShapeError(
-                f"gather: index has {index.ndim} dimension(s) but input has {x.ndim} "
-                f"(input shape {x.shape}, index shape {index.shape}); they must match"
-            )
-        if index.dtype.kind not in "iu":
-            raise TypeError(f"gather: index must be an integer tensor, got {index.dtype}")
-        if index.size and (index.min() < 0 or index.max() >= x.shape[dim]):
-            bad = index.min() if index.min() < 0 else index.max()
-            raise IndexError(
-                f"gather: index {bad} is out of bounds for dim {dim} with size {x.shape[dim]} "
-                f"(input shape {x.shape}); indices must be in 0..{x.shape[dim] - 1}"
-            )
-        for d in range(x.ndim):
-            if d != dim and index.shape[d] > x.shape[d]:
-                raise ShapeError(
-                    f"gather: index shape {index.shape} is larger than input shape {x.shape} "
-                    f"in dim {d}; outside dim {dim} the index can be at most as large"
-                )
+        check_index("gather", x, index, dim)
         ctx.input_shape, ctx.dim = x.shape, dim
         ctx.save_for_backward(index)
         return np.take_along_axis(x[_leading(index.shape, dim)], index, axis=dim)
@@ -135,3 +118,127 @@ def _scatter_index(index: np.ndarray, dim: int) -> tuple:
     grids = list(np.indices(index.shape, sparse=True))
     grids[dim] = index
     return tuple(grids)
+
+
+def check_index(op: str, x: np.ndarray, index: np.ndarray, dim: int, source=None) -> None:
+    """The index of gather / scatter: as many dims as x, integers in range along ``dim``,
+    and no larger than x (and than the source, for scatter) in the other dims."""
+    if index.ndim != x.ndim:
+        raise ShapeError(
+            f"{op}: index has {index.ndim} dimension(s) but input has {x.ndim} "
+            f"(input shape {x.shape}, index shape {index.shape}); they must match"
+        )
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
+    if index.size and (index.min() < 0 or index.max() >= x.shape[dim]):
+        bad = index.min() if index.min() < 0 else index.max()
+        raise IndexError(
+            f"{op}: index {bad} is out of bounds for dim {dim} with size {x.shape[dim]} "
+            f"(input shape {x.shape}); indices must be in 0..{x.shape[dim] - 1}"
+        )
+    for d in range(x.ndim):
+        if d != dim and index.shape[d] > x.shape[d]:
+            raise ShapeError(
+                f"{op}: index shape {index.shape} is larger than input shape {x.shape} "
+                f"in dim {d}; outside dim {dim} the index can be at most as large"
+            )
+    if getattr(source, "ndim", 0) and (source.ndim != index.ndim or any(
+            i > s for i, s in zip(index.shape, source.shape))):
+        raise ShapeError(
+            f"{op}: index shape {index.shape} is larger than src shape {source.shape} (or "
+            "has another number of dimensions); src needs a value for every index"
+        )
+
+
+class Scatter(Function):
+    """f(x, src) = x with x[index[i][j]][j] = src[i][j] for dim = 0 (PyTorch's scatter;
+    ``src`` may be a number). df/dx = the gradient where nothing was written, 0 there;
+    df/dsrc = the gradient gathered from where each value went."""
+
+    hint = "index must have as many dimensions as the input, hold int64 values in range"
+
+    @staticmethod
+    def forward(ctx, x, index, source, dim):
+        check_index("scatter", x, index, dim, source)
+        ctx.where, ctx.source_shape = _scatter_index(index, dim), np.shape(source)
+        ctx.used = _leading(index.shape, -1)  # the part of src that is scattered
+        out = x.copy()
+        out[ctx.where] = source[ctx.used] if np.ndim(source) else source
+        return out
+
+    @staticmethod
+    def output_shape(x, index, source, dim):
+        check_index("scatter", x, index, dim, source)  # lazy mode: when the op is written
+        return tuple(x.shape)
+
+    @staticmethod
+    def output_dtype(x, index, source, dim):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        needs_x, _, needs_source, _ = ctx.needs_input_grad
+        grad_x = grad_source = None
+        if needs_x:
+            grad_x = grad_output.copy()
+            grad_x[ctx.where] = 0
+        if needs_source:
+            grad_source = np.zeros(ctx.source_shape, dtype=grad_output.dtype)
+            grad_source[ctx.used] = grad_output[ctx.where]
+        return grad_x, None, grad_source, None
+
+
+class ScatterAdd(Function):
+    """f(x, src) = x with src[i][j] added to x[index[i][j]][j] for dim = 0 (repeated
+    indices add up). df/dx = the gradient; df/dsrc = the gradient gathered from where
+    each value was added."""
+
+    hint = "index must have as many dimensions as the input, hold int64 values in range"
+
+    @staticmethod
+    def forward(ctx, x, index, source, dim):
+        check_index("scatter_add", x, index, dim, source)
+        ctx.where, ctx.source_shape = _scatter_index(index, dim), source.shape
+        ctx.used = _leading(index.shape, -1)  # the part of src that is added
+        out = x.copy()
+        np.add.at(out, ctx.where, source[ctx.used])
+        return out
+
+    @staticmethod
+    def output_shape(x, index, source, dim):
+        check_index("scatter_add", x, index, dim, source)  # lazy mode: when the op is written
+        return tuple(x.shape)
+
+    @staticmethod
+    def output_dtype(x, index, source, dim):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        needs_x, _, needs_source, _ = ctx.needs_input_grad
+        grad_source = None
+        if needs_source:
+            grad_source = np.zeros(ctx.source_shape, dtype=grad_output.dtype)
+            grad_source[ctx.used] = grad_output[ctx.where]
+        return (grad_output if needs_x else None), None, grad_source, None
+
+
+class ArgSort(Function):
+    """The indices that sort x along ``dim`` (largest first if ``descending``; a stable
+    sort keeps equal elements in their order); no gradient: ``sort`` gathers with them"""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, dim, descending=False, stable=False):
+        if x.dtype.kind in "ub":  # so that -x below cannot wrap around
+            x = x.astype(np.int64)
+        return np.argsort(-x if descending else x, axis=dim, kind="stable").astype(np.int64)
+
+    @staticmethod
+    def output_shape(x, dim, descending=False, stable=False):
+        return tuple(x.shape)
+
+    @staticmethod
+    def output_dtype(*inputs, **kwargs):
+        return np.dtype(np.int64)

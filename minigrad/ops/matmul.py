@@ -1,4 +1,5 @@
-"""Matrix multiplication, batched and 1-D, with NumPy's (and PyTorch's) broadcasting."""
+"""Matrix multiplication, batched and 1-D, with NumPy's (and PyTorch's) broadcasting;
+and einsum, the general form of it."""
 
 from __future__ import annotations
 
@@ -103,3 +104,105 @@ class Linear(Function):
         grad_weight = np.matmul(grad_2d.T, x.reshape(-1, x.shape[-1])) if needs_weight else None
         grad_bias = grad_2d.sum(axis=0) if needs_bias else None
         return grad_x, grad_weight, grad_bias
+
+
+# --- einsum ------------------------------------------------------------------------------
+
+
+def parse_einsum(equation: str, shapes: list) -> tuple[list[str], str, dict]:
+    """``"bij,bjk->bik"`` and the operands' shapes -> the subscripts of each operand, of
+    the output, and the size of every letter. ``...`` becomes letters of its own; no
+    ``->`` means PyTorch's implicit output (the letters used once, in alphabetical order);
+    a letter of size 1 in one operand broadcasts against a larger size in another."""
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: the equation {equation!r} names {len(terms)} operand(s) "
+                         f"but {len(shapes)} were given")
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
+    widest = max([len(s) - len(t.replace("...", "")) for t, s in zip(terms, shapes)
+                  if "..." in t], default=0)
+    ellipsis = "".join(spare[:widest])
+    subscripts = []
+    for position, (term, shape) in enumerate(zip(terms, shapes)):
+        if "..." in term:
+            term = term.replace("...", ellipsis[widest - (len(shape) - len(term) + 3):])
+        if not term.isalpha() and term:
+            raise ValueError(f"einsum: subscripts are letters, got {term!r} in {equation!r}")
+        if len(term) != len(shape):
+            raise ShapeError(f"einsum: operand {position} has shape {tuple(shape)} but the "
+                             f"equation {equation!r} gives it {len(term)} subscript(s)")
+        if len(set(term)) != len(term):
+            raise ValueError(f"einsum: operand {position} repeats a letter in {term!r} (a "
+                             "trace or diagonal); minigrad's einsum does not support that, "
+                             "take the diagonal with diag() or indexing first")
+        subscripts.append(term)
+    if arrow:
+        output = output.replace("...", ellipsis)
+    else:
+        letters = "".join(subscripts)
+        output = ellipsis + "".join(sorted(c for c in set(letters)
+                                           if letters.count(c) == 1 and c not in ellipsis))
+    sizes: dict = {}
+    for position, (term, shape) in enumerate(zip(subscripts, shapes)):
+        for letter, size in zip(term, shape):
+            known = sizes.get(letter, 1)
+            if size != known and 1 not in (size, known):
+                raise ShapeError(f"einsum: letter {letter!r} has size {known} in one operand "
+                                 f"and {size} in operand {position} (shape {tuple(shape)}); "
+                                 "the sizes of a letter must match (or be 1)")
+            sizes[letter] = max(size, known)
+    unknown = set(output) - set(sizes)
+    if unknown or len(set(output)) != len(output):
+        raise ValueError(f"einsum: the output {output!r} of {equation!r} must name each "
+                         "letter of the inputs at most once")
+    return subscripts, output, sizes
+
+
+class Einsum(Function):
+    """f(A, B, ...) = np.einsum(equation, A, B, ...); the gradient of each operand is
+    another einsum: the gradient with the other operands, back to that operand's letters
+    (broadcast along a letter that only it had, which the forward summed away)"""
+
+    hint = "each operand needs one letter per dimension, e.g. einsum('bij,bjk->bik', a, b)"
+
+    @staticmethod
+    def forward(ctx, *operands, equation):
+        subscripts, output, sizes = parse_einsum(equation, [o.shape for o in operands])
+        # size-1 dims broadcast as in PyTorch: expand them first (read-only views)
+        operands = [np.broadcast_to(o, tuple(sizes[c] for c in s))
+                    for o, s in zip(operands, subscripts)]
+        ctx.subscripts, ctx.output, ctx.sizes = subscripts, output, sizes
+        ctx.save_for_backward(*operands)
+        return np.einsum(f"{','.join(subscripts)}->{output}", *operands,
+                         optimize=len(operands) > 1)
+
+    @staticmethod
+    def output_shape(*operands, equation):
+        _, output, sizes = parse_einsum(equation, [o.shape for o in operands])
+        return tuple(sizes[c] for c in output)
+
+    @staticmethod
+    def output_dtype(*operands, equation):
+        return np.result_type(*(o.dtype for o in operands))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        operands = ctx.saved_tensors
+        grads = []
+        for k, (term, needed) in enumerate(zip(ctx.subscripts, ctx.needs_input_grad)):
+            if not needed:
+                grads.append(None)
+                continue
+            others = [s for i, s in enumerate(ctx.subscripts) if i != k] + [ctx.output]
+            present = "".join(c for c in term if c in "".join(others))
+            grad = np.einsum(f"{','.join(others)}->{present}",
+                             *[o for i, o in enumerate(operands) if i != k], grad_output,
+                             optimize=True)
+            missing = [i for i, c in enumerate(term) if c not in present]
+            if missing:  # summed away in the forward: every element got the same gradient
+                grad = np.broadcast_to(np.expand_dims(grad, missing),
+                                       tuple(ctx.sizes[c] for c in term))
+            grads.append(grad)
+        return tuple(grads)

@@ -226,6 +226,68 @@ class Unbind(Function):
         return np.stack(grad_outputs, axis=ctx.dim), None
 
 
+class Split(Function):
+    """f(x) = consecutive pieces of x along ``dim``, of the given sizes, as separate
+    outputs (views); backward joins their gradients (zeros for a piece not used)"""
+
+    hint = "the sizes must add up to the size of the dimension being split"
+
+    @staticmethod
+    def forward(ctx, x, sizes, dim):
+        _check_split(x.shape, sizes, dim)
+        ctx.dim = dim
+        return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim))
+
+    @staticmethod
+    def output_shape(x, sizes, dim):
+        _check_split(tuple(x.shape), sizes, dim)
+        return tuple(tuple(x.shape[:dim]) + (size,) + tuple(x.shape[dim + 1:]) for size in sizes)
+
+    @staticmethod
+    def output_dtype(x, sizes, dim):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return np.concatenate(grad_outputs, axis=ctx.dim), None, None
+
+
+def _check_split(shape: tuple, sizes: tuple, dim: int) -> None:
+    if sum(sizes) != shape[dim] or any(size < 0 for size in sizes):
+        raise ShapeError(f"split: sizes {list(sizes)} add up to {sum(sizes)}, but dim {dim} of "
+                         f"a tensor of shape {shape} has size {shape[dim]}")
+
+
+class RepeatInterleave(Function):
+    """f(x) = each slice of x along ``dim`` repeated ``repeats`` times in a row
+    ([a, b] -> [a, a, b, b]); backward adds up the gradients of the copies"""
+
+    hint = "repeats is an int, or one count per slice along dim"
+
+    @staticmethod
+    def forward(ctx, x, repeats, dim):
+        ctx.dim, ctx.source = dim, np.repeat(np.arange(x.shape[dim]), repeats)
+        ctx.input_shape = x.shape
+        return np.repeat(x, repeats, axis=dim)
+
+    @staticmethod
+    def output_shape(x, repeats, dim):
+        shape = list(x.shape)
+        shape[dim] = int(np.sum(np.broadcast_to(repeats, (shape[dim],))))
+        return tuple(shape)
+
+    @staticmethod
+    def output_dtype(x, repeats, dim):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_input = np.zeros(ctx.input_shape, dtype=grad_output.dtype)
+        np.add.at(np.moveaxis(grad_input, ctx.dim, 0), ctx.source,
+                  np.moveaxis(grad_output, ctx.dim, 0))
+        return grad_input, None, None
+
+
 class Unfold(Function):
     """Strided windows (PyTorch's ``Tensor.unfold``): every window of ``size`` elements,
     ``step`` apart, along ``dim``; the window becomes a new last dimension. A read-only

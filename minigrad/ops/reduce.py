@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, max/min, var, logsumexp, argmax/argmin.
+"""Reductions: sum, mean, prod, max/min, var, norm, logsumexp, argmax/argmin, all/any, and the
+running sum cumsum.
 
 Each takes ``dim`` (an int, a tuple of ints, or None for all) and ``keepdim``. Backward
 puts the reduced dimensions back (``_unreduce``) and broadcasts to the input's shape.
@@ -88,6 +89,57 @@ class Mean(_Reduction):
         return np.broadcast_to(_unreduce(grad_output, ctx) / ctx.count, ctx.input_shape)
 
 
+class Prod(_Reduction):
+    """f(x) = product of x over dim (one dim, or all);  df/dx_i = product of the others,
+    computed as (product of those before i) * (product of those after i), so that a
+    zero in x gives the right gradient instead of 0 / 0"""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        ctx.input_shape, ctx.keepdim = x.shape, keepdim
+        ctx.dims = normalize_dims(dim, x.ndim, "prod") if dim is not None and x.ndim else ()
+        ctx.save_for_backward(x)
+        if dim is None:
+            return np.prod(x, keepdims=keepdim)
+        return np.prod(x, axis=ctx.dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        axis = ctx.dims[0] if ctx.dims else None
+        rows = np.moveaxis(x, axis, -1) if axis is not None else x.reshape(-1)
+        ones = np.ones(rows.shape[:-1] + (1,), dtype=x.dtype)
+        before = np.cumprod(np.concatenate([ones, rows[..., :-1]], axis=-1), axis=-1)
+        after = np.cumprod(np.concatenate([ones, rows[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        others = before * after
+        others = np.moveaxis(others, -1, axis) if axis is not None else others.reshape(x.shape)
+        return _unreduce(grad_output, ctx) * others
+
+    @staticmethod
+    def output_dtype(x, dim=None, keepdim=False):
+        return x.dtype if x.dtype.kind in "fc" else np.dtype(np.int64)
+
+
+class Cumsum(Function):
+    """f(x)_i = x_0 + ... + x_i along dim;  df/dx_j = sum of the gradient from j on,
+    so backward is a cumsum of the gradient taken from the other end"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        dtype = x.dtype if x.dtype.kind in "fc" else np.int64
+        return np.cumsum(x, axis=dim, dtype=dtype)
+
+    @staticmethod
+    def output_dtype(x, dim):
+        return x.dtype if x.dtype.kind in "fc" else np.dtype(np.int64)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        flipped = np.flip(grad_output, ctx.dim)
+        return np.flip(np.cumsum(flipped, axis=ctx.dim), ctx.dim), None
+
+
 class Max(_Reduction):
     """f(x) = max of x over dim; the gradient goes to the maximal elements, split evenly
     between ties (as ``maximum`` does). With ``return_indices`` it also returns the
@@ -157,6 +209,32 @@ class Var(_Reduction):
             return _unreduce(grad_output, ctx) * centered * (2 / ctx.denominator)
 
 
+class Norm(_Reduction):
+    """f(x) = (sum |x|^p)^(1/p) over dim, p > 0;  df/dx = sign(x) |x|^(p-1) / f^(p-1),
+    which is x / f for p = 2; 0 where f = 0 (a zero vector), as in PyTorch"""
+
+    @staticmethod
+    def forward(ctx, x, p=2, dim=None, keepdim=False):
+        axes = _remember(ctx, x, dim, keepdim, "norm")
+        if p == 2:
+            out = np.sqrt(np.sum(x * x, axis=axes, keepdims=True))
+        else:
+            out = np.sum(np.abs(x) ** p, axis=axes, keepdims=True) ** (1 / p)
+        ctx.p = p
+        ctx.save_for_backward(x, out)
+        return out if keepdim or axes is None else np.squeeze(out, axis=axes)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, out = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(out == 0, 0, _unreduce(grad_output, ctx) / out ** (ctx.p - 1))
+        if ctx.p == 2:
+            return (x * scale).astype(grad_output.dtype, copy=False)
+        return (np.sign(x) * np.abs(x) ** (ctx.p - 1) * scale).astype(grad_output.dtype,
+                                                                        copy=False)
+
+
 class LogSumExp(_Reduction):
     """f(x) = log sum exp(x), computed as m + log sum exp(x - m) so it never overflows;
     df/dx = softmax(x)"""
@@ -200,3 +278,27 @@ class ArgMin(ArgMax):
     """index of the smallest element along dim; no gradient"""
 
     find = staticmethod(np.argmin)
+
+
+class AllTrue(_Reduction):
+    """True where every element along dim is nonzero; a bool tensor without history"""
+
+    oper = "All"
+    differentiable = False
+    test = staticmethod(np.all)
+
+    @classmethod
+    def forward(cls, ctx, x, dim=None, keepdim=False):
+        axes = normalize_dims(dim, x.ndim, cls.oper.lower()) if x.ndim else None
+        return cls.test(x, axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def output_dtype(*inputs, **kwargs):
+        return np.dtype(bool)
+
+
+class AnyTrue(AllTrue):
+    """True where some element along dim is nonzero; a bool tensor without history"""
+
+    oper = "Any"
+    test = staticmethod(np.any)
