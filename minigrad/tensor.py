@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from . import autograd
+from .device import CPU, DEVICE_TYPES, check_device, device, not_on_cpu
+from .dtypes import DTYPES, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
 from .errors import ShapeError
 from .function import Node, record_write, register_tensor_class
 from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Cos, Div, Exp, Expand,
@@ -23,23 +25,7 @@ from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Co
 from .ops.reduce import normalize_dims
 from .state import no_grad, state
 
-DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.bool_,
-          "float": np.float32, "double": np.float64, "long": np.int64,
-          "int32": np.int32, "float16": np.float16, "uint8": np.uint8}
-
 return_types = namedtuple("return_types", ["values", "indices"])
-
-
-def as_dtype(dtype: Any) -> np.dtype:
-    """``"float32"``, ``np.float64``, ``mg.int64`` ... -> a NumPy dtype."""
-    if isinstance(dtype, str) and dtype in DTYPES:
-        return np.dtype(DTYPES[dtype])
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TypeError(
-            f"unknown dtype {dtype!r}; use one of {', '.join(sorted(DTYPES))} or a NumPy dtype"
-        ) from None
 
 
 class RemovableHandle:
@@ -93,7 +79,9 @@ class Tensor:
     __array_priority__ = 1000  # so that ndarray + Tensor gives a Tensor
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None,
-                 label: str | None = None) -> None:
+                 label: str | None = None, device: Any = None) -> None:
+        if device is not None:
+            check_device(device, "tensor")
         if isinstance(data, Tensor):
             data = data.numpy()
         if dtype is not None:
@@ -102,8 +90,11 @@ class Tensor:
             array = np.array(data)  # a NumPy array keeps its dtype
         else:
             array = np.array(data)
-            if array.dtype.kind in "iufc" or array.size == 0:
-                array = array.astype(np.float32)  # Python numbers become float32
+            # as PyTorch: Python floats become the default float (float32), ints int64
+            if array.dtype.kind == "f" or array.size == 0 and array.dtype.kind != "b":
+                array = array.astype(state.default_dtype)
+            elif array.dtype.kind in "iu":
+                array = array.astype(np.int64, copy=False)
         if array.dtype.kind not in "biufc":
             raise TypeError(
                 f"tensor: cannot make a tensor from {type(data).__name__} {data!r:.40} "
@@ -249,8 +240,31 @@ class Tensor:
         dtype = as_dtype(dtype)
         return self if dtype == self.dtype else Cast.apply(self, dtype)
 
-    def to(self, dtype: Any) -> Tensor:
-        return self.astype(dtype)
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
+           copy: bool = False) -> Tensor:
+        """PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(other_tensor)`` (its dtype). The device must be the CPU."""
+        device, dtype = parse_to(args, device, dtype, "to")
+        result = self if dtype is None else self.astype(dtype)
+        return result.clone() if copy and result is self else result
+
+    @property
+    def device(self) -> device:
+        """Always ``device(type='cpu')``: minigrad computes with NumPy on the CPU."""
+        return CPU
+
+    is_cuda = False
+    is_cpu = True
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        raise RuntimeError(not_on_cpu("cuda" if device is None else device, "cuda()"))
+
+    def pin_memory(self) -> Tensor:
+        """Nothing to pin: there is no GPU to copy to."""
+        return self
 
     def float(self) -> Tensor:
         return self.astype(np.float32)
@@ -404,16 +418,17 @@ class Tensor:
 
     # --- arithmetic (broadcasting; numbers on either side) ----------------------------------
 
-    def __add__(self, other): return Add.apply(self, _operand(other))
-    def __radd__(self, other): return Add.apply(_operand(other), self)
-    def __sub__(self, other): return Sub.apply(self, _operand(other))
-    def __rsub__(self, other): return Sub.apply(_operand(other), self)
-    def __mul__(self, other): return Mul.apply(self, _operand(other))
-    def __rmul__(self, other): return Mul.apply(_operand(other), self)
-    def __truediv__(self, other): return Div.apply(self, _operand(other))
-    def __rtruediv__(self, other): return Div.apply(_operand(other), self)
-    def __pow__(self, exponent): return Pow.apply(self, _operand(exponent))
-    def __rpow__(self, base): return Pow.apply(_operand(base), self)
+    def __add__(self, other): return Add.apply(*_operands(self, other))
+    def __radd__(self, other): return Add.apply(*_operands(self, other, reflected=True))
+    def __sub__(self, other): return Sub.apply(*_operands(self, other))
+    def __rsub__(self, other): return Sub.apply(*_operands(self, other, reflected=True))
+    def __mul__(self, other): return Mul.apply(*_operands(self, other))
+    def __rmul__(self, other): return Mul.apply(*_operands(self, other, reflected=True))
+    def __truediv__(self, other): return Div.apply(*_operands(self, other, division=True))
+    def __rtruediv__(self, other):
+        return Div.apply(*_operands(self, other, reflected=True, division=True))
+    def __pow__(self, exponent): return Pow.apply(*_operands(self, exponent))
+    def __rpow__(self, base): return Pow.apply(*_operands(self, base, reflected=True))
     def __matmul__(self, other): return MatMul.apply(self, _operand(other))
     def __rmatmul__(self, other): return MatMul.apply(_operand(other), self)
     def __neg__(self): return Neg.apply(self)
@@ -431,8 +446,8 @@ class Tensor:
     def tanh(self): return Tanh.apply(self)
     def sigmoid(self): return Sigmoid.apply(self)
     def relu(self): return ReLU.apply(self)
-    def maximum(self, other): return Maximum.apply(self, _operand(other))
-    def minimum(self, other): return Minimum.apply(self, _operand(other))
+    def maximum(self, other): return Maximum.apply(*_operands(self, other))
+    def minimum(self, other): return Minimum.apply(*_operands(self, other))
 
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
         if min is None and max is None:
@@ -655,9 +670,35 @@ register_tensor_class(Tensor)
 
 
 def _operand(value: Any) -> Any:
-    """A list or tuple of numbers next to a tensor becomes a float32 tensor, as in the
-    constructor (NumPy would make it int64 or float64 and upcast the result)."""
-    return Tensor(value) if isinstance(value, (list, tuple)) else value
+    """A list, tuple or NumPy array next to a tensor becomes a tensor, as in the
+    constructor (so a list of floats is float32)."""
+    return Tensor(value) if isinstance(value, (list, tuple, np.ndarray)) else value
+
+
+def _operands(x: Tensor, y: Any, reflected: bool = False, division: bool = False) -> tuple:
+    """``(x, y)`` (``(y, x)`` if ``reflected``) ready for a binary op, each cast to the
+    dtype PyTorch's type promotion gives (dtypes.py) where NumPy's would differ: a float32
+    tensor with an int64 tensor stays float32, an int tensor with 0.5 becomes float32,
+    and a ``division`` of integers gives the default float (float32), not float64."""
+    kind = x.dtype.kind
+    if kind == "f" and (type(y) is float or type(y) is int) or (
+            isinstance(y, Tensor) and y.dtype == x.dtype and (kind == "f" or not division)):
+        return (y, x) if reflected else (x, y)  # the usual case: nothing to cast
+    if not isinstance(y, (Tensor, list, tuple, np.ndarray, np.generic, int, float)):
+        return (y, x) if reflected else (x, y)  # not a number: the op's own error says so
+    if isinstance(y, (list, tuple, np.ndarray)):
+        y = Tensor(y)
+    elif isinstance(y, np.generic):
+        y = y.item()  # NumPy scalars count as Python numbers, as in PyTorch
+    dtype = result_type(x, y)
+    if division and dtype.kind != "f":
+        dtype = state.default_dtype
+    x = x if x.dtype == dtype else x.astype(dtype)
+    if isinstance(y, Tensor) and y.dtype != dtype:
+        y = y.astype(dtype)
+    elif division and not isinstance(y, Tensor):
+        y = float(y)
+    return (y, x) if reflected else (x, y)
 
 
 def _index(index: Any) -> Any:
@@ -675,6 +716,24 @@ def _index_part(part: Any) -> Any:
     return part
 
 
+def parse_to(args: tuple, device: Any, dtype: Any, who: str) -> tuple:
+    """``(device, dtype)`` from the arguments of ``to`` (Tensor's or Module's): a dtype, a
+    device (or its name), both, or a tensor whose dtype to take; dtype None: unchanged."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, device_class) or (isinstance(arg, str) and arg.split(":")[0]
+                                                 in DEVICE_TYPES) or type(arg) is int:
+            device = arg
+        elif arg is not None:
+            dtype = arg
+    check_device(device, who)
+    return CPU, None if dtype is None else as_dtype(dtype)
+
+
+device_class = device  # inside Tensor, "device" is the property
+
+
 # --- module-level functions ---------------------------------------------------------------
 
 
@@ -690,21 +749,33 @@ def _check_same_dims(tensors, op: str) -> None:
 
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension."""
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    tensors = _promoted([t if isinstance(t, Tensor) else Tensor(t) for t in tensors])
     _check_same_dims(tensors, "cat")
     return Cat.apply(*tensors, dim=normalize_dims(dim, tensors[0].ndim, "cat")[0])
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors along a new dimension."""
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    tensors = _promoted([t if isinstance(t, Tensor) else Tensor(t) for t in tensors])
     _check_same_dims(tensors, "stack")
     return Stack.apply(*tensors, dim=normalize_dims(dim, tensors[0].ndim + 1, "stack")[0])
+
+
+def _promoted(tensors: list) -> list:
+    """The tensors cast to their common dtype under PyTorch's promotion (dtypes.py)."""
+    if len({t.dtype for t in tensors}) < 2:
+        return tensors
+    dtype = result_type(*tensors)
+    return [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
 
 
 def where(condition, input, other) -> Tensor:
     """Elements of ``input`` where ``condition`` holds, of ``other`` elsewhere."""
     condition = condition.numpy() if isinstance(condition, Tensor) else np.asarray(condition)
+    if isinstance(input, Tensor):
+        input, other = _operands(input, other)
+    elif isinstance(other, Tensor):
+        other, input = _operands(other, input)
     return Where.apply(condition.astype(bool, copy=False), input, other)
 
 
