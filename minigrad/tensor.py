@@ -283,10 +283,11 @@ class Tensor:
 
     # --- autograd -------------------------------------------------------------------------
 
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None) -> None:
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
         """Compute the gradient of this tensor with respect to every leaf that requires
-        grad, accumulating into their ``.grad``."""
-        autograd.backward(self, gradient, bool(retain_graph))
+        grad (or only ``inputs``), accumulating into their ``.grad``."""
+        autograd.backward([self], [gradient], retain_graph, create_graph, inputs)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """``hook(grad)`` runs when this tensor's gradient is computed; a returned tensor
