@@ -60,7 +60,8 @@ _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_
 
 
 def _as_array(value: Any) -> np.ndarray:
-    """A state-dict value as an array: NumPy arrays, minigrad tensors, torch tensors."""
+    """A state-dict value as an array: minigrad or torch tensors, NumPy arrays, anything
+    with ``__array__``."""
     if hasattr(value, "detach"):
         value = value.detach()
     if hasattr(value, "cpu"):
@@ -329,17 +330,26 @@ class Module:
                 if value is not None:
                     yield (f"{module_prefix}.{name}" if module_prefix else name), value
 
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """Every parameter and persistent buffer as a NumPy array (a copy: a snapshot
-        that later training does not change), under PyTorch's flat keys."""
-        result = OrderedDict()
+    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Tensor]:
+        """Every parameter and persistent buffer as a Tensor without history, under
+        PyTorch's flat keys (``"0.weight"``). Unlike PyTorch's, the values are copies: a
+        snapshot that later training does not change. ``keep_vars=True`` gives the
+        parameters and buffers themselves."""
+        if args:  # PyTorch's old positional form state_dict(destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix,
+                                                            keep_vars][len(args):])[:3]
+        result = OrderedDict() if destination is None else destination
         for key, value in self._state_items():
-            if key not in result:
-                result[key] = value.numpy().copy()
+            if prefix + key not in result:
+                result[prefix + key] = value if keep_vars else Tensor._make(value.numpy().copy())
         return result
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True) -> _IncompatibleKeys:
-        """Copy arrays (NumPy, minigrad or torch tensors) into the parameters and buffers.
+    def load_state_dict(self, state_dict: dict, strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy arrays (minigrad or PyTorch tensors, NumPy arrays, anything with
+        ``__array__``) into the parameters and buffers (also with ``assign=True``: the
+        values are copied into the existing parameters either way).
         Every missing, unexpected and mis-shaped key is listed in one error; nothing is
         changed unless everything fits (with ``strict=False`` missing and unexpected keys
         are allowed and returned)."""
