@@ -41,6 +41,7 @@ from .factories import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor,  # no
                         is_tensor, numel, rand_like, randint_like, randn_like)
 from .state import (Generator, inference_mode, initial_seed, seed,  # noqa: E402
                     set_detect_anomaly, state as _state)
+from . import utils  # noqa: E402  (minigrad.utils.data is minigrad.data)
 
 bool = bool_  # noqa: A001 - PyTorch's spelling
 float16 = half = _np.dtype(_np.float16)
@@ -69,6 +70,7 @@ _PART_A = [
     "half", "inference_mode", "initial_seed", "int", "int16", "int8", "is_tensor",
     "numel", "rand_like", "randint_like", "randn_like", "result_type", "seed",
     "set_default_device", "set_default_dtype", "set_detect_anomaly", "short", "uint8",
+    "utils",
 ]
 # --- end of part A ---------------------------------------------------------------------------
 

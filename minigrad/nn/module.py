@@ -27,7 +27,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..state import no_grad, state
-from ..tensor import Tensor, as_dtype
+from ..device import not_on_cpu
+from ..tensor import Tensor, as_dtype, parse_to
 
 
 class Parameter(Tensor):
@@ -426,9 +427,20 @@ class Module:
         fn(self)
         return self
 
-    def to(self, dtype: Any) -> Module:
-        """Floating parameters and buffers to ``dtype`` (``model.to("float64")``)."""
-        return self._cast(as_dtype(dtype))
+    def to(self, *args: Any, dtype: Any = None, device: Any = None,
+           non_blocking: bool = False) -> Module:
+        """PyTorch's forms: ``to(device)`` (the CPU: nothing moves), ``to(dtype)``
+        (floating parameters and buffers, as ``model.to(mg.float64)``), both, or
+        ``to(tensor)`` (its dtype)."""
+        _, dtype = parse_to(args, device, dtype, f"{type(self).__name__}.to")
+        return self if dtype is None or dtype.kind != "f" else self._cast(dtype)
+
+    def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device: Any = None) -> Module:
+        raise RuntimeError(not_on_cpu("cuda" if device is None else device,
+                                      f"{type(self).__name__}.cuda()"))
 
     def double(self) -> Module:
         return self._cast(np.float64)
