@@ -279,6 +279,8 @@ def _state_value(value: Any, key: str, index: int, param: Tensor, name: str) -> 
         return np.asarray(value).item()  # a number, even if saved as a 0-d array
     if not hasattr(value, "shape"):
         return value
+    if hasattr(value, "detach"):  # a minigrad or PyTorch tensor
+        value = value.detach().numpy()
     array = np.array(value, dtype=param.dtype)
     if array.shape != param.shape:
         raise ValueError(
