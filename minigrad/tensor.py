@@ -82,6 +82,11 @@ class Tensor:
                  label: str | None = None, device: Any = None) -> None:
         if device is not None:
             check_device(device, "tensor")
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError(
+                f"Tensor: requires_grad must be True or False, got {requires_grad!r}. "
+                "PyTorch's legacy Tensor(2, 3) (a shape) is mg.empty(2, 3) or "
+                "mg.zeros(2, 3) here; Tensor(data) takes the values.")
         if isinstance(data, Tensor):
             data = data.numpy()
         if dtype is not None:
