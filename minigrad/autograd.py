@@ -297,9 +297,10 @@ def _fit_gradients(node: Node, grads: tuple, who: str | None = None) -> tuple:
     returned for the node's inputs: one per positional input, each summed to that
     input's shape and cast to its dtype (None where no gradient is needed)."""
     args = node.args
-    if who is None and len(grads) > len(args) and all(g is None for g in grads[len(args):]):
-        grads = grads[:len(args)]  # backward's Nones for optional inputs left out: fine
     if len(grads) != len(args):
+        if who is None and len(grads) > len(args) and all(g is None
+                                                          for g in grads[len(args):]):
+            return _fit_gradients(node, grads[:len(args)])  # Nones for inputs left out
         who = who or f"{node.function.__name__}.backward"
         raise RuntimeError(
             f"{who} returned {len(grads)} gradient(s), but forward received {len(args)} "

@@ -424,17 +424,44 @@ class Tensor:
 
     # --- arithmetic (broadcasting; numbers on either side) ----------------------------------
 
-    def __add__(self, other): return Add.apply(*_operands(self, other))
-    def __radd__(self, other): return Add.apply(*_operands(self, other, reflected=True))
-    def __sub__(self, other): return Sub.apply(*_operands(self, other))
-    def __rsub__(self, other): return Sub.apply(*_operands(self, other, reflected=True))
-    def __mul__(self, other): return Mul.apply(*_operands(self, other))
-    def __rmul__(self, other): return Mul.apply(*_operands(self, other, reflected=True))
-    def __truediv__(self, other): return Div.apply(*_operands(self, other, division=True))
+    # _plain: no cast needed (the usual case); else _promote casts as PyTorch's promotion
+    def __add__(self, other):
+        return Add.apply(self, other) if _plain(self, other) else Add.apply(*_promote(self, other))
+
+    def __radd__(self, other):
+        return Add.apply(other, self) if _plain(self, other) \
+            else Add.apply(*_promote(self, other, reflected=True))
+
+    def __sub__(self, other):
+        return Sub.apply(self, other) if _plain(self, other) else Sub.apply(*_promote(self, other))
+
+    def __rsub__(self, other):
+        return Sub.apply(other, self) if _plain(self, other) \
+            else Sub.apply(*_promote(self, other, reflected=True))
+
+    def __mul__(self, other):
+        return Mul.apply(self, other) if _plain(self, other) else Mul.apply(*_promote(self, other))
+
+    def __rmul__(self, other):
+        return Mul.apply(other, self) if _plain(self, other) \
+            else Mul.apply(*_promote(self, other, reflected=True))
+
+    def __truediv__(self, other):
+        return Div.apply(self, other) if _plain(self, other, division=True) \
+            else Div.apply(*_promote(self, other, division=True))
+
     def __rtruediv__(self, other):
-        return Div.apply(*_operands(self, other, reflected=True, division=True))
-    def __pow__(self, exponent): return Pow.apply(*_operands(self, exponent))
-    def __rpow__(self, base): return Pow.apply(*_operands(self, base, reflected=True))
+        return Div.apply(other, self) if _plain(self, other, division=True) \
+            else Div.apply(*_promote(self, other, reflected=True, division=True))
+
+    def __pow__(self, exponent):
+        return Pow.apply(self, exponent) if _plain(self, exponent) \
+            else Pow.apply(*_promote(self, exponent))
+
+    def __rpow__(self, base):
+        return Pow.apply(base, self) if _plain(self, base) \
+            else Pow.apply(*_promote(self, base, reflected=True))
+
     def __matmul__(self, other): return MatMul.apply(self, _operand(other))
     def __rmatmul__(self, other): return MatMul.apply(_operand(other), self)
     def __neg__(self): return Neg.apply(self)
@@ -681,15 +708,30 @@ def _operand(value: Any) -> Any:
     return Tensor(value) if isinstance(value, (list, tuple, np.ndarray)) else value
 
 
+def _plain(x: Tensor, y: Any, division: bool = False) -> bool:
+    """Can ``x`` and ``y`` go into a binary op as they are? Yes for a float tensor with a
+    Python number, or two tensors of one dtype (unless integers are divided). This runs
+    for every arithmetic op, so it is written for speed; ``_promote`` does the rest."""
+    dtype = (x._data if x._data is not None else x).dtype
+    if type(y) is float or type(y) is int:
+        return dtype.kind == "f"
+    return isinstance(y, Tensor) and (y._data if y._data is not None else y).dtype is dtype \
+        and (dtype.kind == "f" or not division)
+
+
 def _operands(x: Tensor, y: Any, reflected: bool = False, division: bool = False) -> tuple:
+    """``(x, y)`` (``(y, x)`` if ``reflected``) ready for a binary op."""
+    if _plain(x, y, division):
+        return (y, x) if reflected else (x, y)
+    return _promote(x, y, reflected, division)
+
+
+def _promote(x: Tensor, y: Any, reflected: bool = False, division: bool = False) -> tuple:
     """``(x, y)`` (``(y, x)`` if ``reflected``) ready for a binary op, each cast to the
     dtype PyTorch's type promotion gives (dtypes.py) where NumPy's would differ: a float32
     tensor with an int64 tensor stays float32, an int tensor with 0.5 becomes float32,
-    and a ``division`` of integers gives the default float (float32), not float64."""
-    kind = x.dtype.kind
-    if kind == "f" and (type(y) is float or type(y) is int) or (
-            isinstance(y, Tensor) and y.dtype == x.dtype and (kind == "f" or not division)):
-        return (y, x) if reflected else (x, y)  # the usual case: nothing to cast
+    and a ``division`` of integers gives the default float (float32), not float64. Lists
+    and NumPy arrays become tensors (so a list of floats is float32)."""
     if not isinstance(y, (Tensor, list, tuple, np.ndarray, np.generic, int, float)):
         return (y, x) if reflected else (x, y)  # not a number: the op's own error says so
     if isinstance(y, (list, tuple, np.ndarray)):
