@@ -681,7 +681,8 @@ class Tensor:
         else:
             body = np.array2string(self._data, separator=", ", prefix="tensor(",
                                    precision=4, threshold=200)
-        if self.dtype != np.float32 or self._data is None:
+        # as PyTorch, the dtypes a tensor gets by default (from floats, ints, bools) go unsaid
+        if self.dtype not in (state.default_dtype, np.int64, np.bool_) or self._data is None:
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name}>")

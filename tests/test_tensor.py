@@ -296,7 +296,12 @@ def test_repr_shows_grad_fn_requires_grad_dtype_and_label():
     x = mg.tensor([1.0], requires_grad=True, label="x")
     assert "requires_grad=True" in repr(x) and "label='x'" in repr(x)
     assert "grad_fn=<Mul>" in repr(x * 2)
-    assert "dtype=int64" in repr(mg.arange(3))
+    assert "dtype=float64" in repr(mg.arange(3.0, dtype=mg.float64))
+
+
+def test_repr_leaves_out_default_dtypes_as_pytorch(torch):
+    for data in ([1, 2], [1.0, 2.0], [True], np.array([1, 2], dtype=np.int32)):
+        assert ("dtype=" in repr(mg.tensor(data))) == ("dtype=" in repr(torch.tensor(data)))
 
 
 # --- comparisons and hashing --------------------------------------------------------------------
