@@ -637,3 +637,55 @@ def test_torch_utils_data_path_works():
     from minigrad.utils.data import DataLoader
 
     assert DataLoader is mg.data.DataLoader and mg.utils.data is mg.data
+
+
+# --- a PyTorch program, run unchanged on both --------------------------------------------------
+
+
+def polynomial_fit_with_a_custom_function(torch):
+    """PyTorch's tutorial "Defining new autograd functions" (Legendre polynomial fit),
+    written once against a torch-like namespace (``x.sin()`` for ``torch.sin(x)``)."""
+    import math
+
+    class LegendrePolynomial3(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return 0.5 * (5 * input ** 3 - 3 * input)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, = ctx.saved_tensors
+            return grad_output * 1.5 * (5 * input ** 2 - 1)
+
+    dtype = torch.float
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
+    y = x.sin()
+    a = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
+    b = torch.full((), -1.0, device=device, dtype=dtype, requires_grad=True)
+    c = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
+    d = torch.full((), 0.3, device=device, dtype=dtype, requires_grad=True)
+    learning_rate = 5e-6
+    for _ in range(200):
+        P3 = LegendrePolynomial3.apply
+        y_pred = a + b * P3(c + d * x)
+        loss = (y_pred - y).pow(2).sum()
+        loss.backward()
+        with torch.no_grad():
+            a -= learning_rate * a.grad
+            b -= learning_rate * b.grad
+            c -= learning_rate * c.grad
+            d -= learning_rate * d.grad
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+    return loss.item(), [p.item() for p in (a, b, c, d)]
+
+
+def test_pytorchs_custom_function_tutorial_runs_unchanged_with_pytorchs_numbers(torch):
+    ours = polynomial_fit_with_a_custom_function(mg)
+    theirs = polynomial_fit_with_a_custom_function(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-3)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-3, atol=1e-5)
