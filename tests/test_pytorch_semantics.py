@@ -114,12 +114,13 @@ def test_where_cat_and_stack_promote_as_pytorch(torch):
     del mg.result, torch.result
 
 
-def test_set_default_dtype_changes_python_floats_and_float_factories():
+def test_set_default_dtype_changes_python_floats_factories_and_new_parameters():
     assert mg.get_default_dtype() == mg.float32
     mg.set_default_dtype(mg.float64)
     try:
         assert mg.tensor([1.5]).dtype == mg.zeros(2).dtype == mg.randn(2).dtype == mg.float64
         assert mg.tensor([1]).dtype == mg.int64
+        assert nn.Linear(2, 3).weight.dtype == mg.float64
     finally:
         mg.set_default_dtype(mg.float32)
     with pytest.raises(TypeError, match="set_default_dtype: only floating"):

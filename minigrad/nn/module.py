@@ -52,9 +52,10 @@ class Parameter(Tensor):
 
 
 def new_parameter(*shape: int, dtype: Any = None) -> Parameter:
-    """A Parameter of zeros of ``shape`` (float32 unless ``dtype``), for a layer's
-    ``__init__`` to fill with its initialisation."""
-    return Parameter(np.zeros(shape, dtype=np.float32 if dtype is None else as_dtype(dtype)))
+    """A Parameter of zeros of ``shape`` (the default float, float32, unless ``dtype``),
+    for a layer's ``__init__`` to fill with its initialisation."""
+    return Parameter(np.zeros(shape, dtype=state.default_dtype if dtype is None
+                              else as_dtype(dtype)))
 
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
