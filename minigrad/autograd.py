@@ -110,9 +110,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
             pass
         return
     inputs = [inputs] if isinstance(inputs, function.Tensor) else list(inputs)
-    captured: dict[int, np.ndarray] = {id(t): None for t in inputs}
-    for _ in _backward(tensors, gradients, bool(retain_graph), False, captured):
-        pass
+    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph))
     for t in inputs:
         if captured[id(t)] is not None:
             _add_to_grad(t, captured[id(t)])
@@ -161,7 +159,7 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
     arrays that nobody else holds: a gradient that a backward made is added to in place,
     or becomes a leaf's ``.grad`` without a copy (PyTorch does the same).
 
-    ``captured`` (for ``mg.autograd.grad``): ``{id(tensor): None}`` for the tensors whose
+    ``captured`` (see ``gradients_of``): ``{id(leaf): None}`` for the leaves whose
     gradients are wanted; they are collected there, and no ``.grad`` is touched."""
     pending: dict[Node, list] = {}
     for tensor, gradient in zip(tensors, gradients):
@@ -181,8 +179,6 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
             for grad in grad_outputs:  # handed on now: no longer the pass's own
                 owned.discard(id(grad))
         grad_inputs = _run_backward(node, grad_outputs)
-        if captured is not None:
-            _capture_outputs(node, grad_outputs, captured)
         if node._node_hooks:
             grad_inputs = _run_node_hooks(node, grad_inputs, grad_outputs)
         for position, grad in enumerate(grad_inputs):
@@ -217,12 +213,25 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
             node._retained = True
 
 
-def _capture_outputs(node: Node, grad_outputs: list, captured: dict) -> None:
-    """``mg.autograd.grad`` of a non-leaf tensor: the gradient its node received."""
-    for index, ref in enumerate(node._outputs):
-        output = ref()
-        if output is not None and id(output) in captured and grad_outputs[index] is not None:
-            captured[id(output)] = grad_outputs[index]
+def gradients_of(inputs: list, tensors: list, gradients: list,
+                 retain_graph: bool) -> dict[int, np.ndarray | None]:
+    """Run the backward pass from ``tensors`` and return ``{id(input): its gradient}``
+    (None where none arrived) instead of accumulating into any ``.grad`` (what
+    ``mg.autograd.grad`` and ``backward(inputs=...)`` need). A leaf's gradient is caught
+    where it would be accumulated; an intermediate tensor's by a hook, for the pass."""
+    captured: dict[int, np.ndarray | None] = {id(t): None for t in inputs}
+
+    def catch(key: int):
+        return lambda grad: captured.__setitem__(key, grad._data)
+
+    handles = [t.register_hook(catch(id(t))) for t in inputs if not t.is_leaf]
+    try:
+        for _ in _backward(tensors, gradients, retain_graph, False, captured):
+            pass
+    finally:
+        for handle in handles:
+            handle.remove()
+    return captured
 
 
 def _is_new(grad: np.ndarray, position: int, node: Node, grad_outputs: list,

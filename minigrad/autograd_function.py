@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import function
-from .autograd import _backward, _roots
+from .autograd import _roots, gradients_of
 from .autograd import backward  # noqa: F401  (mg.autograd.backward is the engine's)
 from .function import Context
 from .gradcheck import gradcheck as _gradcheck
@@ -126,9 +126,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             raise RuntimeError(
                 f"grad: output {i} does not require grad and has no grad_fn: it does not "
                 "depend on any tensor that requires grad (or was computed under no_grad)")
-    captured: dict[int, np.ndarray | None] = {id(t): None for t in inputs}
-    for _ in _backward(tensors, gradients, bool(retain_graph), False, captured):
-        pass
+    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph))
     results = []
     for i, t in enumerate(inputs):
         found = captured[id(t)]
