@@ -16,7 +16,7 @@ from .factories import (arange, eye, full, full_like, linspace, ones, ones_like,
 from .function import Context, Function, FunctionCtx, Node
 from .gradcheck import gradcheck
 from .serialization import load, save
-from .state import (current_group, default_generator, detect_anomaly, enable_grad,
+from .state import (current_group, detect_anomaly, enable_grad,
                     get_rng_state, group, is_anomaly_enabled, is_grad_enabled, is_lazy, lazy,
                     manual_seed, no_grad, set_grad_enabled, set_mode, set_rng_state)
 from .tensor import Tensor, cat, gather, pad_tensor, stack, where
@@ -37,6 +37,47 @@ from . import torch_functions as _torch_functions  # noqa: E402
 from .torch_functions import *  # noqa: E402, F401, F403
 # --- end of part B -------------------------------------------------------------------------
 
+# --- issue 11, part A: PyTorch's semantics and infrastructure (dtypes, devices, random
+# generators, the autograd namespace, factories) --------------------------------------------
+from .device import backends, cuda, device  # noqa: E402
+from .dtypes import get_default_dtype, result_type, set_default_dtype  # noqa: E402
+from .factories import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor,  # noqa: E402
+                        IntTensor, LongTensor, as_tensor, empty, empty_like, from_numpy,
+                        is_tensor, numel, rand_like, randint_like, randn_like)
+from .state import (Generator, inference_mode, initial_seed, seed,  # noqa: E402
+                    set_detect_anomaly, state as _state)
+
+bool = bool_  # noqa: A001 - PyTorch's spelling
+float16 = half = _np.dtype(_np.float16)
+int16 = short = _np.dtype(_np.int16)
+int8 = _np.dtype(_np.int8)
+uint8 = _np.dtype(_np.uint8)
+int = int32  # noqa: A001 - PyTorch's spelling
+default_generator = _state.generator  # what mg.manual_seed seeds
+
+
+def set_default_device(device_name) -> None:
+    """Only the CPU: ``set_default_device("cpu")`` is accepted, anything else explains."""
+    from .device import check_device
+
+    check_device(device_name, "set_default_device")
+
+
+def get_default_device() -> device:
+    return device("cpu")
+
+
+_PART_A = [
+    "BoolTensor", "ByteTensor", "DoubleTensor", "FloatTensor", "Generator", "IntTensor",
+    "LongTensor", "as_tensor", "backends", "bool", "cuda", "default_generator", "device",
+    "empty", "empty_like", "float16", "from_numpy", "get_default_device", "get_default_dtype",
+    "half", "inference_mode", "initial_seed", "int", "int16", "int8", "is_tensor",
+    "numel", "rand_like", "randint_like", "randn_like", "result_type", "seed",
+    "set_default_device", "set_default_dtype", "set_detect_anomaly", "short", "uint8",
+    "utils",
+]
+# --- end of part A ---------------------------------------------------------------------------
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -49,4 +90,4 @@ __all__ = [
     "optim", "pad_tensor", "rand", "randint", "randn", "randperm", "realize", "save",
     "set_grad_enabled", "set_mode", "set_rng_state", "stack", "tensor", "walk", "where",
     "zeros", "zeros_like",
-] + _torch_functions.__all__  # part B (issue 11)
+] + _torch_functions.__all__ + _PART_A  # issue 11, parts B and A

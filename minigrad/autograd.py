@@ -9,6 +9,10 @@ Order: node ids grow as nodes are made, and a node's inputs are always made befo
 so visiting nodes from the newest id to the oldest is a valid order for backward (every
 node receives all its gradients before it runs) and the oldest-first order is one for
 realize. Walks use an explicit stack, so a 100,000-node chain needs no recursion.
+
+``mg.autograd`` is also PyTorch's ``torch.autograd`` namespace: ``backward`` is defined
+here; ``Function`` (the Tensor form), ``grad``, ``gradcheck``, ``detect_anomaly`` ... live
+in autograd_function.py and are found through this module's ``__getattr__`` (at the end).
 """
 
 from __future__ import annotations
@@ -44,10 +48,10 @@ def walk(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]]) -> li
 _by_id = attrgetter("id")
 
 
-def _grad_graph(root: Node) -> list[Node]:
-    """``walk([root], grad_parents)``, newest first, written out: backward's only walk."""
-    seen = {root}
-    stack = [root]
+def _grad_graph(*roots: Node) -> list[Node]:
+    """``walk(roots, grad_parents)``, newest first, written out: backward's only walk."""
+    seen = set(roots)
+    stack = list(seen)
     while stack:
         for parent, _ in stack.pop().next_functions:
             if parent is not None and parent not in seen:
@@ -94,10 +98,22 @@ class BackwardStep(NamedTuple):
     grad_inputs: tuple  # the gradient it sent to each positional input (None: none)
 
 
-def backward(tensor: Tensor, gradient=None, retain_graph: bool = False) -> None:
-    """Run the backward pass to the end (what ``Tensor.backward`` does)."""
-    for _ in _backward(tensor, gradient, retain_graph, report=False):
-        pass
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs=None) -> None:
+    """Run the backward pass to the end (``Tensor.backward``; PyTorch's
+    ``mg.autograd.backward``): from one tensor or a sequence of them, each with its
+    gradient (``None`` for a one-element tensor), accumulating into the leaves' ``.grad``
+    (only into those of ``inputs``, if given)."""
+    tensors, gradients = _roots(tensors, grad_tensors, create_graph, "backward")
+    if inputs is None:
+        for _ in _backward(tensors, gradients, bool(retain_graph), report=False):
+            pass
+        return
+    inputs = [inputs] if isinstance(inputs, function.Tensor) else list(inputs)
+    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph))
+    for t in inputs:
+        if captured[id(t)] is not None:
+            _add_to_grad(t, captured[id(t)])
 
 
 def backward_steps(tensor: Tensor, gradient=None,
@@ -106,7 +122,29 @@ def backward_steps(tensor: Tensor, gradient=None,
 
     Gradients for leaves are accumulated into their ``.grad`` as they are produced.
     """
-    return _backward(tensor, gradient, retain_graph, report=True)
+    return _backward([tensor], [gradient], retain_graph, report=True)
+
+
+def _roots(tensors, gradients, create_graph: bool, who: str) -> tuple[list, list]:
+    """The tensors to differentiate and their gradients, as two lists of one length."""
+    if create_graph:
+        raise NotImplementedError(
+            f"{who}: create_graph=True (a graph of the backward pass, for higher-order "
+            "gradients) is not supported: minigrad's backward computes gradients with NumPy "
+            "arrays (each Function's backward works on arrays), so the gradients have no "
+            "history to differentiate again. Gradients of gradients need PyTorch; "
+            "first-order gradients work as they do there."
+        )
+    if isinstance(tensors, function.Tensor):  # one tensor, one gradient (or a 1-tuple)
+        several = isinstance(gradients, (tuple, list)) and len(gradients) == 1 \
+            and isinstance(gradients[0], function.Tensor)
+        return [tensors], list(gradients) if several else [gradients]
+    tensors = list(tensors)
+    gradients = [None] * len(tensors) if gradients is None else list(gradients)
+    if len(gradients) != len(tensors):
+        raise RuntimeError(f"{who}: got {len(tensors)} tensor(s) but {len(gradients)} "
+                           "gradient(s); give one gradient (or None) per tensor")
+    return tensors, gradients
 
 
 # Reusing a gradient array instead of copying it pays only for big arrays; for small ones
@@ -114,21 +152,26 @@ def backward_steps(tensor: Tensor, gradient=None,
 _REUSE_MIN_SIZE = 4096
 
 
-def _backward(tensor: Tensor, gradient, retain_graph: bool,
-              report: bool) -> Iterator[BackwardStep]:
+def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
+              captured: dict | None = None) -> Iterator[BackwardStep]:
     """The one implementation of backward. With ``report`` each step is yielded, and
     every array it shows stays as it was shown. Without, the engine may reuse big
     arrays that nobody else holds: a gradient that a backward made is added to in place,
-    or becomes a leaf's ``.grad`` without a copy (PyTorch does the same)."""
-    seed = _seed_gradient(tensor, gradient)
-    if tensor.grad_fn is None:  # backward of a leaf: its gradient is the seed itself
-        _accumulate_into_leaf(tensor, seed, owned=False)
-        return
-    root = tensor.grad_fn
-    pending: dict[Node, list] = {root: [None] * len(root._outputs)}
-    pending[root][tensor._output_index] = seed
+    or becomes a leaf's ``.grad`` without a copy (PyTorch does the same).
+
+    ``captured`` (see ``gradients_of``): ``{id(leaf): None}`` for the leaves whose
+    gradients are wanted; they are collected there, and no ``.grad`` is touched."""
+    pending: dict[Node, list] = {}
+    for tensor, gradient in zip(tensors, gradients):
+        seed = _seed_gradient(tensor, gradient)
+        if tensor.grad_fn is None:  # backward of a leaf: its gradient is the seed itself
+            _accumulate_into_leaf(tensor, seed, False, captured)
+            continue
+        slots = pending.setdefault(tensor.grad_fn, [None] * len(tensor.grad_fn._outputs))
+        index = tensor._output_index
+        slots[index] = seed if slots[index] is None else slots[index] + seed
     owned: set[int] = set()  # ids of the pending sums that only this pass holds
-    for node in _grad_graph(root):
+    for node in _grad_graph(*pending):
         grad_outputs = pending.pop(node, None)
         if grad_outputs is None:
             continue  # no gradient reached this node
@@ -141,12 +184,12 @@ def _backward(tensor: Tensor, gradient, retain_graph: bool,
         for position, grad in enumerate(grad_inputs):
             if grad is None:
                 continue
-            mine = not report and grad.size >= _REUSE_MIN_SIZE \
+            mine = not report and grad.size >= _REUSE_MIN_SIZE and captured is None \
                 and _is_new(grad, position, node, grad_outputs, grad_inputs) \
                 and id(grad) not in owned
             parent, index = node.next_functions[position]
             if parent is None:
-                _accumulate_into_leaf(node.args[position], grad, owned=mine)
+                _accumulate_into_leaf(node.args[position], grad, mine, captured)
                 continue
             slots = pending.get(parent)
             if slots is None:
@@ -168,6 +211,27 @@ def _backward(tensor: Tensor, gradient, retain_graph: bool,
             node.free()  # after the step is seen, so a stepper can still show the node
         else:
             node._retained = True
+
+
+def gradients_of(inputs: list, tensors: list, gradients: list,
+                 retain_graph: bool) -> dict[int, np.ndarray | None]:
+    """Run the backward pass from ``tensors`` and return ``{id(input): its gradient}``
+    (None where none arrived) instead of accumulating into any ``.grad`` (what
+    ``mg.autograd.grad`` and ``backward(inputs=...)`` need). A leaf's gradient is caught
+    where it would be accumulated; an intermediate tensor's by a hook, for the pass."""
+    captured: dict[int, np.ndarray | None] = {id(t): None for t in inputs}
+
+    def catch(key: int):
+        return lambda grad: captured.__setitem__(key, grad._data)
+
+    handles = [t.register_hook(catch(id(t))) for t in inputs if not t.is_leaf]
+    try:
+        for _ in _backward(tensors, gradients, retain_graph, False, captured):
+            pass
+    finally:
+        for handle in handles:
+            handle.remove()
+    return captured
 
 
 def _is_new(grad: np.ndarray, position: int, node: Node, grad_outputs: list,
@@ -243,6 +307,9 @@ def _fit_gradients(node: Node, grads: tuple, who: str | None = None) -> tuple:
     input's shape and cast to its dtype (None where no gradient is needed)."""
     args = node.args
     if len(grads) != len(args):
+        if who is None and len(grads) > len(args) and all(g is None
+                                                          for g in grads[len(args):]):
+            return _fit_gradients(node, grads[:len(args)])  # Nones for inputs left out
         who = who or f"{node.function.__name__}.backward"
         raise RuntimeError(
             f"{who} returned {len(grads)} gradient(s), but forward received {len(args)} "
@@ -318,13 +385,18 @@ def _hooked(tensor: Tensor, grad: np.ndarray, retain: bool) -> np.ndarray:
     return grad
 
 
-def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray, owned: bool) -> None:
-    """Add ``grad`` to ``leaf.grad``. ``owned``: no one else holds ``grad``, so it may
-    become the leaf's ``.grad`` as it is."""
+def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray, owned: bool,
+                          captured: dict | None = None) -> None:
+    """Add ``grad`` to ``leaf.grad`` (or to its entry in ``captured``, if that is given).
+    ``owned``: no one else holds ``grad``, so it may become the leaf's ``.grad`` as is."""
     if leaf._hooks:
         grad = _hooked(leaf, grad, retain=False)
         owned = False
-    _add_to_grad(leaf, grad, owned)
+    if captured is None:
+        _add_to_grad(leaf, grad, owned)
+    elif id(leaf) in captured:
+        before = captured[id(leaf)]
+        captured[id(leaf)] = grad if before is None else before + grad
 
 
 def _add_to_grad(tensor: Tensor, grad: np.ndarray, owned: bool = False) -> None:
@@ -336,3 +408,22 @@ def _add_to_grad(tensor: Tensor, grad: np.ndarray, owned: bool = False) -> None:
         tensor.grad._data += grad
     else:
         tensor.grad._data = tensor.grad._data + grad
+
+
+# --- mg.autograd as PyTorch's namespace ------------------------------------------------------
+
+
+def __getattr__(name: str):
+    """``mg.autograd.Function``, ``mg.autograd.grad`` ...: from autograd_function.py
+    (imported on first use, since it builds on Tensor, which builds on this module)."""
+    from . import autograd_function
+
+    if name in autograd_function.__all__:
+        return getattr(autograd_function, name)
+    raise AttributeError(f"module 'minigrad.autograd' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    from . import autograd_function
+
+    return sorted(set(globals()) | set(autograd_function.__all__))

@@ -1,6 +1,9 @@
 """Ways to make tensors: from data, filled with a value, ranges, and random ones.
 
-Every random factory draws from the one global generator (``mg.manual_seed``).
+Every random factory draws from the one global generator (``mg.manual_seed``), or from
+the ``Generator`` given as ``generator=``. Every factory takes PyTorch's ``device=``
+(the CPU: minigrad computes with NumPy) and ``dtype=``; floats default to
+``mg.get_default_dtype()`` (float32).
 """
 
 from __future__ import annotations
@@ -9,91 +12,209 @@ from typing import Any
 
 import numpy as np
 
-from .state import state
+from .device import check_device
+from .state import rng_for, state
 from .tensor import Tensor, _unpack_shape, as_dtype
-
-DEFAULT_DTYPE = np.float32
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None,
-           label: str | None = None) -> Tensor:
-    """Same as ``Tensor(...)``: Python numbers become float32, NumPy arrays keep their dtype."""
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype, label=label)
+           label: str | None = None, device: Any = None, pin_memory: bool = False) -> Tensor:
+    """Same as ``Tensor(...)``: Python floats become float32, ints int64, bools bool;
+    NumPy arrays keep their dtype. The data is copied."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, label=label, device=device)
 
 
-def _new(array: np.ndarray, dtype: Any, requires_grad: bool) -> Tensor:
+def _new(array: np.ndarray, dtype: Any, requires_grad: bool, device: Any = None,
+         who: str = "factory") -> Tensor:
+    if device is not None:
+        check_device(device, who)
     t = Tensor._make(array.astype(as_dtype(dtype) if dtype is not None else array.dtype,
                                   copy=False))
     return t.requires_grad_(True) if requires_grad else t
 
 
-def zeros(*size, dtype=None, requires_grad=False) -> Tensor:
-    return _new(np.zeros(_unpack_shape(size), dtype=DEFAULT_DTYPE), dtype, requires_grad)
+def _float(dtype: Any) -> np.dtype:
+    """The dtype to make floats in: ``dtype`` if it is floating, else the default."""
+    if dtype is not None and as_dtype(dtype).kind == "f":
+        return as_dtype(dtype)
+    return state.default_dtype
 
 
-def ones(*size, dtype=None, requires_grad=False) -> Tensor:
-    return _new(np.ones(_unpack_shape(size), dtype=DEFAULT_DTYPE), dtype, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.zeros(_unpack_shape(size), dtype=_float(dtype)), dtype, requires_grad,
+                device, "zeros")
 
 
-def full(size, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    return _new(np.full(_unpack_shape((size,)), fill_value, dtype=DEFAULT_DTYPE), dtype,
-                requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.ones(_unpack_shape(size), dtype=_float(dtype)), dtype, requires_grad,
+                device, "ones")
 
 
-def zeros_like(input: Tensor, dtype=None, requires_grad=False) -> Tensor:
-    return _new(np.zeros(input.shape, dtype=input.dtype), dtype, requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uninitialized in PyTorch; zeros here (NumPy's empty would show leftover memory)."""
+    return _new(np.zeros(_unpack_shape(size), dtype=_float(dtype)), dtype, requires_grad,
+                device, "empty")
 
 
-def ones_like(input: Tensor, dtype=None, requires_grad=False) -> Tensor:
-    return _new(np.ones(input.shape, dtype=input.dtype), dtype, requires_grad)
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """As PyTorch: a bool fill gives bool, an int fill int64, a float fill float32."""
+    if dtype is None and isinstance(fill_value, (bool, np.bool_)):
+        dtype = np.bool_
+    elif dtype is None and isinstance(fill_value, (int, np.integer)):
+        dtype = np.int64
+    return _new(np.full(_unpack_shape((size,)), fill_value, dtype=_float(dtype)), dtype,
+                requires_grad, device, "full")
 
 
-def full_like(input: Tensor, fill_value, dtype=None, requires_grad=False) -> Tensor:
-    return _new(np.full(input.shape, fill_value, dtype=input.dtype), dtype, requires_grad)
+def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.zeros(input.shape, dtype=input.dtype), dtype, requires_grad, device,
+                "zeros_like")
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False) -> Tensor:
+def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.ones(input.shape, dtype=input.dtype), dtype, requires_grad, device,
+                "ones_like")
+
+
+def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.zeros(input.shape, dtype=input.dtype), dtype, requires_grad, device,
+                "empty_like")
+
+
+def full_like(input: Tensor, fill_value, dtype=None, device=None,
+              requires_grad=False) -> Tensor:
+    return _new(np.full(input.shape, fill_value, dtype=input.dtype), dtype, requires_grad,
+                device, "full_like")
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Like PyTorch: integers only -> int64, any float -> float32."""
     if end is None:
         start, end = 0, start
     integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-    array = np.arange(start, end, step, dtype=np.int64 if integral else DEFAULT_DTYPE)
-    return _new(array, dtype, requires_grad)
+    array = np.arange(start, end, step, dtype=np.int64 if integral else _float(dtype))
+    return _new(array, dtype, requires_grad, device, "arange")
 
 
-def linspace(start, end, steps, dtype=None, requires_grad=False) -> Tensor:
-    return _new(np.linspace(start, end, steps, dtype=DEFAULT_DTYPE), dtype, requires_grad)
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.linspace(start, end, steps, dtype=_float(dtype)), dtype, requires_grad,
+                device, "linspace")
 
 
-def eye(n, m=None, dtype=None, requires_grad=False) -> Tensor:
-    return _new(np.eye(n, m, dtype=DEFAULT_DTYPE), dtype, requires_grad)
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _new(np.eye(n, m, dtype=_float(dtype)), dtype, requires_grad, device, "eye")
+
+
+# --- from other data ---------------------------------------------------------------------
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing ``array``'s memory (writing one changes the other), its dtype kept."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a NumPy array, got {type(array).__name__}")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"from_numpy: cannot make a tensor of a {array.dtype} array; "
+                        "arrays of numbers or bools only")
+    return Tensor._make(array)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a tensor, without copying when it already is one (or a NumPy array of
+    the requested dtype, whose memory is then shared)."""
+    check_device(device, "as_tensor")
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or as_dtype(dtype) == data.dtype):
+        return from_numpy(data)
+    return Tensor(data, dtype=dtype)
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def _legacy(name: str, dtype: Any):
+    def constructor(*data: Any) -> Tensor:
+        # PyTorch's old spelling: LongTensor([1, 2]) is data; LongTensor(2, 3) a shape
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer)):
+            return Tensor(data[0], dtype=dtype)
+        return zeros(*data, dtype=dtype)
+
+    constructor.__name__ = constructor.__qualname__ = name
+    constructor.__doc__ = (f"PyTorch's legacy constructor: ``{name}(data)`` is "
+                           f"``mg.tensor(data, dtype={np.dtype(dtype).name})``, "
+                           f"``{name}(2, 3)`` zeros of that shape.")
+    return constructor
+
+
+FloatTensor = _legacy("FloatTensor", np.float32)
+DoubleTensor = _legacy("DoubleTensor", np.float64)
+LongTensor = _legacy("LongTensor", np.int64)
+IntTensor = _legacy("IntTensor", np.int32)
+BoolTensor = _legacy("BoolTensor", np.bool_)
+ByteTensor = _legacy("ByteTensor", np.uint8)
+
+
+# --- random ------------------------------------------------------------------------------
 
 
 def _draw_dtype(dtype) -> np.dtype:
     """Draw float64 numbers when float64 is asked for (not float32 ones, cast)."""
     return np.dtype(np.float64) if dtype is not None and as_dtype(dtype) == np.float64 \
-        else np.dtype(DEFAULT_DTYPE)
+        else _float(None)
 
 
-def rand(*size, dtype=None, requires_grad=False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform on [0, 1)."""
-    return _new(state.rng.random(_unpack_shape(size), dtype=_draw_dtype(dtype)), dtype,
-                requires_grad)
+    rng = rng_for(generator, "rand")
+    return _new(rng.random(_unpack_shape(size), dtype=_draw_dtype(dtype)), dtype,
+                requires_grad, device, "rand")
 
 
-def randn(*size, dtype=None, requires_grad=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal."""
-    return _new(state.rng.standard_normal(_unpack_shape(size), dtype=_draw_dtype(dtype)),
-                dtype, requires_grad)
+    rng = rng_for(generator, "randn")
+    return _new(rng.standard_normal(_unpack_shape(size), dtype=_draw_dtype(dtype)), dtype,
+                requires_grad, device, "randn")
 
 
-def randint(low, high=None, size=None, dtype=None) -> Tensor:
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
     """Integers in [low, high); ``randint(high, size)`` as in PyTorch. int64."""
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
-    return _new(state.rng.integers(low, high, _unpack_shape((size,)), dtype=np.int64), dtype,
-                False)
+    if size is None:
+        raise TypeError("randint: give the size, e.g. randint(0, 10, (3,)) or randint(10, (3,))")
+    rng = rng_for(generator, "randint")
+    return _new(rng.integers(low, high, _unpack_shape((size,)), dtype=np.int64), dtype,
+                requires_grad, device, "randint")
 
 
-def randperm(n, dtype=None) -> Tensor:
-    return _new(state.rng.permutation(n).astype(np.int64), dtype, False)
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The integers 0 .. n-1 in a random order."""
+    rng = rng_for(generator, "randperm")
+    return _new(rng.permutation(n).astype(np.int64), dtype, requires_grad, device, "randperm")
+
+
+def rand_like(input: Tensor, *, generator=None, dtype=None, device=None,
+              requires_grad=False) -> Tensor:
+    return rand(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, generator=None, dtype=None, device=None,
+               requires_grad=False) -> Tensor:
+    return randn(input.shape, generator=generator, dtype=dtype or input.dtype, device=device,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
+                   device=device, requires_grad=requires_grad)

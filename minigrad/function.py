@@ -454,6 +454,8 @@ def _maybe_share_version(result: Any, args: tuple, arrays: list) -> None:
 def check_saved_versions(node: Node) -> None:
     """Raise if an array saved by ``node`` was modified in place after it was saved."""
     for position, array in enumerate(node._saved):
+        if isinstance(array, Tensor):  # saved by an mg.autograd.Function
+            array = array._data
         owner = _owner_of(node, array)
         if owner is not None and owner._counter()._stamp > node._saved_at:
             error = RuntimeError(

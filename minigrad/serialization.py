@@ -1,7 +1,10 @@
 """``save`` and ``load``: state dicts (and other nested data) as ``.npz`` files.
 
 No pickle: arrays are stored as arrays, and the structure around them (dicts, lists,
-numbers, strings) as a JSON header. Loading never executes code from the file.
+numbers, strings) as a JSON header. Loading never executes code from the file. PyTorch's
+call forms work (``mg.save(obj, "model.pt")``, ``mg.load(path, weights_only=True,
+map_location="cpu")``, a file object instead of a path); whatever the name, the file is
+this ``.npz``.
 """
 
 from __future__ import annotations
@@ -12,13 +15,19 @@ from typing import Any
 
 import numpy as np
 
+from .device import check_device
 from .tensor import Tensor
 
 HEADER = "__minigrad__"
 
 
-def save(obj: Any, path: str | os.PathLike) -> None:
-    """Write ``obj`` (a dict of arrays/Tensors, possibly nested) to ``path`` exactly."""
+def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
+         pickle_protocol: int | None = None, _use_new_zipfile_serialization: bool = True) -> None:
+    """Write ``obj`` (a dict of arrays/Tensors, possibly nested) to ``f`` (a path or a
+    binary file object) exactly. ``pickle_module`` must be None: nothing is pickled."""
+    if pickle_module is not None:
+        raise ValueError("save: minigrad never pickles (a pickle can run code when it is "
+                         "loaded); leave pickle_module out")
     arrays: dict[str, np.ndarray] = {}
 
     def encode(value: Any) -> Any:
@@ -48,14 +57,46 @@ def save(obj: Any, path: str | os.PathLike) -> None:
         return key
 
     header = json.dumps(encode(obj))
-    with open(path, "wb") as file:
+    if hasattr(f, "write"):
+        np.savez(f, **{HEADER: np.array(header)}, **arrays)
+        return
+    with open(f, "wb") as file:
         np.savez(file, **{HEADER: np.array(header)}, **arrays)
 
 
-def load(path: str | os.PathLike) -> Any:
-    """Read what ``save`` wrote. A plain ``.npz`` (``np.savez``) loads as a dict of arrays."""
-    with np.load(path, allow_pickle=False) as archive:
+def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: Any = None, *,
+         weights_only: bool = True, mmap: Any = None, **pickle_load_args: Any) -> Any:
+    """Read what ``save`` wrote (from a path or a binary file object). A plain ``.npz``
+    (``np.savez``) loads as a dict of arrays. Everything loads on the CPU, so
+    ``map_location`` may only point there ("cpu", a device, a dict or a function)."""
+    if not weights_only:
+        raise ValueError(
+            "load: weights_only=False would unpickle the file, which can run any code it "
+            "contains; minigrad never does. Its files hold only arrays, numbers, strings, "
+            "lists and dicts, which weights_only=True (the default) loads.")
+    if pickle_module is not None or pickle_load_args:
+        raise ValueError("load: minigrad never unpickles; leave out pickle_module and "
+                         "pickle arguments")
+    if isinstance(map_location, (str, int)) or hasattr(map_location, "type"):
+        check_device(map_location, "load(map_location=...)")
+    path = getattr(f, "name", f)
+    try:
+        archive = np.load(f, allow_pickle=False)
+    except (ValueError, OSError) as error:
+        raise ValueError(
+            f"load: {path} is not a minigrad file (a .npz of arrays): {error}") from error
+    if not hasattr(archive, "files"):
+        raise ValueError(f"load: {path} holds a single array, not a .npz archive; read it "
+                         "with np.load")
+    with archive:
         if HEADER not in archive.files:
+            if any(name.endswith(".pkl") for name in archive.files):
+                raise ValueError(
+                    f"load: {path} was written by torch.save: a pickle, which minigrad does "
+                    "not read (unpickling can run any code). In PyTorch, save the arrays "
+                    "instead: np.savez(path, **{k: v.numpy() for k, v in "
+                    "state_dict.items()}), or pass PyTorch's state dict to "
+                    "load_state_dict here directly.")
             return {name: archive[name] for name in archive.files}
         structure = json.loads(str(archive[HEADER]))
 

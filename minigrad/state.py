@@ -7,31 +7,88 @@ use works (``with no_grad(): with enable_grad(): ...``).
 - lazy mode: are new operations computed now, or deferred until ``realize()``?
 - group: the name given to graph nodes made now (modules set it to their path).
 - anomaly mode: check every forward and backward result for NaN/Inf.
-- the random generator that every random thing in minigrad draws from.
+- the random generator that every random thing in minigrad draws from (and the
+  ``Generator`` class, for code that keeps its own).
+- the default float dtype (``float32``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+
+from .device import check_device
 
 
 class _State:
     """The flags themselves. Read them as ``state.grad_enabled`` etc.; change them
     with the context managers below."""
 
-    __slots__ = ("grad_enabled", "lazy", "group", "anomaly", "rng", "last_write", "module")
+    __slots__ = ("grad_enabled", "lazy", "group", "anomaly", "generator", "last_write",
+                 "module", "default_dtype")
 
     def __init__(self) -> None:
         self.grad_enabled = True
         self.lazy = False
         self.group: str | None = None
         self.anomaly = False
-        self.rng = np.random.default_rng()
+        self.generator = Generator()  # the global one: mg.manual_seed seeds it
         self.last_write = 0  # when the latest in-place write happened (function.record_write)
         self.module = None  # the nn.Module whose forward is running (nn/module.py)
+        self.default_dtype = np.dtype(np.float32)
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The global generator's NumPy generator: what random ops draw from."""
+        return self.generator.rng
+
+
+class Generator:
+    """A source of random numbers, as PyTorch's ``torch.Generator``: random functions
+    take ``generator=`` to draw from it instead of from the global one.
+
+        g = mg.Generator().manual_seed(42)
+        mg.randn(3, generator=g)     # the same numbers every run, whatever else draws
+
+    ``rng`` is the NumPy generator underneath (minigrad's numbers are NumPy's, so a seed
+    gives other numbers than in PyTorch)."""
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device = check_device(device, "Generator")
+        self.seed()
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart from ``seed``; returns the generator (so ``Generator().manual_seed(0)``)."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"manual_seed: the seed must be an int, got "
+                            f"{type(seed).__name__} {seed!r}")
+        self._initial_seed = int(seed) % 2**64  # as in PyTorch, negative seeds wrap around
+        self.rng = np.random.default_rng(self._initial_seed)
+        return self
+
+    def seed(self) -> int:
+        """Restart from a fresh, unpredictable seed and return it."""
+        self.manual_seed(secrets.randbits(63))
+        return self._initial_seed
+
+    def initial_seed(self) -> int:
+        """The seed the generator was last started from."""
+        return self._initial_seed
+
+    def get_state(self) -> dict:
+        """The state to come back to with ``set_state`` (NumPy's bit generator state)."""
+        return self.rng.bit_generator.state
+
+    def set_state(self, new_state: dict) -> Generator:
+        self.rng.bit_generator.state = new_state
+        return self
+
+    def __repr__(self) -> str:
+        return f"<minigrad.Generator seeded with {self._initial_seed}>"
 
 
 state = _State()
@@ -79,6 +136,25 @@ class no_grad(contextlib.ContextDecorator):
 
     def _recreate_cm(self) -> no_grad:
         return no_grad()  # as a decorator: one per call, so recursive calls restore right
+
+
+class inference_mode(contextlib.ContextDecorator):
+    """PyTorch's faster ``no_grad`` for evaluation; here it is ``no_grad`` (with
+    ``mode=False`` it changes nothing)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        self.previous = state.grad_enabled
+        if self.mode:
+            state.grad_enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        state.grad_enabled = self.previous
+
+    def _recreate_cm(self) -> inference_mode:
+        return inference_mode(self.mode)
 
 
 class enable_grad(contextlib.ContextDecorator):
@@ -161,6 +237,21 @@ def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
         state.anomaly = previous
 
 
+class set_detect_anomaly:
+    """``set_detect_anomaly(True)`` switches anomaly mode on; as a context manager it
+    restores the previous mode on exit (PyTorch's ``torch.autograd.set_detect_anomaly``)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.previous = state.anomaly
+        state.anomaly = bool(mode) and bool(check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        state.anomaly = self.previous
+
+
 def is_anomaly_enabled() -> bool:
     return state.anomaly
 
@@ -168,19 +259,36 @@ def is_anomaly_enabled() -> bool:
 # --- randomness -----------------------------------------------------------------------
 
 
-def manual_seed(seed: int) -> np.random.Generator:
-    """Reseed the one global generator; every random thing in minigrad draws from it."""
-    state.rng = np.random.default_rng(seed)
-    return state.rng
+def manual_seed(seed: int) -> Generator:
+    """Reseed the one global generator; every random thing in minigrad draws from it
+    (unless given its own ``generator=``). Returns that generator, as PyTorch does."""
+    return state.generator.manual_seed(seed)
 
 
-def default_generator() -> np.random.Generator:
-    return state.rng
+def seed() -> int:
+    """Reseed the global generator unpredictably; returns the seed."""
+    return state.generator.seed()
+
+
+def initial_seed() -> int:
+    return state.generator.initial_seed()
+
+
+def rng_for(generator: Generator | None, who: str = "generator") -> np.random.Generator:
+    """The NumPy generator that a random op given ``generator=`` draws from: the global
+    one for ``None``, else the ``Generator``'s own."""
+    if generator is None:
+        return state.generator.rng
+    if not isinstance(generator, Generator):
+        raise TypeError(f"{who}: generator must be a minigrad Generator "
+                        f"(mg.Generator().manual_seed(0)), got {type(generator).__name__}")
+    return generator.rng
 
 
 def get_rng_state() -> dict:
-    return state.rng.bit_generator.state
+    """The global generator's state (NumPy's bit generator state, a dict)."""
+    return state.generator.get_state()
 
 
 def set_rng_state(rng_state: dict) -> None:
-    state.rng.bit_generator.state = rng_state
+    state.generator.set_state(rng_state)

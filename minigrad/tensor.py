@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from . import autograd
+from .device import CPU, DEVICE_TYPES, check_device, device, not_on_cpu
+from .dtypes import DTYPES, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
 from .errors import ShapeError
 from .function import Node, record_write, register_tensor_class
 from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat, Ceil, Clamp,
@@ -24,11 +26,7 @@ from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat
                   Reshape, Roll, Round, Scatter, ScatterAdd, SetItem, Sigmoid, Sign, Sin,
                   Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
-from .state import no_grad, state
-
-DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.bool_,
-          "float": np.float32, "double": np.float64, "long": np.int64,
-          "int32": np.int32, "float16": np.float16, "uint8": np.uint8}
+from .state import no_grad, rng_for, state
 
 return_types = namedtuple("return_types", ["values", "indices"])
 
@@ -36,18 +34,6 @@ return_types = namedtuple("return_types", ["values", "indices"])
 TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
-
-
-def as_dtype(dtype: Any) -> np.dtype:
-    """``"float32"``, ``np.float64``, ``mg.int64`` ... -> a NumPy dtype."""
-    if isinstance(dtype, str) and dtype in DTYPES:
-        return np.dtype(DTYPES[dtype])
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TypeError(
-            f"unknown dtype {dtype!r}; use one of {', '.join(sorted(DTYPES))} or a NumPy dtype"
-        ) from None
 
 
 class RemovableHandle:
@@ -101,7 +87,14 @@ class Tensor:
     __array_priority__ = 1000  # so that ndarray + Tensor gives a Tensor
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None,
-                 label: str | None = None) -> None:
+                 label: str | None = None, device: Any = None) -> None:
+        if device is not None:
+            check_device(device, "tensor")
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError(
+                f"Tensor: requires_grad must be True or False, got {requires_grad!r}. "
+                "PyTorch's legacy Tensor(2, 3) (a shape) is mg.empty(2, 3) or "
+                "mg.zeros(2, 3) here; Tensor(data) takes the values.")
         if isinstance(data, Tensor):
             data = data.numpy()
         if dtype is not None:
@@ -110,8 +103,11 @@ class Tensor:
             array = np.array(data)  # a NumPy array keeps its dtype
         else:
             array = np.array(data)
-            if array.dtype.kind in "iufc" or array.size == 0:
-                array = array.astype(np.float32)  # Python numbers become float32
+            # as PyTorch: Python floats become the default float (float32), ints int64
+            if array.dtype.kind == "f" or array.size == 0 and array.dtype.kind != "b":
+                array = array.astype(state.default_dtype)
+            elif array.dtype.kind in "iu":
+                array = array.astype(np.int64, copy=False)
         if array.dtype.kind not in "biufc":
             raise TypeError(
                 f"tensor: cannot make a tensor from {type(data).__name__} {data!r:.40} "
@@ -257,8 +253,31 @@ class Tensor:
         dtype = as_dtype(dtype)
         return self if dtype == self.dtype else Cast.apply(self, dtype)
 
-    def to(self, dtype: Any) -> Tensor:
-        return self.astype(dtype)
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
+           copy: bool = False) -> Tensor:
+        """PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(other_tensor)`` (its dtype). The device must be the CPU."""
+        device, dtype = parse_to(args, device, dtype, "to")
+        result = self if dtype is None else self.astype(dtype)
+        return result.clone() if copy and result is self else result
+
+    @property
+    def device(self) -> device:
+        """Always ``device(type='cpu')``: minigrad computes with NumPy on the CPU."""
+        return CPU
+
+    is_cuda = False
+    is_cpu = True
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        raise RuntimeError(not_on_cpu("cuda" if device is None else device, "cuda()"))
+
+    def pin_memory(self) -> Tensor:
+        """Nothing to pin: there is no GPU to copy to."""
+        return self
 
     def float(self) -> Tensor:
         return self.astype(np.float32)
@@ -319,10 +338,11 @@ class Tensor:
 
     # --- autograd -------------------------------------------------------------------------
 
-    def backward(self, gradient: Any = None, retain_graph: bool | None = None) -> None:
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
         """Compute the gradient of this tensor with respect to every leaf that requires
-        grad, accumulating into their ``.grad``."""
-        autograd.backward(self, gradient, bool(retain_graph))
+        grad (or only ``inputs``), accumulating into their ``.grad``."""
+        autograd.backward([self], [gradient], retain_graph, create_graph, inputs)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """``hook(grad)`` runs when this tensor's gradient is computed; a returned tensor
@@ -445,11 +465,11 @@ class Tensor:
         return self.fill_(0)
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-        rng = generator_rng(generator, "uniform_")
+        rng = rng_for(generator, "uniform_")
         return self.copy_(rng.uniform(a, b, self.shape).astype(self.dtype))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
-        rng = generator_rng(generator, "normal_")
+        rng = rng_for(generator, "normal_")
         return self.copy_(rng.normal(mean, std, self.shape).astype(self.dtype))
 
     # the updates hand-written optimizers use, each built from the ops it names
@@ -527,16 +547,44 @@ class Tensor:
 
     # --- arithmetic (broadcasting; numbers on either side) ----------------------------------
 
-    def __add__(self, other): return Add.apply(self, _operand(other))
-    def __radd__(self, other): return Add.apply(_operand(other), self)
-    def __sub__(self, other): return Sub.apply(self, _operand(other))
-    def __rsub__(self, other): return Sub.apply(_operand(other), self)
-    def __mul__(self, other): return Mul.apply(self, _operand(other))
-    def __rmul__(self, other): return Mul.apply(_operand(other), self)
-    def __truediv__(self, other): return Div.apply(self, _operand(other))
-    def __rtruediv__(self, other): return Div.apply(_operand(other), self)
-    def __pow__(self, exponent): return Pow.apply(self, _operand(exponent))
-    def __rpow__(self, base): return Pow.apply(_operand(base), self)
+    # _plain: no cast needed (the usual case); else _promote casts as PyTorch's promotion
+    def __add__(self, other):
+        return Add.apply(self, other) if _plain(self, other) else Add.apply(*_promote(self, other))
+
+    def __radd__(self, other):
+        return Add.apply(other, self) if _plain(self, other) \
+            else Add.apply(*_promote(self, other, reflected=True))
+
+    def __sub__(self, other):
+        return Sub.apply(self, other) if _plain(self, other) else Sub.apply(*_promote(self, other))
+
+    def __rsub__(self, other):
+        return Sub.apply(other, self) if _plain(self, other) \
+            else Sub.apply(*_promote(self, other, reflected=True))
+
+    def __mul__(self, other):
+        return Mul.apply(self, other) if _plain(self, other) else Mul.apply(*_promote(self, other))
+
+    def __rmul__(self, other):
+        return Mul.apply(other, self) if _plain(self, other) \
+            else Mul.apply(*_promote(self, other, reflected=True))
+
+    def __truediv__(self, other):
+        return Div.apply(self, other) if _plain(self, other, division=True) \
+            else Div.apply(*_promote(self, other, division=True))
+
+    def __rtruediv__(self, other):
+        return Div.apply(other, self) if _plain(self, other, division=True) \
+            else Div.apply(*_promote(self, other, reflected=True, division=True))
+
+    def __pow__(self, exponent):
+        return Pow.apply(self, exponent) if _plain(self, exponent) \
+            else Pow.apply(*_promote(self, exponent))
+
+    def __rpow__(self, base):
+        return Pow.apply(base, self) if _plain(self, base) \
+            else Pow.apply(*_promote(self, base, reflected=True))
+
     def __matmul__(self, other): return MatMul.apply(self, _operand(other))
     def __rmatmul__(self, other): return MatMul.apply(_operand(other), self)
     def __neg__(self): return Neg.apply(self)
@@ -554,8 +602,8 @@ class Tensor:
     def tanh(self): return Tanh.apply(self)
     def sigmoid(self): return Sigmoid.apply(self)
     def relu(self): return ReLU.apply(self)
-    def maximum(self, other): return Maximum.apply(self, _operand(other))
-    def minimum(self, other): return Minimum.apply(self, _operand(other))
+    def maximum(self, other): return Maximum.apply(*_operands(self, other))
+    def minimum(self, other): return Minimum.apply(*_operands(self, other))
     def log1p(self): return Log1p.apply(self)
     def expm1(self): return Expm1.apply(self)
     def erf(self): return Erf.apply(self)
@@ -957,7 +1005,7 @@ class Tensor:
         """Indices drawn with the probabilities in each row (weights that need not sum
         to 1); int64, no history."""
         return Tensor._make(_multinomial(self.numpy(), num_samples, replacement,
-                                         generator_rng(generator, "multinomial")))
+                                         rng_for(generator, "multinomial")))
 
     # --- linear algebra ------------------------------------------------------------------------
 
@@ -1027,7 +1075,8 @@ class Tensor:
         else:
             body = np.array2string(self._data, separator=", ", prefix="tensor(",
                                    precision=4, threshold=200)
-        if self.dtype != np.float32 or self._data is None:
+        # as PyTorch, the dtypes a tensor gets by default (from floats, ints, bools) go unsaid
+        if self.dtype not in (state.default_dtype, np.int64, np.bool_) or self._data is None:
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name}>")
@@ -1049,9 +1098,50 @@ register_tensor_class(Tensor)
 
 
 def _operand(value: Any) -> Any:
-    """A list or tuple of numbers next to a tensor becomes a float32 tensor, as in the
-    constructor (NumPy would make it int64 or float64 and upcast the result)."""
-    return Tensor(value) if isinstance(value, (list, tuple)) else value
+    """A list, tuple or NumPy array next to a tensor becomes a tensor, as in the
+    constructor (so a list of floats is float32)."""
+    return Tensor(value) if isinstance(value, (list, tuple, np.ndarray)) else value
+
+
+def _plain(x: Tensor, y: Any, division: bool = False) -> bool:
+    """Can ``x`` and ``y`` go into a binary op as they are? Yes for a float tensor with a
+    Python number, or two tensors of one dtype (unless integers are divided). This runs
+    for every arithmetic op, so it is written for speed; ``_promote`` does the rest."""
+    dtype = (x._data if x._data is not None else x).dtype
+    if type(y) is float or type(y) is int:
+        return dtype.kind == "f"
+    return isinstance(y, Tensor) and (y._data if y._data is not None else y).dtype is dtype \
+        and (dtype.kind == "f" or not division)
+
+
+def _operands(x: Tensor, y: Any, reflected: bool = False, division: bool = False) -> tuple:
+    """``(x, y)`` (``(y, x)`` if ``reflected``) ready for a binary op."""
+    if _plain(x, y, division):
+        return (y, x) if reflected else (x, y)
+    return _promote(x, y, reflected, division)
+
+
+def _promote(x: Tensor, y: Any, reflected: bool = False, division: bool = False) -> tuple:
+    """``(x, y)`` (``(y, x)`` if ``reflected``) ready for a binary op, each cast to the
+    dtype PyTorch's type promotion gives (dtypes.py) where NumPy's would differ: a float32
+    tensor with an int64 tensor stays float32, an int tensor with 0.5 becomes float32,
+    and a ``division`` of integers gives the default float (float32), not float64. Lists
+    and NumPy arrays become tensors (so a list of floats is float32)."""
+    if not isinstance(y, (Tensor, list, tuple, np.ndarray, np.generic, int, float)):
+        return (y, x) if reflected else (x, y)  # not a number: the op's own error says so
+    if isinstance(y, (list, tuple, np.ndarray)):
+        y = Tensor(y)
+    elif isinstance(y, np.generic):
+        y = y.item()  # NumPy scalars count as Python numbers, as in PyTorch
+    dtype = result_type(x, y)
+    if division and dtype.kind != "f":
+        dtype = state.default_dtype
+    x = x if x.dtype == dtype else x.astype(dtype)
+    if isinstance(y, Tensor) and y.dtype != dtype:
+        y = y.astype(dtype)
+    elif division and not isinstance(y, Tensor):
+        y = float(y)
+    return (y, x) if reflected else (x, y)
 
 
 def _index(index: Any) -> Any:
@@ -1133,18 +1223,6 @@ def _check_ndims(op: str, tensors: tuple, ndim: int, what: str) -> None:
         raise ShapeError(f"{op}: expects {ndim}-D {what}, got shape(s) {shapes}")
 
 
-def generator_rng(generator: Any, op: str) -> np.random.Generator:
-    """The NumPy generator to draw from: the global one (``mg.manual_seed``) for
-    ``generator=None``, else the given generator's."""
-    if generator is None:
-        return state.rng
-    rng = getattr(generator, "_rng", None)
-    if rng is None:
-        raise TypeError(f"{op}: generator must be a minigrad Generator (or None for the "
-                        f"global one), got {type(generator).__name__}")
-    return rng
-
-
 def _multinomial(weights: np.ndarray, num_samples: int, replacement: bool,
                  rng: np.random.Generator) -> np.ndarray:
     """``num_samples`` category indices per row of ``weights`` (1-D or 2-D)."""
@@ -1170,6 +1248,24 @@ def _multinomial(weights: np.ndarray, num_samples: int, replacement: bool,
     return np.array(draws, dtype=np.int64).reshape(weights.shape[:-1] + (num_samples,))
 
 
+def parse_to(args: tuple, device: Any, dtype: Any, who: str) -> tuple:
+    """``(device, dtype)`` from the arguments of ``to`` (Tensor's or Module's): a dtype, a
+    device (or its name), both, or a tensor whose dtype to take; dtype None: unchanged."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, device_class) or (isinstance(arg, str) and arg.split(":")[0]
+                                                 in DEVICE_TYPES) or type(arg) is int:
+            device = arg
+        elif arg is not None:
+            dtype = arg
+    check_device(device, who)
+    return CPU, None if dtype is None else as_dtype(dtype)
+
+
+device_class = device  # inside Tensor, "device" is the property
+
+
 # --- module-level functions ---------------------------------------------------------------
 
 
@@ -1185,16 +1281,24 @@ def _check_same_dims(tensors, op: str) -> None:
 
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension."""
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    tensors = _promoted([t if isinstance(t, Tensor) else Tensor(t) for t in tensors])
     _check_same_dims(tensors, "cat")
     return Cat.apply(*tensors, dim=normalize_dims(dim, tensors[0].ndim, "cat")[0])
 
 
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors along a new dimension."""
-    tensors = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    tensors = _promoted([t if isinstance(t, Tensor) else Tensor(t) for t in tensors])
     _check_same_dims(tensors, "stack")
     return Stack.apply(*tensors, dim=normalize_dims(dim, tensors[0].ndim + 1, "stack")[0])
+
+
+def _promoted(tensors: list) -> list:
+    """The tensors cast to their common dtype under PyTorch's promotion (dtypes.py)."""
+    if len({t.dtype for t in tensors}) < 2:
+        return tensors
+    dtype = result_type(*tensors)
+    return [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
 
 
 def where(condition, input=None, other=None) -> Tensor:
@@ -1204,6 +1308,10 @@ def where(condition, input=None, other=None) -> Tensor:
         condition = condition if isinstance(condition, Tensor) else Tensor(condition)
         return condition.nonzero(as_tuple=True)
     condition = condition.numpy() if isinstance(condition, Tensor) else np.asarray(condition)
+    if isinstance(input, Tensor):
+        input, other = _operands(input, other)
+    elif isinstance(other, Tensor):
+        other, input = _operands(other, input)
     return Where.apply(condition.astype(bool, copy=False), input, other)
 
 

@@ -18,8 +18,8 @@ import numpy as np
 
 from .errors import ShapeError
 from .ops import Einsum
-from .state import state
-from .tensor import Tensor, _multinomial, generator_rng
+from .state import rng_for, state
+from .tensor import Tensor, _multinomial
 
 
 def _tensor(value: Any) -> Tensor:
@@ -291,7 +291,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None,
     elementwise; ``normal(mean, std, size)`` with numbers (then ``dtype=`` and
     ``requires_grad=`` as for ``randn``). Drawn as mean + std * z with z standard normal,
     so the result is differentiable in mean and std, as in PyTorch."""
-    rng = generator_rng(generator, "normal")
+    rng = rng_for(generator, "normal")
     if size is not None:
         if isinstance(mean, Tensor) or isinstance(std, Tensor):
             raise TypeError("normal: with size=, mean and std must be numbers")
@@ -314,9 +314,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None,
 
 def multinomial(input, num_samples, replacement=False, *, generator=None) -> Tensor:
     return Tensor._make(_multinomial(input.numpy(), num_samples, replacement,
-                                     generator_rng(generator, "multinomial")))
+                                     rng_for(generator, "multinomial")))
 
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in {
     "annotations", "warnings", "np", "Any", "ShapeError", "Einsum", "state", "Tensor",
-    "generator_rng"}]
+    "rng_for"}]

@@ -116,13 +116,21 @@ def test_state_dict_has_flat_keys_through_containers():
         "norm.running_mean", "norm.running_var", "norm.num_batches_tracked"]
 
 
-def test_state_dict_values_are_numpy_snapshots():
+def test_state_dict_values_are_tensor_snapshots_without_history():
     model = MLP()
     state = model.state_dict()
-    assert all(isinstance(v, np.ndarray) for v in state.values())
+    assert all(isinstance(v, mg.Tensor) and not v.requires_grad and v.grad_fn is None
+               for v in state.values())
+    assert state["fc1.weight"].size() == state["fc1.weight"].shape == model.fc1.weight.shape
     with mg.no_grad():
         model.fc1.weight.fill_(5.0)
-    assert not np.any(state["fc1.weight"] == 5.0)
+    assert not np.any(state["fc1.weight"].numpy() == 5.0)
+
+
+def test_state_dict_keep_vars_gives_the_parameters_themselves():
+    model = MLP()
+    assert model.state_dict(keep_vars=True)["fc1.weight"] is model.fc1.weight
+    assert list(model.state_dict(prefix="net.")) == ["net." + k for k in model.state_dict()]
 
 
 def test_load_state_dict_round_trips_into_a_fresh_model():

@@ -149,6 +149,7 @@ def browser(site):
                 chromium.close()
     finally:
         server.shutdown()
+        server.server_close()  # the listening socket too, or it leaks a ResourceWarning
         thread.join()
 
 

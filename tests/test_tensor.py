@@ -12,11 +12,15 @@ import minigrad as mg
 # --- construction and dtypes ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("data", [3, 2.5, [1, 2, 3], [[1.0, 2.0], [3.0, 4.0]], [[1], [2]]])
-def test_python_scalars_and_lists_become_float32(data):
+@pytest.mark.parametrize("data, dtype", [
+    (3, np.int64), (2.5, np.float32), ([1, 2, 3], np.int64), ([[1.0, 2.0], [3.0, 4.0]],
+                                                              np.float32),
+    ([[1], [2]], np.int64), ([1, 2.5], np.float32), (True, np.bool_), ([True, False], np.bool_),
+    ([], np.float32)])
+def test_python_data_gets_pytorchs_dtype(data, dtype):
     t = mg.tensor(data)
-    assert t.dtype == np.float32
-    np.testing.assert_array_equal(t.numpy(), np.array(data, dtype=np.float32))
+    assert t.dtype == dtype
+    np.testing.assert_array_equal(t.numpy(), np.array(data, dtype=dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.bool_])
@@ -292,7 +296,12 @@ def test_repr_shows_grad_fn_requires_grad_dtype_and_label():
     x = mg.tensor([1.0], requires_grad=True, label="x")
     assert "requires_grad=True" in repr(x) and "label='x'" in repr(x)
     assert "grad_fn=<Mul>" in repr(x * 2)
-    assert "dtype=int64" in repr(mg.arange(3))
+    assert "dtype=float64" in repr(mg.arange(3.0, dtype=mg.float64))
+
+
+def test_repr_leaves_out_default_dtypes_as_pytorch(torch):
+    for data in ([1, 2], [1.0, 2.0], [True], np.array([1, 2], dtype=np.int32)):
+        assert ("dtype=" in repr(mg.tensor(data))) == ("dtype=" in repr(torch.tensor(data)))
 
 
 # --- comparisons and hashing --------------------------------------------------------------------

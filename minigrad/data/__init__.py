@@ -8,16 +8,20 @@ names).
     for xb, yb in loader:
         ...
 
-``dataset`` (what a sample is), ``dataloader`` (grouping samples into batches) and
-``datasets`` (the built-in data, as NumPy arrays).
+``dataset`` (what a sample is), ``sampler`` (the order of the samples), ``dataloader``
+(grouping samples into batches) and ``datasets`` (the built-in data, as NumPy arrays).
+Also importable as ``minigrad.utils.data``, PyTorch's path.
 """
 
 from .dataloader import DataLoader, default_collate
 from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
+                      SubsetRandomSampler)
 from .datasets import (CharTokenizer, load_digits, make_char_corpus, make_char_lm_dataset,
                        make_moons, make_sequence_task, make_spirals, train_test_split)
 
 __all__ = [
+    "BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
     "CharTokenizer", "ConcatDataset", "DataLoader", "Dataset", "Subset", "TensorDataset",
     "default_collate", "load_digits", "make_char_corpus", "make_char_lm_dataset", "make_moons",
     "make_sequence_task", "make_spirals", "random_split", "train_test_split",

@@ -11,29 +11,42 @@ order from the global generator, so ``mg.manual_seed`` makes training repeatable
 
 from __future__ import annotations
 
-import math
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..state import state
 from ..tensor import Tensor, stack
 from .dataset import Subset, TensorDataset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+_told_about_workers = False  # the num_workers explanation is given once per session
 
 
 class DataLoader:
     """Iterate over ``dataset`` in batches of ``batch_size`` samples.
 
-    - ``shuffle``: a new random order every epoch (drawn when the ``for`` loop starts).
+    - ``shuffle``: a new random order every epoch (drawn when the ``for`` loop starts),
+      from ``generator`` if given, else from the global generator.
+    - ``sampler``: the order of the indices instead (a ``Sampler`` or any iterable of
+      indices); ``batch_sampler``: the batches of indices themselves.
     - ``drop_last``: leave out the last batch when it would be smaller than the others.
     - ``collate_fn``: turns a list of samples into a batch; ``default_collate`` stacks them.
     - ``batch_size=None``: yield the samples one by one, unbatched.
+    - ``num_workers``, ``pin_memory``, ``timeout``, ``worker_init_fn``, ... are accepted
+      so that PyTorch code runs; batches are always loaded in the main process (minigrad
+      has no worker processes, and no GPU memory to pin for).
     """
 
-    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False,
-                 drop_last: bool = False,
-                 collate_fn: Callable[[list], Any] | None = None) -> None:
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler: Sampler | Sequence[int] | None = None,
+                 batch_sampler: Sampler | None = None, num_workers: int = 0,
+                 collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable | None = None, multiprocessing_context: Any = None,
+                 generator: Any = None, *, prefetch_factor: int | None = None,
+                 persistent_workers: bool = False, pin_memory_device: str = "") -> None:
         if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
             raise TypeError(
                 f"DataLoader: the dataset must support len(dataset) and dataset[i], but a "
@@ -52,42 +65,70 @@ class DataLoader:
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError(f"DataLoader: collate_fn must be a function taking a list of "
                             f"samples, got {type(collate_fn).__name__}")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle "
+                             "(the sampler decides the order); leave shuffle out")
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
+                                          or drop_last):
+            raise ValueError("DataLoader: batch_sampler option is mutually exclusive with "
+                             "batch_size, shuffle, sampler, and drop_last (it decides them)")
+        if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)) \
+                or num_workers < 0:
+            raise ValueError(f"DataLoader: num_workers must be an int >= 0, got "
+                             f"{num_workers!r}")
+        if num_workers > 0:
+            _explain_workers(num_workers)
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle \
+                else SequentialSampler(dataset)
+        if batch_sampler is None and batch_size is not None:
+            batch_sampler = BatchSampler(sampler, int(batch_size), bool(drop_last))
         self.dataset = dataset
         self.batch_size = None if batch_size is None else int(batch_size)
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self.collate_fn = collate_fn
+        self.sampler, self.batch_sampler, self.generator = sampler, batch_sampler, generator
+        self.num_workers, self.pin_memory, self.timeout = int(num_workers), pin_memory, timeout
+        self.worker_init_fn = worker_init_fn
 
     def __len__(self) -> int:
         """The number of batches in one epoch."""
-        n = len(self.dataset)
-        if self.batch_size is None:
-            return n
-        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+        return len(self.sampler) if self.batch_sampler is None else len(self.batch_sampler)
 
     def __iter__(self) -> Iterator[Any]:
-        n = len(self.dataset)
-        # drawn here, at the start of the epoch, not lazily at the first batch
-        order = state.rng.permutation(n) if self.shuffle else np.arange(n)
-        return self._batches(order)
+        if self.batch_sampler is None:  # batch_size=None: samples one by one
+            return self._samples(iter(self.sampler))
+        if type(self.batch_sampler) is BatchSampler and isinstance(self.batch_sampler.sampler,
+                                                                   Sampler):
+            # drawn here, at the start of the epoch, not lazily at the first batch
+            order = self.batch_sampler.sampler.order()
+            return (self._fetch(batch) for batch in self.batch_sampler.batches(order))
+        return (self._fetch(batch) for batch in self.batch_sampler)
 
-    def _batches(self, order: np.ndarray) -> Iterator[Any]:
-        if self.batch_size is None:
-            for i in order:
-                sample = self.dataset[int(i)]
-                yield sample if self.collate_fn is None else self.collate_fn(sample)
-            return
-        stop = len(self) * self.batch_size if self.drop_last else len(order)
-        for start in range(0, stop, self.batch_size):
-            yield self._fetch(order[start:start + self.batch_size])
+    def _samples(self, indices: Iterator[int]) -> Iterator[Any]:
+        for i in indices:
+            sample = self.dataset[int(i)]
+            yield sample if self.collate_fn is None else self.collate_fn(sample)
 
-    def _fetch(self, indices: np.ndarray) -> Any:
+    def _fetch(self, indices: Sequence[int]) -> Any:
         if self.collate_fn is None:
             rows = _tensor_rows(self.dataset, indices)
             if rows is not None:
                 return rows
         samples = [self.dataset[int(i)] for i in indices]
         return (self.collate_fn or default_collate)(samples)
+
+
+def _explain_workers(num_workers: int) -> None:
+    global _told_about_workers
+    if not _told_about_workers:
+        _told_about_workers = True
+        warnings.warn(
+            f"DataLoader(num_workers={num_workers}): minigrad loads every batch in the main "
+            "process; there are no worker processes. The batches are the same as with "
+            "num_workers=0, in the same order (this note is shown once).",
+            UserWarning, stacklevel=3)
 
 
 def _tensor_rows(dataset: Any, indices: Sequence[int]) -> tuple[Tensor, ...] | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..state import state
+from ..state import rng_for
 from ..tensor import Tensor
 
 
@@ -105,12 +105,14 @@ class ConcatDataset(Dataset):
         return self.cumulative_sizes[-1]
 
 
-def random_split(dataset: Dataset, lengths: Sequence[int | float]) -> list[Subset]:
+def random_split(dataset: Dataset, lengths: Sequence[int | float],
+                 generator: Any = None) -> list[Subset]:
     """Split into non-overlapping random subsets of the given lengths.
 
     ``lengths`` are counts that add up to ``len(dataset)``, or fractions that add up to 1
     (``[0.8, 0.2]``); as in PyTorch, what fractions leave over is handed out one sample at
-    a time from the first subset on. The shuffle draws from the global generator.
+    a time from the first subset on. The shuffle draws from ``generator`` (an
+    ``mg.Generator``), or from the global generator.
     """
     n = len(dataset)
     lengths = list(lengths)
@@ -129,5 +131,5 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float]) -> list[Subse
             f"random_split: the lengths {lengths} add up to {sum(lengths)}, but the dataset "
             f"has {n} samples; give counts that add up to {n}, or fractions like [0.8, 0.2]"
         )
-    order = state.rng.permutation(n).tolist()
+    order = rng_for(generator, "random_split").permutation(n).tolist()
     return [Subset(dataset, order[end - k:end]) for end, k in zip(accumulate(lengths), lengths)]

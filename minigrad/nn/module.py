@@ -27,7 +27,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..state import no_grad, state
-from ..tensor import Tensor, as_dtype
+from ..device import not_on_cpu
+from ..tensor import Tensor, as_dtype, parse_to
 
 
 class Parameter(Tensor):
@@ -51,16 +52,18 @@ class Parameter(Tensor):
 
 
 def new_parameter(*shape: int, dtype: Any = None) -> Parameter:
-    """A Parameter of zeros of ``shape`` (float32 unless ``dtype``), for a layer's
-    ``__init__`` to fill with its initialisation."""
-    return Parameter(np.zeros(shape, dtype=np.float32 if dtype is None else as_dtype(dtype)))
+    """A Parameter of zeros of ``shape`` (the default float, float32, unless ``dtype``),
+    for a layer's ``__init__`` to fill with its initialisation."""
+    return Parameter(np.zeros(shape, dtype=state.default_dtype if dtype is None
+                              else as_dtype(dtype)))
 
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 def _as_array(value: Any) -> np.ndarray:
-    """A state-dict value as an array: NumPy arrays, minigrad tensors, torch tensors."""
+    """A state-dict value as an array: minigrad or torch tensors, NumPy arrays, anything
+    with ``__array__``."""
     if hasattr(value, "detach"):
         value = value.detach()
     if hasattr(value, "cpu"):
@@ -329,17 +332,26 @@ class Module:
                 if value is not None:
                     yield (f"{module_prefix}.{name}" if module_prefix else name), value
 
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """Every parameter and persistent buffer as a NumPy array (a copy: a snapshot
-        that later training does not change), under PyTorch's flat keys."""
-        result = OrderedDict()
+    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Tensor]:
+        """Every parameter and persistent buffer as a Tensor without history, under
+        PyTorch's flat keys (``"0.weight"``). Unlike PyTorch's, the values are copies: a
+        snapshot that later training does not change. ``keep_vars=True`` gives the
+        parameters and buffers themselves."""
+        if args:  # PyTorch's old positional form state_dict(destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix,
+                                                            keep_vars][len(args):])[:3]
+        result = OrderedDict() if destination is None else destination
         for key, value in self._state_items():
-            if key not in result:
-                result[key] = value.numpy().copy()
+            if prefix + key not in result:
+                result[prefix + key] = value if keep_vars else Tensor._make(value.numpy().copy())
         return result
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True) -> _IncompatibleKeys:
-        """Copy arrays (NumPy, minigrad or torch tensors) into the parameters and buffers.
+    def load_state_dict(self, state_dict: dict, strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy arrays (minigrad or PyTorch tensors, NumPy arrays, anything with
+        ``__array__``) into the parameters and buffers (also with ``assign=True``: the
+        values are copied into the existing parameters either way).
         Every missing, unexpected and mis-shaped key is listed in one error; nothing is
         changed unless everything fits (with ``strict=False`` missing and unexpected keys
         are allowed and returned)."""
@@ -416,9 +428,20 @@ class Module:
         fn(self)
         return self
 
-    def to(self, dtype: Any) -> Module:
-        """Floating parameters and buffers to ``dtype`` (``model.to("float64")``)."""
-        return self._cast(as_dtype(dtype))
+    def to(self, *args: Any, dtype: Any = None, device: Any = None,
+           non_blocking: bool = False) -> Module:
+        """PyTorch's forms: ``to(device)`` (the CPU: nothing moves), ``to(dtype)``
+        (floating parameters and buffers, as ``model.to(mg.float64)``), both, or
+        ``to(tensor)`` (its dtype)."""
+        _, dtype = parse_to(args, device, dtype, f"{type(self).__name__}.to")
+        return self if dtype is None or dtype.kind != "f" else self._cast(dtype)
+
+    def cpu(self) -> Module:
+        return self
+
+    def cuda(self, device: Any = None) -> Module:
+        raise RuntimeError(not_on_cpu("cuda" if device is None else device,
+                                      f"{type(self).__name__}.cuda()"))
 
     def double(self) -> Module:
         return self._cast(np.float64)

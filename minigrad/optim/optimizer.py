@@ -196,8 +196,9 @@ class Optimizer:
 
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {...}}, "param_groups": [{options, "params": [indices]}]}``,
-        PyTorch's layout: parameters are numbered in order across the groups. Arrays are
-        copies, a snapshot that later steps do not change (``mg.save`` writes it)."""
+        PyTorch's layout: parameters are numbered in order across the groups. The state's
+        arrays are Tensors without history, copies: a snapshot that later steps do not
+        change (``mg.save`` writes it)."""
         index_of: dict[int, int] = {}
         param_groups = []
         for group in self.param_groups:
@@ -210,8 +211,7 @@ class Optimizer:
             for param in group["params"]:
                 if self.state.get(param):
                     state[index_of[id(param)]] = {
-                        key: value.copy() if isinstance(value, np.ndarray) else value
-                        for key, value in self.state[param].items()
+                        key: _snapshot(value) for key, value in self.state[param].items()
                     }
         return {"state": state, "param_groups": param_groups}
 
@@ -265,6 +265,13 @@ class Optimizer:
         self.state, self.param_groups = state, param_groups
 
 
+def _snapshot(value: Any) -> Any:
+    """An optimizer state entry for ``state_dict``: arrays (and Tensors) as Tensor copies."""
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    return Tensor._make(value.copy()) if isinstance(value, np.ndarray) else value
+
+
 def _state_value(value: Any, key: str, index: int, param: Tensor, name: str) -> Any:
     """A loaded state entry: arrays as a copy in the parameter's dtype (checked shape),
     ``step`` as a number, anything else as it is."""
@@ -272,6 +279,8 @@ def _state_value(value: Any, key: str, index: int, param: Tensor, name: str) -> 
         return np.asarray(value).item()  # a number, even if saved as a 0-d array
     if not hasattr(value, "shape"):
         return value
+    if hasattr(value, "detach"):  # a minigrad or PyTorch tensor
+        value = value.detach().numpy()
     array = np.array(value, dtype=param.dtype)
     if array.shape != param.shape:
         raise ValueError(

@@ -1,0 +1,132 @@
+"""Samplers: the order in which a DataLoader visits a dataset (``torch.utils.data``'s).
+
+A sampler yields dataset indices; a ``BatchSampler`` groups them into lists, one list per
+batch. ``DataLoader(shuffle=True)`` is ``RandomSampler``; ``shuffle=False`` is
+``SequentialSampler``. Random samplers draw from the global generator, or from their own
+``generator=`` (an ``mg.Generator``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..state import rng_for
+
+
+class Sampler:
+    """Base class: a subclass yields indices in ``__iter__`` (and says how many in
+    ``__len__``)."""
+
+    def __init__(self, data_source: Any = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[int]:
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__ yielding indices")
+
+    def order(self) -> np.ndarray:
+        """All indices of one pass, drawn now, as an int64 array (what ``__iter__``
+        yields; the DataLoader slices batches from it without a Python loop)."""
+        return np.fromiter(iter(self), dtype=np.int64)
+
+
+class SequentialSampler(Sampler):
+    """0, 1, 2, ... len(data_source) - 1."""
+
+    def __init__(self, data_source: Sequence) -> None:
+        self.data_source = data_source
+
+    def order(self) -> np.ndarray:
+        return np.arange(len(self.data_source))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """The indices in a random order, a new one each pass; with ``replacement=True``,
+    ``num_samples`` indices drawn independently."""
+
+    def __init__(self, data_source: Sequence, replacement: bool = False,
+                 num_samples: int | None = None, generator: Any = None) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError(f"RandomSampler: replacement must be True or False, got "
+                            f"{replacement!r}")
+        if num_samples is not None and (not isinstance(num_samples, (int, np.integer))
+                                        or num_samples <= 0):
+            raise ValueError(f"RandomSampler: num_samples must be a positive int, got "
+                             f"{num_samples!r}")
+        rng_for(generator, "RandomSampler")  # checks it now
+        self.data_source, self.replacement = data_source, replacement
+        self._num_samples, self.generator = num_samples, generator
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def order(self) -> np.ndarray:
+        rng, n = rng_for(self.generator), len(self.data_source)
+        if self.replacement:
+            return rng.integers(0, n, self.num_samples, dtype=np.int64)
+        passes = -(-self.num_samples // n) if n else 0  # num_samples > n: several shuffles
+        return np.concatenate([rng.permutation(n) for _ in range(passes)]
+                              or [np.zeros(0, np.int64)])[:self.num_samples]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.order().tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a random order, a new one each pass."""
+
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        self.indices, self.generator = list(indices), generator
+
+    def order(self) -> np.ndarray:
+        permutation = rng_for(self.generator, "SubsetRandomSampler").permutation(
+            len(self.indices))
+        return np.asarray(self.indices, dtype=np.int64)[permutation]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.order().tolist())
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class BatchSampler(Sampler):
+    """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one
+    shorter, or left out with ``drop_last=True``)."""
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+                or batch_size <= 0:
+            raise ValueError(f"BatchSampler: batch_size must be a positive int, got "
+                             f"{batch_size!r}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"BatchSampler: drop_last must be True or False, got "
+                             f"{drop_last!r}")
+        self.sampler, self.batch_size, self.drop_last = sampler, int(batch_size), drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        order = self.sampler.order() if isinstance(self.sampler, Sampler) \
+            else np.asarray(list(self.sampler), dtype=np.int64)
+        return (batch.tolist() for batch in self.batches(order))
+
+    def batches(self, order: np.ndarray) -> Iterator[np.ndarray]:
+        """``order`` cut into batches (arrays of indices)."""
+        stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
+        for start in range(0, stop, self.batch_size):
+            yield order[start:start + self.batch_size]
+
+    def __len__(self) -> int:
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
