@@ -1,89 +1,32 @@
-"""The backward engine, and the one graph walk that realize, backward and drawing share.
+"""The backward engine: the chain rule, run over the recorded graph.
 
-``backward_steps`` is the whole backward pass as an iterator: each step runs one node's
-``backward`` and says which gradients it received and which it produced.
-``Tensor.backward()`` simply runs it to the end; the BackwardStepper widget runs it one
-step at a time. There is no other implementation of backward.
+``backward_steps`` is the whole backward pass as an iterator. Each step pops the newest
+node that gradients reached, runs its Function's ``backward`` and routes each gradient it
+returns to the input it is for: into a leaf's ``.grad``, or into the pending sum of the
+node that made that input (a tensor used twice gets the sum of two gradients).
+``Tensor.backward()`` runs the iterator to the end; the BackwardStepper widget runs it one
+step at a time and only looks. There is no other implementation of backward.
 
-Order: node ids grow as nodes are made, and a node's inputs are always made before it,
-so visiting nodes from the newest id to the oldest is a valid order for backward (every
-node receives all its gradients before it runs) and the oldest-first order is one for
-realize. Walks use an explicit stack, so a 100,000-node chain needs no recursion.
+The order (newest node first) comes from ``graph.backward_order``; in-place edits of saved
+arrays are caught by ``versions.check_saved_versions``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from operator import attrgetter
-from typing import TYPE_CHECKING, NamedTuple
+import weakref
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .errors import ShapeError
 from . import function
-from .function import Node, _check_finite, check_saved_versions, realize_node
+from .errors import ShapeError
+from .function import Node
+from .graph import backward_order, grad_parents, lazy_parents, walk  # noqa: F401 (exported)
+from .lazy_mode import realize  # noqa: F401 (exported: mg.realize)
+from .messages import check_finite
 from .state import state
-
-if TYPE_CHECKING:
-    from .tensor import Tensor
-
-
-def walk(roots: Iterable[Node], parents: Callable[[Node], Iterable[Node]]) -> list[Node]:
-    """Every node reachable from ``roots`` through ``parents``, oldest first."""
-    seen: set[Node] = set()
-    stack = [r for r in roots if r is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.extend(p for p in parents(node) if p is not None and p not in seen)
-    return sorted(seen, key=_by_id)
-
-
-_by_id = attrgetter("id")
-
-
-def _grad_graph(root: Node) -> list[Node]:
-    """``walk([root], grad_parents)``, newest first, written out: backward's only walk."""
-    seen = {root}
-    stack = [root]
-    while stack:
-        for parent, _ in stack.pop().next_functions:
-            if parent is not None and parent not in seen:
-                seen.add(parent)
-                stack.append(parent)
-    return sorted(seen, key=_by_id, reverse=True)
-
-
-def grad_parents(node: Node) -> Iterator[Node]:
-    """The nodes that made ``node``'s inputs (the edges gradients travel along)."""
-    return (parent for parent, _ in node.next_functions if parent is not None)
-
-
-def lazy_parents(node: Node) -> Iterator[Node]:
-    """The not-yet-computed nodes that ``node``'s inputs wait for."""
-    return (t._lazy_node for t in node.inputs if t._lazy_node is not None)
-
-
-# --- realize (lazy mode) ------------------------------------------------------------------
-
-
-def realize(*tensors: Tensor) -> None:
-    """Compute every deferred op that ``tensors`` depend on, oldest first."""
-    roots = [t._lazy_node for t in tensors if t._lazy_node is not None]
-    if not roots:
-        return
-    previous, state.lazy = state.lazy, False  # forwards that call apply run eagerly
-    try:
-        for node in walk(roots, lazy_parents):
-            if node._pending is not None:
-                realize_node(node)
-    finally:
-        state.lazy = previous
-
-
-# --- backward -------------------------------------------------------------------------------
+from .versions import check_saved_versions
 
 
 class BackwardStep(NamedTuple):
@@ -94,121 +37,131 @@ class BackwardStep(NamedTuple):
     grad_inputs: tuple  # the gradient it sent to each positional input (None: none)
 
 
-def backward(tensor: Tensor, gradient=None, retain_graph: bool = False) -> None:
+def backward(tensor: Any, gradient: Any = None, retain_graph: bool = False) -> None:
     """Run the backward pass to the end (what ``Tensor.backward`` does)."""
     for _ in _backward(tensor, gradient, retain_graph, report=False):
         pass
 
 
-def backward_steps(tensor: Tensor, gradient=None,
+def backward_steps(tensor: Any, gradient: Any = None,
                    retain_graph: bool = False) -> Iterator[BackwardStep]:
     """The backward pass from ``tensor``, one node at a time, newest node first.
 
-    Gradients for leaves are accumulated into their ``.grad`` as they are produced.
-    """
+    Gradients for leaves are accumulated into their ``.grad`` as they are produced. The
+    arrays a step shows are never written afterwards (see ``accumulate``)."""
     return _backward(tensor, gradient, retain_graph, report=True)
 
 
-# Reusing a gradient array instead of copying it pays only for big arrays; for small ones
-# the check costs more than the copy it saves.
-_REUSE_MIN_SIZE = 4096
-
-
-def _backward(tensor: Tensor, gradient, retain_graph: bool,
+def _backward(tensor: Any, gradient: Any, retain_graph: bool,
               report: bool) -> Iterator[BackwardStep]:
-    """The one implementation of backward. With ``report`` each step is yielded, and
-    every array it shows stays as it was shown. Without, the engine may reuse big
-    arrays that nobody else holds: a gradient that a backward made is added to in place,
-    or becomes a leaf's ``.grad`` without a copy (PyTorch does the same)."""
+    """The one implementation of both: ``report`` only decides whether each step is
+    handed out (``backward`` skips making them; that is all)."""
     seed = _seed_gradient(tensor, gradient)
+    own: dict = {}  # key -> id of the sum this pass made for it (see accumulate)
     if tensor.grad_fn is None:  # backward of a leaf: its gradient is the seed itself
-        _accumulate_into_leaf(tensor, seed, owned=False)
+        _accumulate_into_leaf(tensor, seed, own, new=False)
         return
     root = tensor.grad_fn
-    pending: dict[Node, list] = {root: [None] * len(root._outputs)}
+    pending = {root: [None] * len(root._outputs)}  # node -> the gradient for each output
     pending[root][tensor._output_index] = seed
-    owned: set[int] = set()  # ids of the pending sums that only this pass holds
-    for node in _grad_graph(root):
+    for node in backward_order(root):
         grad_outputs = pending.pop(node, None)
         if grad_outputs is None:
             continue  # no gradient reached this node
-        if owned:
-            for grad in grad_outputs:  # handed on now: no longer the pass's own
-                owned.discard(id(grad))
         grad_inputs = _run_backward(node, grad_outputs)
-        if node._node_hooks:
-            grad_inputs = _run_node_hooks(node, grad_inputs, grad_outputs)
         for position, grad in enumerate(grad_inputs):
             if grad is None:
                 continue
-            mine = not report and grad.size >= _REUSE_MIN_SIZE \
-                and _is_new(grad, position, node, grad_outputs, grad_inputs) \
-                and id(grad) not in owned
             parent, index = node.next_functions[position]
-            if parent is None:
-                _accumulate_into_leaf(node.args[position], grad, owned=mine)
+            if parent is None:  # a leaf: into its .grad
+                new = _made_for_this_input(grad, position, node, grad_outputs, grad_inputs)
+                _accumulate_into_leaf(node.args[position], grad, own, new)
                 continue
-            slots = pending.get(parent)
+            slots = pending.get(parent)  # else: into the sum for the node that made it
             if slots is None:
                 slots = pending[parent] = [None] * len(parent._outputs)
-            current = slots[index]
-            if current is None:
-                slots[index] = grad
-                if mine:
-                    owned.add(id(grad))
-            elif id(current) in owned:
-                current += grad  # a sum only this pass holds: add in place
-            else:
-                slots[index] = current = current + grad
-                if not report and current.size >= _REUSE_MIN_SIZE:
-                    owned.add(id(current))
+            total = slots[index]
+            slots[index] = grad if total is None else accumulate(total, grad, (parent, index), own)
         if report:
             yield BackwardStep(node, tuple(grad_outputs), grad_inputs)
-        if not retain_graph:
-            node.free()  # after the step is seen, so a stepper can still show the node
-        else:
+        if retain_graph:
             node._retained = True
+        else:
+            node.free()  # after the step is seen, so a stepper can still show the node
 
 
-def _is_new(grad: np.ndarray, position: int, node: Node, grad_outputs: list,
-            grad_inputs: tuple) -> bool:
-    """Did ``node``'s backward make ``grad`` for this input alone? Not if it is a view,
-    the gradient it received (``Add`` passes that on), an array it saved, or an array
-    it also returned for an earlier input."""
-    if grad.base is not None:
+# --- the one speed trick: reusing gradient arrays -------------------------------------------
+
+
+def accumulate(total: np.ndarray, grad: np.ndarray, key: Any, own: dict) -> np.ndarray:
+    """``total + grad``: the running sum of the gradients for ``key`` (an output of a
+    pending node, or a tensor's ``.grad``), without copies nobody needs.
+
+    The engine writes in place only into a sum it made itself, in this pass, for this
+    ``key`` (``own[key]`` is its id): nobody else has seen it. Every other array (one a backward
+    returned, which a step shows; one saved; the user's) is only read, so what a step
+    shows stays as it was, and ``backward()`` and ``backward_steps`` run the same code.
+    What it buys: a tensor used n times costs one new array instead of n - 1 (the
+    transformer bench's residual stream, an RNN's weights)."""
+    if own.get(key) == id(total):
+        total += grad
+    else:
+        total = total + grad
+        own[key] = id(total)  # an id, not the array: the sum may go when its node has run
+    return total
+
+
+# A leaf's first gradient becomes its .grad without a copy when backward made it for this
+# input alone: the MLP bench's step is 12% slower with a copy (its weight gradients). For
+# small arrays the check costs more than the copy it saves.
+_ADOPT_MIN_SIZE = 4096
+
+# The arrays taken as a .grad that way. A step showed them, so the engine never adds into
+# them in place, in this pass or a later one (weakly held: an entry goes with its array).
+_adopted: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _made_for_this_input(grad: np.ndarray, position: int, node: Node, grad_outputs: list,
+                         grad_inputs: tuple) -> bool:
+    """Did ``node``'s backward make ``grad`` for this input alone, so it may become a
+    leaf's ``.grad`` as it is? Not if it is small, a view, the gradient it received
+    (``Add`` passes that on), an array it saved, or one it also returned for an earlier
+    input."""
+    if grad.size < _ADOPT_MIN_SIZE or grad.base is not None:
         return False
-    for others in (grad_outputs, node._saved or (), grad_inputs[:position]):
+    for others in (grad_outputs, node.saved_arrays(), grad_inputs[:position]):
         for other in others:
             if other is grad:
                 return False
     return True
 
 
-def _seed_gradient(tensor: Tensor, gradient) -> np.ndarray:
-    if tensor._lazy_node is not None:
-        tensor.realize()
-    if not tensor.requires_grad:
-        raise RuntimeError(
-            f"backward: this tensor (shape {tensor.shape}) does not require grad and has no "
-            "grad_fn, so there is nothing to differentiate. Create the inputs with "
-            "requires_grad=True, and do not compute it inside no_grad()."
-        )
-    if gradient is None:
-        if tensor._data.size != 1:
-            raise RuntimeError(
-                f"backward: grad can be implicitly created only for a tensor with one "
-                f"element, but this one has shape {tensor.shape}. Reduce it first (e.g. "
-                f".sum() or .mean()), or pass gradient= a tensor of shape {tensor.shape}."
-            )
-        return np.ones(tensor.shape, dtype=tensor.dtype)
-    gradient = np.asarray(gradient._data if isinstance(gradient, function.Tensor) else gradient,
-                          dtype=tensor.dtype)
-    if gradient.shape != tensor.shape:
-        raise ShapeError(
-            f"backward: gradient has shape {gradient.shape} but the tensor has shape "
-            f"{tensor.shape}; they must be equal"
-        )
-    return gradient
+def _accumulate_into_leaf(leaf: Any, grad: np.ndarray, own: dict, new: bool) -> None:
+    """A leaf's gradient: through its hooks, into its ``.grad``."""
+    if leaf._hooks:
+        grad, new = _run_tensor_hooks(leaf, grad), False
+    _accumulate_into_grad(leaf, grad, own, new)
+
+
+def _accumulate_into_grad(tensor: Any, grad: np.ndarray, own: dict, new: bool) -> None:
+    """Add ``grad`` to ``tensor.grad``. ``new``: backward made ``grad`` for this tensor
+    alone, so it may become ``.grad`` without a copy."""
+    if tensor.grad is None:
+        if new and grad.dtype == tensor.dtype:
+            _adopted[id(grad)] = grad
+        else:
+            grad = np.array(grad, dtype=tensor.dtype)  # a copy: the engine's own
+            own[tensor] = id(grad)
+        tensor.grad = function.Tensor._make(grad)
+        return
+    total = tensor.grad._data
+    if tensor not in own and total.flags.writeable and total.shape == grad.shape \
+            and _adopted.get(id(total)) is not total:
+        own[tensor] = id(total)  # a .grad from before: add into it in place, as PyTorch does
+    tensor.grad._data = accumulate(total, grad, tensor, own)
+
+
+# --- one node's backward ---------------------------------------------------------------------
 
 
 def _run_backward(node: Node, grad_outputs: list) -> tuple:
@@ -220,11 +173,13 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
             "its saved tensors were released after the first backward. Call the first "
             "backward(retain_graph=True) if you need to backward twice."
         )
-    for index, ref in enumerate(node._outputs):
+    for index, ref in enumerate(node._outputs):  # hooks and retain_grad of its outputs
         output = ref()
         if output is not None and (output._hooks or output._retains_grad) \
                 and grad_outputs[index] is not None:
-            grad_outputs[index] = _hooked(output, grad_outputs[index], retain=True)
+            grad_outputs[index] = _run_tensor_hooks(output, grad_outputs[index])
+            if output._retains_grad:
+                _accumulate_into_grad(output, grad_outputs[index], {}, new=False)
     if len(grad_outputs) > 1 and node.materialize_grads:
         for index, (shape, dtype) in enumerate(node.output_meta):
             if grad_outputs[index] is None:
@@ -232,16 +187,17 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
     if state.last_write > node._saved_at and node._saved:  # an in-place write since forward
         check_saved_versions(node)
     grads = node.function.backward(node, *grad_outputs)  # a node is its Function's ctx
-    if type(grads) is not tuple:
-        grads = (grads,)
-    return _fit_gradients(node, grads)
+    grads = _fit_gradients(node, grads if type(grads) is tuple else (grads,))
+    if node._node_hooks:
+        grads = _run_node_hooks(node, grads, grad_outputs)
+    return grads
 
 
 def _fit_gradients(node: Node, grads: tuple, who: str | None = None) -> tuple:
     """Check the gradients ``who`` (a hook on the node; None: the node's backward)
     returned for the node's inputs: one per positional input, each summed to that
     input's shape and cast to its dtype (None where no gradient is needed)."""
-    args = node.args
+    args, needs_input_grad = node.args, node.needs_input_grad
     if len(grads) != len(args):
         who = who or f"{node.function.__name__}.backward"
         raise RuntimeError(
@@ -250,13 +206,12 @@ def _fit_gradients(node: Node, grads: tuple, who: str | None = None) -> tuple:
             "inputs that need none)."
         )
     fitted = []
-    needs_input_grad = node.needs_input_grad
     for position, grad in enumerate(grads):
         if grad is None or not needs_input_grad[position]:
             fitted.append(None)
             continue
         if type(grad) is not np.ndarray:
-            grad = np.asarray(grad._data if isinstance(grad, function.Tensor) else grad)
+            grad = np.asarray(grad)  # a number, or a Tensor (from a hook)
         arg = args[position]
         shape, dtype = (arg._data.shape, arg._data.dtype) if arg is not None \
             else node.input_shape_dtype(position)
@@ -273,23 +228,10 @@ def _fit_gradients(node: Node, grads: tuple, who: str | None = None) -> tuple:
         if grad.dtype != dtype:
             grad = grad.astype(dtype)
         if state.anomaly:
-            _check_finite(grad, f"the backward of {node.describe()} (gradient for input "
-                                f"{position})", args, node._trace)
+            check_finite(grad, f"the backward of {node.describe()} (gradient for input "
+                               f"{position})", args, node._trace)
         fitted.append(grad)
     return tuple(fitted)
-
-
-def _run_node_hooks(node: Node, grad_inputs: tuple, grad_outputs: list) -> tuple:
-    """Call the hooks registered with ``node.register_hook``; a hook's returned tuple
-    replaces the gradients for the inputs (checked as a backward's result is)."""
-    make = function.Tensor._make
-    received = tuple(None if g is None else make(g) for g in grad_outputs)
-    for hook in list(node._node_hooks.values()):
-        result = hook(tuple(None if g is None else make(g) for g in grad_inputs), received)
-        if result is not None:
-            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-            grad_inputs = _fit_gradients(node, result, f"a hook on {node.describe()}")
-    return grad_inputs
 
 
 def sum_to_shape(grad: np.ndarray, shape: tuple) -> np.ndarray | None:
@@ -305,34 +247,52 @@ def sum_to_shape(grad: np.ndarray, shape: tuple) -> np.ndarray | None:
     return grad.sum(axis=axes, keepdims=True).reshape(shape) if axes else grad.reshape(shape)
 
 
-def _hooked(tensor: Tensor, grad: np.ndarray, retain: bool) -> np.ndarray:
-    """Run ``tensor``'s hooks on its gradient; keep it in ``.grad`` if it retains grad."""
-    from .tensor import Tensor
+# --- the start, and hooks ---------------------------------------------------------------------
 
+
+def _seed_gradient(tensor: Any, gradient: Any) -> np.ndarray:
+    """The gradient backward starts from: ones for a one-element tensor, or ``gradient``."""
+    tensor.realize()
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            f"backward: this tensor (shape {tensor.shape}) does not require grad and has no "
+            "grad_fn, so there is nothing to differentiate. Create the inputs with "
+            "requires_grad=True, and do not compute it inside no_grad()."
+        )
+    if gradient is None:
+        if tensor._data.size != 1:
+            raise RuntimeError(
+                f"backward: grad can be implicitly created only for a tensor with one "
+                f"element, but this one has shape {tensor.shape}. Reduce it first (e.g. "
+                f".sum() or .mean()), or pass gradient= a tensor of shape {tensor.shape}."
+            )
+        return np.ones(tensor.shape, dtype=tensor.dtype)
+    gradient = np.asarray(gradient, dtype=tensor.dtype)
+    if gradient.shape != tensor.shape:
+        raise ShapeError(
+            f"backward: gradient has shape {gradient.shape} but the tensor has shape "
+            f"{tensor.shape}; they must be equal"
+        )
+    return gradient
+
+
+def _run_tensor_hooks(tensor: Any, grad: np.ndarray) -> np.ndarray:
+    """Run ``tensor.register_hook`` hooks on its gradient; a returned tensor replaces it."""
     for hook in (tensor._hooks or {}).values():
-        result = hook(Tensor._make(grad))
+        result = hook(function.Tensor._make(grad))
         if result is not None:
-            grad = np.asarray(result._data if isinstance(result, Tensor) else result)
-    if retain and tensor._retains_grad:
-        _add_to_grad(tensor, grad)
+            grad = np.asarray(result)
     return grad
 
 
-def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray, owned: bool) -> None:
-    """Add ``grad`` to ``leaf.grad``. ``owned``: no one else holds ``grad``, so it may
-    become the leaf's ``.grad`` as it is."""
-    if leaf._hooks:
-        grad = _hooked(leaf, grad, retain=False)
-        owned = False
-    _add_to_grad(leaf, grad, owned)
-
-
-def _add_to_grad(tensor: Tensor, grad: np.ndarray, owned: bool = False) -> None:
-    if tensor.grad is None:
-        if not (owned and grad.dtype == tensor.dtype):
-            grad = np.array(grad, dtype=tensor.dtype)  # the array may be used elsewhere too
-        tensor.grad = function.Tensor._make(grad)
-    elif tensor.grad._data.flags.writeable and tensor.grad.shape == grad.shape:
-        tensor.grad._data += grad
-    else:
-        tensor.grad._data = tensor.grad._data + grad
+def _run_node_hooks(node: Node, grad_inputs: tuple, grad_outputs: list) -> tuple:
+    """Call the hooks registered with ``node.register_hook``; a hook's returned tuple
+    replaces the gradients for the inputs (checked as a backward's result is)."""
+    make = function.Tensor._make
+    received = tuple(None if g is None else make(g) for g in grad_outputs)
+    for hook in list(node._node_hooks.values()):
+        result = hook(tuple(None if g is None else make(g) for g in grad_inputs), received)
+        if result is not None:
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            grad_inputs = _fit_gradients(node, result, f"a hook on {node.describe()}")
+    return grad_inputs

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import autograd
 from .errors import ShapeError
-from .function import Node, record_write, register_tensor_class
+from .function import Node, RemovableHandle, record_write, register_tensor_class
 from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Cos, Div, Exp, Expand,
                   Gather, GetItem, Log, LogSumExp, MatMul, Max, Maximum, Mean, Min, Minimum,
                   Mul, Neg, Pad, Permute, Pow, ReLU, Repeat, Reshape, Roll, SetItem, Sigmoid,
@@ -40,17 +40,6 @@ def as_dtype(dtype: Any) -> np.dtype:
         raise TypeError(
             f"unknown dtype {dtype!r}; use one of {', '.join(sorted(DTYPES))} or a NumPy dtype"
         ) from None
-
-
-class RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away."""
-
-    def __init__(self, hooks: dict, key: int) -> None:
-        # the dict itself (a plain dict cannot be weakly referenced); it keeps no tensor alive
-        self._hooks, self._key = hooks, key
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
 
 
 def _unpack_shape(shape: tuple) -> tuple:

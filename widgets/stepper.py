@@ -21,7 +21,7 @@ from typing import Any
 import ipywidgets as widgets
 
 import minigrad as mg
-from minigrad.autograd import BackwardStep, _grad_graph
+from minigrad.autograd import BackwardStep, backward_order
 from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
@@ -55,7 +55,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
                 "BackwardStepper: the graph behind this tensor was already freed by a "
                 "backward() (its saved tensors are gone). Build the loss again, or call that "
                 "backward(retain_graph=True) to keep the graph.")
-        self.total = len(_grad_graph(loss.grad_fn))  # at most; exact once the pass ends
+        self.total = len(backward_order(loss.grad_fn))  # at most; exact once the pass ends
         # every leaf that can receive a gradient, and its .grad before the first step
         self._leaves = [v for v in self.trace.leaves if v.tensor.requires_grad]
         self._initial = {v.key: None if v.tensor.grad is None else v.tensor.grad.numpy().copy()
