@@ -23,7 +23,7 @@ from . import function
 from .errors import ShapeError
 from .function import Node
 from .graph import backward_order, grad_parents, lazy_parents, walk  # noqa: F401 (exported)
-from .lazy_mode import realize  # noqa: F401 (exported: mg.realize)
+from .lazy_mode import pending_node, realize  # noqa: F401 (exported)
 from .messages import check_finite
 from .state import state
 from .versions import check_saved_versions

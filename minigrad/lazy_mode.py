@@ -15,6 +15,11 @@ from .state import state
 from .versions import clock
 
 
+def pending_node(tensor: Any) -> Node | None:
+    """The node that will compute ``tensor`` (lazy mode); None once it is computed."""
+    return tensor._lazy_node
+
+
 def realize(*tensors: Any) -> None:
     """Compute every deferred op that ``tensors`` depend on, oldest first."""
     roots = [t._lazy_node for t in tensors if t._lazy_node is not None]
