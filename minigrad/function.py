@@ -132,6 +132,7 @@ class Node(Context):
                 ``_released``       backward dropped the saved arrays
                 ``_freed``          ... and the references to intermediate inputs
                 ``_retained``       a backward went through it with ``retain_graph=True``
+                ``_output_counters``  its outputs' version counters, once made
     debugging   ``_trace``          anomaly mode: the stack where it was made
                 ``_node_hooks``     ``register_hook``: called after its backward
     """
@@ -142,18 +143,21 @@ class Node(Context):
     _pending: dict | None = None
     _freed = False
     _retained = False
+    _output_counters: dict | None = None  # versions.counter_of
     _trace: list | None = None
     _node_hooks: dict | None = None
 
     def __init__(self, function: type[Function], args: tuple,
-                 needs_input_grad: tuple[bool, ...]) -> None:
+                 needs_input_grad: tuple[bool, ...], next_functions: tuple | None = None) -> None:
         self.id = self._saved_at = next(clock)
         self.function = function
         self.needs_input_grad = needs_input_grad
         self.args = args
         self.group = state.group
-        self.next_functions = tuple([(a.grad_fn, a._output_index) if isinstance(a, Tensor)
-                                     else (None, 0) for a in args])
+        if next_functions is None:
+            next_functions = tuple([(a.grad_fn, a._output_index) if isinstance(a, Tensor)
+                                    else (None, 0) for a in args])
+        self.next_functions = next_functions
         self._outputs, self.output_meta = [], []  # filled by record_output
         if state.anomaly:
             self._trace = traceback.format_stack(limit=12)[:-3]
@@ -309,16 +313,21 @@ class Function:
         """Run the Function on Tensors (or numbers) and record it in the graph."""
         if state.lazy:
             return _apply_lazy(cls, args, kwargs)
-        arrays, needs_input_grad = [], []  # one pass over the arguments: this runs per op
+        recording = cls.differentiable and state.grad_enabled
+        arrays, needs_input_grad, edges = [], [], []  # one pass over the arguments (per op)
         for a in args:
             if isinstance(a, Tensor):
                 arrays.append(a._data if a._data is not None else a.realize()._data)
                 needs_input_grad.append(a.requires_grad)
+                if recording:
+                    edges.append((a.grad_fn, a._output_index))
             else:
                 arrays.append(a)
                 needs_input_grad.append(False)
-        if cls.differentiable and state.grad_enabled and True in needs_input_grad:
-            node = ctx = Node(cls, args, tuple(needs_input_grad))  # the node is the ctx
+                if recording:
+                    edges.append((None, 0))
+        if recording and True in needs_input_grad:
+            node = ctx = Node(cls, args, tuple(needs_input_grad), tuple(edges))  # node = ctx
         else:  # nothing to record: a plain Context, and results without history
             node, ctx = None, Context()
             ctx.needs_input_grad = (False,) * len(args)
@@ -399,7 +408,7 @@ def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
         shape, dtype = tuple(shape), np.dtype(dtype)
         differentiable = record and dtype.kind == "f"  # not the indices of max
         t = Tensor._make(None, differentiable, node if differentiable else None, index)
-        t._lazy_shape, t._lazy_dtype, t._lazy_node = shape, dtype, node
+        t._lazy_node = node
         node.record_output(t, shape, dtype)
         results.append(t)
     return tuple(results) if several else results[0]

@@ -15,13 +15,14 @@ import numpy as np
 
 from . import autograd
 from .errors import ShapeError
-from .function import Node, RemovableHandle, record_write, register_tensor_class
+from .function import Node, RemovableHandle, register_tensor_class
 from .ops import (Abs, Add, ArgMax, ArgMin, Cast, Cat, Clamp, Clone, Compare, Cos, Div, Exp, Expand,
                   Gather, GetItem, Log, LogSumExp, MatMul, Max, Maximum, Mean, Min, Minimum,
                   Mul, Neg, Pad, Permute, Pow, ReLU, Repeat, Reshape, Roll, SetItem, Sigmoid,
                   Sin, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
 from .state import no_grad, state
+from .versions import VersionCounter, counter_of, record_write
 
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.bool_,
           "float": np.float32, "double": np.float64, "long": np.int64,
@@ -70,14 +71,10 @@ class Tensor:
     _base: Tensor | None = None  # for a view: the tensor whose data it shows
     _hooks: dict | None = None  # a dict once a hook is registered
     _retains_grad = False
-    _lazy_node: Node | None = None  # lazy mode: the node that will compute it
-    _lazy_shape: tuple = ()
-    _lazy_dtype: Any = None
-    # the version counter: in-place writes so far, and the clock at the last one
-    # (function.record_write); views and detached copies use their source's counter
-    _writes = 0
-    _stamp = 0
-    _counter_of: Tensor | None = None
+    _lazy_node: Node | None = None  # lazy mode: the node that will compute it (its
+    # output_meta has the shape and dtype)
+    _version_counter: VersionCounter | None = None  # made at the first in-place write;
+    # views and detached copies share their source's (versions.py)
 
     __array_priority__ = 1000  # so that ndarray + Tensor gives a Tensor
 
@@ -149,15 +146,19 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._data.shape if self._data is not None else self._lazy_shape
+        if self._data is not None:
+            return self._data.shape
+        return self._lazy_node.output_meta[self._output_index][0]
 
     @property
     def dtype(self) -> np.dtype:
-        return self._data.dtype if self._data is not None else self._lazy_dtype
+        if self._data is not None:
+            return self._data.dtype
+        return self._lazy_node.output_meta[self._output_index][1]
 
     @property
     def ndim(self) -> int:
-        return self._data.ndim if self._data is not None else len(self._lazy_shape)
+        return self._data.ndim if self._data is not None else len(self.shape)
 
     def dim(self) -> int:
         return len(self.shape)
@@ -181,10 +182,7 @@ class Tensor:
     @property
     def _version(self) -> int:
         """How many times this tensor's data (or a view of it) was modified in place."""
-        return self._counter()._writes
-
-    def _counter(self) -> Tensor:
-        return self if self._counter_of is None else self._counter_of
+        return 0 if self._version_counter is None else self._version_counter.writes
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad and self.dtype.kind not in "fc":
@@ -228,7 +226,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same data (shared, like PyTorch), without history."""
         t = Tensor._make(self.numpy())
-        t._counter_of, t.label = self._counter(), self.label
+        t._version_counter, t.label = counter_of(self), self.label
         return t
 
     def clone(self) -> Tensor:
