@@ -48,7 +48,9 @@ def backward_steps(tensor: Any, gradient: Any = None,
     """The backward pass from ``tensor``, one node at a time, newest node first.
 
     Gradients for leaves are accumulated into their ``.grad`` as they are produced. The
-    arrays a step shows are never written afterwards (see ``accumulate``)."""
+    engine never writes into an array a step showed, in this pass or a later one (see
+    ``accumulate``); but a leaf's ``.grad`` may be that very array, taken without a copy,
+    so an in-place edit of ``.grad`` of your own shows in the step too."""
     return _backward(tensor, gradient, retain_graph, report=True)
 
 
@@ -101,8 +103,10 @@ def accumulate(total: np.ndarray, grad: np.ndarray, key: Any, own: dict) -> np.n
     ``key`` (``own[key]`` is its id): nobody else has seen it. Every other array (one a backward
     returned, which a step shows; one saved; the user's) is only read, so what a step
     shows stays as it was, and ``backward()`` and ``backward_steps`` run the same code.
-    What it buys: a tensor used n times costs one new array instead of n - 1 (the
-    transformer bench's residual stream, an RNN's weights)."""
+    What it buys, measured: memory more than time. A ``.grad`` from an earlier pass is
+    added into rather than replaced (the checkpointed ``memory`` bench peaks at 8.5 MiB
+    with it, 20.6 MiB without), and a tensor used n times costs one new array instead of
+    n - 1 (an RNN's weights); on the transformer bench the time is the same (0.4%)."""
     if own.get(key) == id(total):
         total += grad
     else:

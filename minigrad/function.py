@@ -117,24 +117,25 @@ class Node(Context):
 
     Its fields (``_`` ones are the engine's; read them through the properties):
 
-    graph       ``id``              a small counter in creation order (never ``id()``)
-                ``function``        the Function class (``name`` is its ``oper``)
-                ``args``            the positional forward arguments, Tensors and constants
-                ``next_functions``  per arg: ``(node that made it, which output)``, or
-                                    ``(None, 0)`` for a leaf or a constant
-                ``group``           the ``mg.group`` it was made in
-                ``output_meta``     per output: ``(shape, dtype)``, kept after they are gone
-                ``_outputs``        weak references to the output Tensors (``outputs``)
-    context     ``needs_input_grad``, ``materialize_grads``, ``_saved``
-                (``saved_tensors``), ``_non_differentiable``, and what forward assigned
-    lifecycle   ``_pending``        lazy mode: the forward's kwargs until it runs
-                ``_saved_at``       the clock when its saved arrays were as saved
-                ``_released``       backward dropped the saved arrays
-                ``_freed``          ... and the references to intermediate inputs
-                ``_retained``       a backward went through it with ``retain_graph=True``
-                ``_output_counters``  its outputs' version counters, once made
-    debugging   ``_trace``          anomaly mode: the stack where it was made
-                ``_node_hooks``     ``register_hook``: called after its backward
+    graph      ``id``                a small counter in creation order (never ``id()``)
+               ``function``          the Function class (``name`` is its ``oper``)
+               ``args``              the positional forward arguments: Tensors, constants
+               ``next_functions``    per arg: ``(node that made it, which output)``, or
+                                     ``(None, 0)`` for a leaf or a constant
+               ``group``             the ``mg.group`` it was made in
+               ``output_meta``       per output: ``(shape, dtype)``, kept when it is gone
+               ``_outputs``          weak references to the outputs (``outputs``)
+    context    ``needs_input_grad``, ``materialize_grads``, ``_saved`` (``saved_tensors``,
+               ``saved_arrays()``), ``_non_differentiable``, and what forward assigned
+    lifecycle  ``_pending``          lazy mode: the forward's kwargs until it runs
+                                     (``pending``, ``pending_kwargs``)
+               ``_saved_at``         the clock's value when what it saved was saved
+               ``_released``         backward dropped the saved arrays (``released``)
+               ``_freed``            ... and its intermediate inputs (``freed``)
+               ``_retained``         backward went through it with ``retain_graph=True``
+               ``_output_counters``  its outputs' version counters, once made
+    debugging  ``_trace``            anomaly mode: the stack where it was made
+               ``_node_hooks``       ``register_hook``: called after its backward
     """
 
     __slots__ = ("id", "function", "args", "group", "next_functions", "_saved_at",
@@ -314,7 +315,8 @@ class Function:
         if state.lazy:
             return _apply_lazy(cls, args, kwargs)
         recording = cls.differentiable and state.grad_enabled
-        arrays, needs_input_grad, edges = [], [], []  # one pass over the arguments (per op)
+        # one pass over the arguments, collecting the node's edges too: this runs per op
+        arrays, needs_input_grad, edges = [], [], []
         for a in args:
             if isinstance(a, Tensor):
                 arrays.append(a._data if a._data is not None else a.realize()._data)
