@@ -59,7 +59,8 @@ def _backward(tensor: Any, gradient: Any, retain_graph: bool,
     """The one implementation of both: ``report`` only decides whether each step is
     handed out (``backward`` skips making them; that is all)."""
     seed = _seed_gradient(tensor, gradient)
-    own: dict = {}  # key -> id of the sum this pass made for it (see accumulate)
+    own: dict = {}  # key (a pending slot, or id of a tensor) -> id of the sum this pass
+    # made for it, which it may add into in place (see accumulate)
     if tensor.grad_fn is None:  # backward of a leaf: its gradient is the seed itself
         _accumulate_into_leaf(tensor, seed, own, new=False)
         return
@@ -155,14 +156,15 @@ def _accumulate_into_grad(tensor: Any, grad: np.ndarray, own: dict, new: bool) -
             _adopted[id(grad)] = grad
         else:
             grad = np.array(grad, dtype=tensor.dtype)  # a copy: the engine's own
-            own[tensor] = id(grad)
+            own[id(tensor)] = id(grad)
         tensor.grad = function.Tensor._make(grad)
         return
     total = tensor.grad._data
-    if tensor not in own and total.flags.writeable and total.shape == grad.shape \
+    key = id(tensor)  # (not the tensor: == on tensors compares elements)
+    if key not in own and total.flags.writeable and total.shape == grad.shape \
             and _adopted.get(id(total)) is not total:
-        own[tensor] = id(total)  # a .grad from before: add into it in place, as PyTorch does
-    tensor.grad._data = accumulate(total, grad, tensor, own)
+        own[key] = id(total)  # a .grad from before: add into it in place, as PyTorch does
+    tensor.grad._data = accumulate(total, grad, key, own)
 
 
 # --- one node's backward ---------------------------------------------------------------------
