@@ -39,13 +39,22 @@ from .torch_functions import *  # noqa: E402, F401, F403
 
 # --- issue 11, part A: PyTorch's semantics and infrastructure (dtypes, devices, random
 # generators, the autograd namespace, factories) --------------------------------------------
-from .device import backends, cuda, device  # noqa: E402
+from .backends import backends, cuda  # noqa: E402
+from .device import device  # noqa: E402
 from .dtypes import get_default_dtype, result_type, set_default_dtype  # noqa: E402
 from .factories import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor,  # noqa: E402
                         IntTensor, LongTensor, as_tensor, empty, empty_like, from_numpy,
                         is_tensor, numel, rand_like, randint_like, randn_like)
 from .state import (Generator, inference_mode, initial_seed, seed,  # noqa: E402
                     set_detect_anomaly, state as _state)
+
+# mg.autograd is also PyTorch's torch.autograd namespace: Function (the Tensor form), grad,
+# gradcheck ... are written in autograd_function.py, which builds on the engine's autograd.py
+from . import autograd, autograd_function  # noqa: E402
+
+for _name in autograd_function.__all__:
+    setattr(autograd, _name, getattr(autograd_function, _name))
+del _name
 
 bool = bool_  # noqa: A001 - PyTorch's spelling
 float16 = half = _np.dtype(_np.float16)

@@ -4,8 +4,8 @@ A Function is a pair of NumPy computations. ``forward(ctx, *arrays)`` computes t
 result and saves what ``backward`` will need on the context; ``backward(ctx,
 *grad_outputs)`` turns the gradient of the output into one gradient per input (the
 local chain rule). ``Function.apply`` wraps this for Tensors: it unwraps the arrays,
-runs forward (now, or later in lazy mode), wraps the results and, when a gradient will
-be needed, records a Node in the graph.
+runs forward, wraps the results and, when a gradient will be needed, records a Node in
+the graph. (In lazy mode it records the Node now and ``lazy_mode.py`` runs it later.)
 
     class Mul(Function):
         '''f(x, y) = x * y'''
@@ -22,29 +22,25 @@ be needed, records a Node in the graph.
 
 from __future__ import annotations
 
-import itertools
 import traceback
 import weakref
 from typing import Any
 
 import numpy as np
 
-from .errors import ShapeError
+from .messages import check_finite, explain
 from .state import state
+from .versions import clock, record_write, share_version  # noqa: F401 (record_write: re-exported)
 
-# One clock orders graph nodes and in-place writes: a node's id is the clock's value when
-# it was made, and every in-place write takes the next value. "Was this saved array
-# modified after node N saved it?" is then "is its last write later than N?", and a
-# backward pass that no write has happened during (the usual case) skips the question.
-_clock = itertools.count(1)
+# Tensor is defined in tensor.py, which imports this module (its methods call Functions),
+# so it cannot be imported here. tensor.py hands its class over once it is defined, and
+# the engine reaches Tensor this one way: ``function.Tensor``.
+Tensor: type = type(None)
 
 
-def record_write(tensor: Any) -> None:
-    """Count an in-place write of ``tensor``'s data on its version counter (the one its
-    views and detached copies share, as in PyTorch), stamped with the clock."""
-    owner = tensor._counter()
-    owner._writes += 1
-    owner._stamp = state.last_write = next(_clock)
+def register_tensor_class(cls: type) -> None:
+    global Tensor
+    Tensor = cls
 
 
 class Context:
@@ -81,6 +77,14 @@ class Context:
             )
         return self._saved
 
+    def saved_arrays(self) -> tuple:
+        """The saved arrays, without raising: ``()`` once they were released (the arrays
+        of the Tensors an ``mg.autograd.Function`` saved)."""
+        saved = self._saved or ()
+        if any(isinstance(a, Tensor) for a in saved):
+            saved = tuple([a._data if isinstance(a, Tensor) else a for a in saved])
+        return saved
+
     @property
     def saved_tensors_released(self) -> bool:
         return self._released
@@ -109,58 +113,78 @@ class Context:
 FunctionCtx = Context
 
 
-_NO_EDGE = (None, 0)
-
-
 class Node(Context):
-    """One recorded application of a Function: what ``tensor.grad_fn`` returns and
-    what the widgets draw. A node is also the ``ctx`` its Function's forward and
-    backward receive (as in PyTorch, where ``grad_fn`` is the ctx), so
-    ``y.grad_fn.saved_tensors`` and ``y.grad_fn.ctx.saved_tensors`` are the same.
+    """One recorded application of a Function: what ``tensor.grad_fn`` returns and what
+    the widgets draw. A node is also the ``ctx`` its Function's forward and backward
+    receive (as in PyTorch, where ``grad_fn`` is the ctx), so ``y.grad_fn.saved_tensors``
+    and ``y.grad_fn.ctx.saved_tensors`` are the same.
 
-    ``args`` are the positional forward arguments (Tensors and constants) and
-    ``inputs`` the Tensors among them; ``next_functions`` has, per positional input,
-    ``(node, output_index)`` for an input made by another Function, ``(None, 0)``
-    otherwise (the engine then accumulates into that leaf directly).
+    Its fields (``_`` ones are the engine's; read them through the properties):
+
+    graph      ``id``                a small counter in creation order (never ``id()``)
+               ``function``          the Function class (``name`` is its ``oper``)
+               ``args``              the positional forward arguments: Tensors, constants
+               ``next_functions``    per arg: ``(node that made it, which output)``, or
+                                     ``(None, 0)`` for a leaf or a constant
+               ``group``             the ``mg.group`` it was made in
+               ``output_meta``       per output: ``(shape, dtype)``, kept when it is gone
+               ``_outputs``          weak references to the outputs (``outputs``)
+    context    ``needs_input_grad``, ``materialize_grads``, ``_saved`` (``saved_tensors``,
+               ``saved_arrays()``), ``_non_differentiable``, and what forward assigned
+    lifecycle  ``_pending``          lazy mode: the forward's kwargs until it runs
+                                     (``pending``, ``pending_kwargs``)
+               ``_saved_at``         the clock's value when what it saved was saved
+               ``_released``         backward dropped the saved arrays (``released``)
+               ``_freed``            ... and its intermediate inputs (``freed``)
+               ``_retained``         backward went through it with ``retain_graph=True``
+               ``_output_counters``  its outputs' version counters, once made
+    debugging  ``_trace``            anomaly mode: the stack where it was made
+               ``_node_hooks``       ``register_hook``: called after its backward
     """
 
     __slots__ = ("id", "function", "args", "group", "next_functions", "_saved_at",
                  "_outputs", "output_meta")
-    # set by whoever makes the node, right after: weak references to the output Tensors,
-    # and each output's (shape, dtype)
-    _outputs: list
-    output_meta: list[tuple[tuple[int, ...], np.dtype]]
     # class defaults, written to a node only when they change (nodes are made per op)
+    _pending: dict | None = None
     _freed = False
-    _pending: dict | None = None  # lazy mode: kwargs of a forward not yet run
-    _trace: list | None = None  # anomaly mode: where the op was created
-    _node_hooks: dict | None = None  # register_hook: called after this node's backward
-    _retained = False  # a backward went through it with retain_graph=True
+    _retained = False
+    _output_counters: dict | None = None  # versions.counter_of
+    _trace: list | None = None
+    _node_hooks: dict | None = None
 
     def __init__(self, function: type[Function], args: tuple,
-                 needs_input_grad: tuple[bool, ...]) -> None:
-        self.id = self._saved_at = next(_clock)
+                 needs_input_grad: tuple[bool, ...], next_functions: tuple | None = None) -> None:
+        self.id = self._saved_at = next(clock)
         self.function = function
         self.needs_input_grad = needs_input_grad
         self.args = args
         self.group = state.group
-        self.next_functions = tuple([(a.grad_fn, a._output_index) if isinstance(a, Tensor)
-                                     else _NO_EDGE for a in args])
+        if next_functions is None:
+            next_functions = tuple([(a.grad_fn, a._output_index) if isinstance(a, Tensor)
+                                    else (None, 0) for a in args])
+        self.next_functions = next_functions
+        self._outputs, self.output_meta = [], []  # filled by record_output
         if state.anomaly:
             self._trace = traceback.format_stack(limit=12)[:-3]
 
-    @property
-    def name(self) -> str:
-        return self.function.oper
+    def record_output(self, tensor: Any, shape: tuple, dtype: np.dtype) -> None:
+        """Remember an output Tensor, weakly (a node must not keep its results alive),
+        and its shape and dtype, which stay when it is gone (for drawing, and for the
+        shapes of freed inputs)."""
+        self._outputs.append(weakref.ref(tensor))
+        self.output_meta.append((shape, dtype))
 
-    @property
-    def ctx(self) -> Node:
-        """The Function's context: the node itself."""
-        return self
-
-    @property
-    def _function_name(self) -> str:  # what Context's messages call it
-        return self.function.oper
+    name = property(lambda self: self.function.oper, doc="The Function's ``oper``.")
+    _function_name = name  # what Context's messages call it
+    ctx = property(lambda self: self, doc="The Function's context: the node itself.")
+    pending = property(lambda self: self._pending is not None,
+                       doc="Lazy mode: recorded, but its forward has not run yet.")
+    pending_kwargs = property(lambda self: self._pending,
+                              doc="Lazy mode: the keyword arguments its forward will get.")
+    released = property(lambda self: self._released, doc="Backward dropped the saved arrays.")
+    freed = property(lambda self: self._freed, doc="... and its intermediate inputs.")
+    retained = property(lambda self: self._retained,
+                        doc="A backward went through it with ``retain_graph=True``.")
 
     @property
     def inputs(self) -> tuple:
@@ -177,28 +201,12 @@ class Node(Context):
         labels = [t.label for t in self.outputs if t is not None and t.label]
         return ", ".join(labels) if labels else None
 
-    @property
-    def released(self) -> bool:
-        return self._released
-
-    @property
-    def freed(self) -> bool:
-        return self._freed
-
-    @property
-    def retained(self) -> bool:
-        """Did a backward with ``retain_graph=True`` go through this node (so its saved
-        tensors were kept on purpose)?"""
-        return self._retained
-
-    def register_hook(self, hook: Any) -> Any:
+    def register_hook(self, hook: Any) -> RemovableHandle:
         """Call ``hook(grad_inputs, grad_outputs)`` each time backward runs this node
         (PyTorch's ``grad_fn.register_hook``): ``grad_outputs`` are the gradients that
         arrived for its outputs, ``grad_inputs`` those it produced for its inputs, as
         tuples of Tensors (``None`` where there is none). A returned tuple replaces
         ``grad_inputs``. Returns a handle whose ``remove()`` unregisters the hook."""
-        from .tensor import RemovableHandle
-
         if self._node_hooks is None:
             self._node_hooks = {}
         key = max(self._node_hooks, default=-1) + 1
@@ -212,6 +220,14 @@ class Node(Context):
                      or (a is None and self.next_functions[i][0] is not None)  # freed
                      else None for i, a in enumerate(self.args))
 
+    def input_shape_dtype(self, position: int) -> tuple:
+        """Shape and dtype of positional input ``position``, also after ``free()``."""
+        arg = self.args[position]
+        if arg is not None:
+            return arg.shape, arg.dtype
+        parent, index = self.next_functions[position]  # an intermediate: its maker knows
+        return parent.output_meta[index]
+
     def free(self) -> None:
         """After a backward without ``retain_graph``: drop the saved arrays and the
         references to intermediate inputs (results of other nodes), so that their memory
@@ -224,14 +240,6 @@ class Node(Context):
             self.args = tuple([None if parent is not None else a
                                for a, (parent, _) in zip(self.args, self.next_functions)])
 
-    def input_shape_dtype(self, position: int) -> tuple:
-        """Shape and dtype of positional input ``position``, also after ``free()``."""
-        arg = self.args[position]
-        if arg is not None:
-            return arg.shape, arg.dtype
-        parent, index = self.next_functions[position]  # an intermediate: its maker knows
-        return parent.output_meta[index]
-
     def describe(self) -> str:
         """``'Exp #12 (group encoder, label h)'``: how errors name this node."""
         extras = [f"group {self.group}"] if self.group else []
@@ -243,14 +251,15 @@ class Node(Context):
         return f"<{self.name} #{self.id}>"
 
 
-# tensor.py imports this module, so the Tensor class is handed over from there once it
-# exists (see register_tensor_class) instead of being imported here, which would be a cycle
-Tensor: type = type(None)
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away."""
 
+    def __init__(self, hooks: dict, key: int) -> None:
+        # the dict itself (a plain dict cannot be weakly referenced); it keeps no tensor alive
+        self._hooks, self._key = hooks, key
 
-def register_tensor_class(cls: type) -> None:
-    global Tensor
-    Tensor = cls
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
 
 
 class Function:
@@ -309,60 +318,39 @@ class Function:
         """Run the Function on Tensors (or numbers) and record it in the graph."""
         if state.lazy:
             return _apply_lazy(cls, args, kwargs)
-        # This runs for every op, so it is written for speed: one pass over the
-        # arguments, a Node only when a gradient will be needed, and the usual result
-        # (one array) wrapped right here; _wrap_outputs does the general case.
-        arrays, needs_input_grad = [], []
+        recording = cls.differentiable and state.grad_enabled
+        # one pass over the arguments, collecting the node's edges too: this runs per op
+        arrays, needs_input_grad, edges = [], [], []
         for a in args:
             if isinstance(a, Tensor):
-                arrays.append(a._data if a._data is not None else _data_of(a))
+                arrays.append(a._data if a._data is not None else a.realize()._data)
                 needs_input_grad.append(a.requires_grad)
+                if recording:
+                    edges.append((a.grad_fn, a._output_index))
             else:
                 arrays.append(a)
                 needs_input_grad.append(False)
-        if cls.differentiable and state.grad_enabled and True in needs_input_grad:
-            node = ctx = Node(cls, args, tuple(needs_input_grad))  # the node is the ctx
-        else:
+                if recording:
+                    edges.append((None, 0))
+        if recording and True in needs_input_grad:
+            node = ctx = Node(cls, args, tuple(needs_input_grad), tuple(edges))  # node = ctx
+        else:  # nothing to record: a plain Context, and results without history
             node, ctx = None, Context()
             ctx.needs_input_grad = (False,) * len(args)
-        outputs = _run_forward(cls, ctx, arrays, kwargs, args)
+        outputs = run_forward(cls, ctx, arrays, kwargs, args)
         if type(outputs) is not np.ndarray or ctx._non_differentiable:
             return _wrap_outputs(cls, ctx, node, args, arrays, outputs)
-        result = Tensor._make(outputs, node is not None, node)
-        if cls.view:
-            _maybe_share_version(result, args, arrays)
+        result = Tensor._make(outputs, node is not None, node)  # the usual case: one array
         if node is not None:
-            node._outputs = [weakref.ref(result)]
-            node.output_meta = [(outputs.shape, outputs.dtype)]
+            node.record_output(result, outputs.shape, outputs.dtype)
+        if cls.view and isinstance(args[0], Tensor):
+            share_version(result, args[0], arrays[0])
         return result
 
 
-# --- the machinery behind apply --------------------------------------------------------
-
-
-def _data_of(tensor: Any) -> np.ndarray:
-    if tensor._data is None:  # a lazy tensor used in eager mode
-        tensor.realize()
-    return tensor._data
-
-
-def _describe_args(args: tuple) -> str:
-    parts = []
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor):
-            name = f" '{a.label}'" if a.label else ""
-            parts.append(f"input {i}{name}: shape {tuple(a.shape)}, {a.dtype}")
-        elif a is None:
-            parts.append(f"input {i}: (freed by an earlier backward)")
-        elif isinstance(a, np.ndarray):
-            parts.append(f"input {i}: array of shape {a.shape}, {a.dtype}")
-        else:
-            parts.append(f"input {i}: {type(a).__name__} {a!r:.40}")
-    return "; ".join(parts)
-
-
-def _run_forward(cls: type[Function], ctx: Context, arrays: tuple, kwargs: dict,
-                 args: tuple) -> Any:
+def run_forward(cls: type[Function], ctx: Context, arrays: list, kwargs: dict,
+                args: tuple) -> Any:
+    """Call ``cls``'s forward (either form); a NumPy error comes out explained."""
     try:
         if cls._uses_setup_context:
             outputs = cls.forward(*arrays, **kwargs)
@@ -372,169 +360,61 @@ def _run_forward(cls: type[Function], ctx: Context, arrays: tuple, kwargs: dict,
     except (ValueError, IndexError, TypeError, RuntimeError) as error:
         if getattr(error, "minigrad", False):
             raise
-        raise _explain(cls, error, args) from error
+        raise explain(cls, error, args) from error
     if state.anomaly:
         where = f"{cls.oper} (forward" + (f", group {state.group})" if state.group else ")")
-        _check_finite(outputs, where, args)
+        check_finite(outputs, where, args)
     return outputs
-
-
-def _explain(cls: type[Function], error: Exception, args: tuple) -> Exception:
-    """Re-raise a NumPy error with the op, its inputs' shapes and a hint."""
-    text = str(error)
-    named = text.lower().startswith(cls.oper.lower() + ":")  # already says which op
-    message = f"{text if named else f'{cls.oper}: {text}'}\n  {_describe_args(args)}"
-    if cls.hint:
-        message += f"\n  hint: {cls.hint}"
-    kind = ShapeError if isinstance(error, ValueError) else type(error)
-    try:
-        new = kind(message)
-    except TypeError:  # an exception type that takes other arguments
-        new = RuntimeError(message)
-    new.minigrad = True
-    return new
-
-
-def _check_finite(outputs: Any, who: str, args: tuple, trace: list | None = None) -> None:
-    """Anomaly mode: raise if an array in ``outputs`` holds NaN or Inf, naming ``who``
-    made it (and, from ``trace``, where the op was created)."""
-    arrays = outputs if isinstance(outputs, tuple) else (outputs,)
-    for i, a in enumerate(arrays):
-        if a is None:
-            continue
-        a = np.asarray(a)
-        if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
-            bad = "NaN" if np.isnan(a).any() else "Inf"
-            message = (f"detect_anomaly: {who} produced {bad} in output {i} "
-                       f"(shape {a.shape})\n  {_describe_args(args)}")
-            if trace:
-                message += "\n  the op was created here:\n" + "".join(trace[-4:])
-            error = FloatingPointError(message)
-            error.minigrad = True
-            raise error
-
-
-def _as_output_tuple(outputs: Any, ctx: Context) -> tuple[tuple, tuple, bool]:
-    """A forward's result as a tuple of arrays; which of them were marked
-    non-differentiable (asked before NumPy scalars become arrays, which makes new
-    objects); and whether there were several."""
-    several = isinstance(outputs, tuple)
-    raw = outputs if several else (outputs,)
-    marked = tuple(any(o is nd for nd in ctx._non_differentiable) for o in raw) \
-        if ctx._non_differentiable else (False,) * len(raw)
-    arrays = tuple(o if type(o) is np.ndarray else np.asarray(o) for o in raw)
-    return arrays, marked, several
 
 
 def _wrap_outputs(cls: type[Function], ctx: Context, node: Node | None, args: tuple,
                   arrays: list, outputs: Any) -> Any:
-    """Tensors for a forward's outputs (one or several; arrays or NumPy scalars), made
-    by ``node`` (None when nothing is recorded)."""
-    outputs, marked, several = _as_output_tuple(outputs, ctx)
-    results = [Tensor._make(out, node is not None and not marked[i],
-                            None if marked[i] else node, i)
-               for i, out in enumerate(outputs)]
-    if cls.view:
-        _maybe_share_version(results[0], args, arrays)
-    if node is not None:
-        node._outputs = [weakref.ref(t) for t in results]
-        node.output_meta = [(t._data.shape, t._data.dtype) for t in results]
+    """``apply`` for any other result: several outputs, NumPy scalars, or outputs marked
+    non-differentiable (those get no history)."""
+    several = isinstance(outputs, tuple)
+    outputs, marked = as_output_tuple(outputs, ctx)
+    results = []
+    for i, out in enumerate(outputs):
+        recorded = node is not None and not marked[i]
+        results.append(Tensor._make(out, recorded, node if recorded else None, i))
+        if node is not None:
+            node.record_output(results[i], out.shape, out.dtype)
+    if cls.view and isinstance(args[0], Tensor):
+        share_version(results[0], args[0], arrays[0])
     return tuple(results) if several else results[0]
 
 
-def _maybe_share_version(result: Any, args: tuple, arrays: list) -> None:
-    """If a view Function's output is a view of its input 0, edits of one are edits of
-    the other: they share one version counter, as in PyTorch."""
-    base = args[0]
-    if isinstance(base, Tensor) and np.may_share_memory(result._data, arrays[0]):
-        result._counter_of = base._counter()
-        result._base = base._base if base._base is not None else base
-
-
-def check_saved_versions(node: Node) -> None:
-    """Raise if an array saved by ``node`` was modified in place after it was saved."""
-    for position, array in enumerate(node._saved):
-        if isinstance(array, Tensor):  # saved by an mg.autograd.Function
-            array = array._data
-        owner = _owner_of(node, array)
-        if owner is not None and owner._counter()._stamp > node._saved_at:
-            error = RuntimeError(
-                f"{node.describe()}: saved tensor {position} (shape {np.shape(array)}) was "
-                f"modified by an in-place operation after it was saved (it is now at "
-                f"version {owner._version}). Its gradient would be wrong. Do the in-place "
-                "edit on a clone() instead, or before the op."
-            )
-            error.minigrad = True
-            raise error
-
-
-def _owner_of(node: Node, array: Any) -> Any:
-    """The input or output Tensor of ``node`` whose data ``array`` is, if any. (An output
-    that is gone cannot have been modified: a view or a detached copy of it would have
-    kept it alive, as they share its version counter.)"""
-    for arg in node.args:
-        if isinstance(arg, Tensor) and arg._data is array:
-            return arg
-    for ref in node._outputs:
-        output = ref()
-        if output is not None and output._data is array:
-            return output
-    return None
+def as_output_tuple(outputs: Any, ctx: Context) -> tuple[tuple, tuple]:
+    """A forward's result (one array or a tuple; NumPy scalars too) as a tuple of arrays,
+    and which of them were marked non-differentiable (asked before NumPy scalars
+    become arrays, which makes new objects)."""
+    raw = outputs if isinstance(outputs, tuple) else (outputs,)
+    marked = tuple(any(o is nd for nd in ctx._non_differentiable) for o in raw)
+    return tuple(o if type(o) is np.ndarray else np.asarray(o) for o in raw), marked
 
 
 def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
-    """Lazy mode: record the op with its result's shape and dtype; compute later."""
+    """Lazy mode: record the op with its results' shapes and dtypes, without running
+    its forward (``lazy_mode.realize`` does that later)."""
     needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     record = cls.differentiable and state.grad_enabled and True in needs_input_grad
     try:
-        shape = cls.output_shape(*args, **kwargs)
-        dtype = cls.output_dtype(*args, **kwargs)
+        shape, dtype = cls.output_shape(*args, **kwargs), cls.output_dtype(*args, **kwargs)
     except (ValueError, IndexError, TypeError) as error:
         if getattr(error, "minigrad", False):
             raise
-        raise _explain(cls, error, args) from error
+        raise explain(cls, error, args) from error
     several = len(shape) > 0 and isinstance(shape[0], tuple)
     shapes = shape if several else (shape,)
     dtypes = dtype if isinstance(dtype, tuple) else (dtype,) * len(shapes)
     node = Node(cls, args, needs_input_grad if record else (False,) * len(args))
     node._pending = kwargs
     results = []
-    for index, (s, d) in enumerate(zip(shapes, dtypes)):
-        differentiable = record and np.dtype(d).kind == "f"  # e.g. not the indices of max
+    for index, (shape, dtype) in enumerate(zip(shapes, dtypes)):
+        shape, dtype = tuple(shape), np.dtype(dtype)
+        differentiable = record and dtype.kind == "f"  # not the indices of max
         t = Tensor._make(None, differentiable, node if differentiable else None, index)
-        t._lazy_shape, t._lazy_dtype, t._lazy_node = tuple(s), np.dtype(d), node
+        t._lazy_node = node
+        node.record_output(t, shape, dtype)
         results.append(t)
-    node._outputs = [weakref.ref(t) for t in results]
-    node.output_meta = [(t._lazy_shape, t._lazy_dtype) for t in results]
     return tuple(results) if several else results[0]
-
-
-def realize_node(node: Node) -> None:
-    """Run the forward that lazy mode deferred; its inputs are already realized."""
-    cls, ctx, args = node.function, node, node.args
-    arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
-    previous, state.group = state.group, node.group  # errors name the group it was made in
-    try:
-        outputs, marked, _ = _as_output_tuple(
-            _run_forward(cls, ctx, arrays, node._pending, args), ctx)
-    finally:
-        state.group = previous
-    node._pending = None
-    results = []
-    for index, (out, ref, (shape, _)) in enumerate(zip(outputs, node._outputs, node.output_meta)):
-        if out.shape != shape:
-            raise ShapeError(
-                f"{cls.oper}: output_shape() promised shape {shape} for output {index} but "
-                f"forward returned {out.shape}; fix {cls.__name__}.output_shape"
-            )
-        node.output_meta[index] = (out.shape, out.dtype)
-        t = ref()
-        if t is not None:
-            t._data, t._lazy_node = out, None
-            if marked[index]:
-                t.requires_grad, t.grad_fn = False, None
-            results.append(t)
-    node._saved_at = next(_clock)  # what was saved is as of now
-    if not any(t.grad_fn is node for t in results):
-        node.ctx.release()  # nothing will backpropagate through it
-

@@ -18,7 +18,7 @@ from . import autograd
 from .device import CPU, DEVICE_TYPES, check_device, device, not_on_cpu
 from .dtypes import DTYPES, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
 from .errors import ShapeError
-from .function import Node, record_write, register_tensor_class
+from .function import Node, RemovableHandle, register_tensor_class
 from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat, Ceil, Clamp,
                   Clone, Compare, Cos, Cumsum, Div, Erf, Exp, Expand, Expm1, Floor, Gather,
                   GetItem, Log, Log1p, LogSoftmax, LogSumExp, MatMul, Max, Maximum, Mean, Min,
@@ -27,6 +27,7 @@ from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat
                   Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
 from .state import no_grad, rng_for, state
+from .versions import VersionCounter, counter_of, record_write
 
 return_types = namedtuple("return_types", ["values", "indices"])
 
@@ -34,17 +35,6 @@ return_types = namedtuple("return_types", ["values", "indices"])
 TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
-
-
-class RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away."""
-
-    def __init__(self, hooks: dict, key: int) -> None:
-        # the dict itself (a plain dict cannot be weakly referenced); it keeps no tensor alive
-        self._hooks, self._key = hooks, key
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
 
 
 def _unpack_shape(shape: tuple) -> tuple:
@@ -75,14 +65,10 @@ class Tensor:
     _base: Tensor | None = None  # for a view: the tensor whose data it shows
     _hooks: dict | None = None  # a dict once a hook is registered
     _retains_grad = False
-    _lazy_node: Node | None = None  # lazy mode: the node that will compute it
-    _lazy_shape: tuple = ()
-    _lazy_dtype: Any = None
-    # the version counter: in-place writes so far, and the clock at the last one
-    # (function.record_write); views and detached copies use their source's counter
-    _writes = 0
-    _stamp = 0
-    _counter_of: Tensor | None = None
+    _lazy_node: Node | None = None  # lazy mode: the node that will compute it (its
+    # output_meta has the shape and dtype)
+    _version_counter: VersionCounter | None = None  # made at the first in-place write;
+    # views and detached copies share their source's (versions.py)
 
     __array_priority__ = 1000  # so that ndarray + Tensor gives a Tensor
 
@@ -164,15 +150,19 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._data.shape if self._data is not None else self._lazy_shape
+        if self._data is not None:
+            return self._data.shape
+        return self._lazy_node.output_meta[self._output_index][0]
 
     @property
     def dtype(self) -> np.dtype:
-        return self._data.dtype if self._data is not None else self._lazy_dtype
+        if self._data is not None:
+            return self._data.dtype
+        return self._lazy_node.output_meta[self._output_index][1]
 
     @property
     def ndim(self) -> int:
-        return self._data.ndim if self._data is not None else len(self._lazy_shape)
+        return self._data.ndim if self._data is not None else len(self.shape)
 
     def dim(self) -> int:
         return len(self.shape)
@@ -196,10 +186,7 @@ class Tensor:
     @property
     def _version(self) -> int:
         """How many times this tensor's data (or a view of it) was modified in place."""
-        return self._counter()._writes
-
-    def _counter(self) -> Tensor:
-        return self if self._counter_of is None else self._counter_of
+        return 0 if self._version_counter is None else self._version_counter.writes
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if requires_grad and self.dtype.kind not in "fc":
@@ -243,7 +230,7 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same data (shared, like PyTorch), without history."""
         t = Tensor._make(self.numpy())
-        t._counter_of, t.label = self._counter(), self.label
+        t._version_counter, t.label = counter_of(self), self.label
         return t
 
     def clone(self) -> Tensor:
@@ -836,7 +823,7 @@ class Tensor:
         pieces = pieces if isinstance(pieces, tuple) else (pieces,)
         for piece in pieces:  # views of self, as in PyTorch: one version counter
             if piece._data is not None and np.may_share_memory(piece._data, self._data):
-                piece._counter_of = self._counter()
+                piece._version_counter = counter_of(self)
                 piece._base = self._base if self._base is not None else self
         return pieces
 

@@ -3,7 +3,9 @@ the behaviour they could break):
 
 - backward reuses big gradient arrays it made itself (no copy into a leaf's ``.grad``,
   in-place sums) but never an array someone else holds: two leaves never share a
-  ``.grad``, a user's ``gradient=`` and a Function's saved arrays are never written;
+  ``.grad``, a user's ``gradient=`` and a Function's saved arrays are never written, and
+  an array a step of ``mg.backward_steps`` showed never changes afterwards (the step
+  iterator runs the same branches as ``backward()``);
 - the graph clock that replaced per-op version records still catches every in-place
   edit of a saved array (through a view, a detached copy, an optimizer step);
 - a graph node is its Function's ctx, as in PyTorch;
@@ -18,9 +20,9 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad.autograd import _REUSE_MIN_SIZE
+from minigrad.autograd import _ADOPT_MIN_SIZE
 
-BIG = (_REUSE_MIN_SIZE + 100,)  # big enough for backward to reuse arrays
+BIG = (_ADOPT_MIN_SIZE + 100,)  # big enough for backward to reuse arrays
 
 
 def leaf(shape=BIG, seed=0, dtype=np.float32):
@@ -108,6 +110,59 @@ def test_backward_steps_show_arrays_that_later_steps_do_not_change():
         for copy, array in zip(copies, arrays):
             if copy is not None:
                 np.testing.assert_array_equal(array, copy, err_msg=name)
+
+
+def copies_of(steps):
+    return [[None if g is None else g.copy() for g in step.grad_outputs + step.grad_inputs]
+            for step in steps]
+
+
+def assert_unchanged(steps, copies):
+    for step, saved in zip(steps, copies):
+        for array, copy in zip(step.grad_outputs + step.grad_inputs, saved):
+            if copy is not None:
+                np.testing.assert_array_equal(array, copy, err_msg=step.node.name)
+
+
+def test_a_leaf_used_twice_does_not_change_the_array_a_step_showed():
+    x = leaf()
+    loss = (x * 3.0 + x.exp()).sum()  # x's .grad: Mul's new array, then Exp's added
+    steps = list(mg.backward_steps(loss))
+    copies = copies_of(steps)
+    np.testing.assert_allclose(x.grad.numpy(), 3.0 + np.exp(x.numpy()), rtol=1e-6)
+    assert_unchanged(steps, copies)
+
+
+def test_a_later_backward_does_not_change_the_arrays_an_earlier_pass_showed():
+    x, w = leaf(seed=1), leaf(seed=2)
+    loss = (x * w).sum()  # the leaves take the new arrays Mul's backward made
+    steps = list(mg.backward_steps(loss, retain_graph=True))
+    copies = copies_of(steps)
+    loss.backward()  # accumulates into both .grad
+    np.testing.assert_allclose(x.grad.numpy(), 2 * w.numpy(), rtol=1e-6)
+    assert_unchanged(steps, copies)
+
+
+def test_the_step_iterator_reuses_arrays_as_backward_does():
+    x, w = leaf(seed=1), leaf(seed=2)
+    steps = list(mg.backward_steps((x * w).sum()))
+    assert x.grad.numpy() is steps[-1].grad_inputs[0]  # no copy: the same branch as backward()
+    x2, w2 = leaf(seed=1), leaf(seed=2)
+    (x2 * w2).sum().backward()
+    np.testing.assert_array_equal(x2.grad.numpy(), x.grad.numpy())
+
+
+def test_a_grad_from_before_the_pass_is_added_into_in_place():
+    x = leaf()
+    (x * 2.0).sum().backward()
+    array = x.grad.numpy()
+    x.grad.zero_()
+    (x * 3.0).sum().backward()
+    assert x.grad.numpy() is not array  # a step showed that one: the sum is a new array
+    first = x.grad.numpy()
+    (x * 4.0).sum().backward()
+    assert x.grad.numpy() is first  # a sum the engine made: added into in place
+    np.testing.assert_allclose(x.grad.numpy(), np.full(BIG, 7.0))
 
 
 def test_a_leaf_used_twice_by_one_op_gets_both_gradients():

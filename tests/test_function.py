@@ -362,3 +362,19 @@ def test_lazy_mode_uses_a_custom_output_shape():
     z.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.full(3, y.numpy().sum()))
     np.testing.assert_allclose(y.grad.numpy(), np.full(5, x.numpy().sum()))
+
+
+@pytest.mark.parametrize("make", [
+    lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x * y, lambda x, y: x / y,
+    lambda x, y: x ** y, lambda x, y: x.maximum(y), lambda x, y: x.minimum(y),
+    lambda x, y: x @ y, lambda x, y: x[0] @ y[0], lambda x, y: mg.where(x > 0, x, y),
+], ids=["add", "sub", "mul", "div", "pow", "maximum", "minimum", "matmul", "dot", "where"])
+@pytest.mark.parametrize("needs", ["x", "y"])
+def test_binary_backwards_compute_no_gradient_for_an_input_that_needs_none(make, needs):
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=needs == "x")
+    y = mg.tensor([[2.0, 1.0], [0.5, 3.0]], requires_grad=needs == "y")
+    node = make(x, y).grad_fn
+    grads = node.function.backward(node, np.ones(node.output_meta[0][0], np.float32))
+    positions = [i for i, a in enumerate(node.args) if isinstance(a, mg.Tensor)]
+    for position, wanted in zip(positions[-2:], (needs == "x", needs == "y")):
+        assert (grads[position] is not None) == wanted, (node.name, position)

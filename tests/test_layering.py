@@ -51,3 +51,97 @@ def test_widgets_package_is_importable_as_minigrad_widgets():
     import minigrad.widgets
 
     assert pathlib.Path(minigrad.widgets.__file__).parent.name == "widgets"
+
+
+# --- arrows one way -----------------------------------------------------------------------
+
+ROOT = ENGINE.parent
+WIDGETS = ROOT / "widgets"
+
+
+def module_name(path: pathlib.Path) -> str:
+    """``minigrad.ops.reduce`` for minigrad/ops/reduce.py; widgets/ is ``minigrad.widgets``."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "widgets":
+        parts = ["minigrad"] + parts
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def source_files() -> dict[str, pathlib.Path]:
+    paths = list(ENGINE.rglob("*.py")) + list(WIDGETS.glob("*.py"))
+    return {module_name(path): path for path in paths}
+
+
+def imports_of(name: str, path: pathlib.Path, modules: set[str]) -> set[str]:
+    """The minigrad modules ``name`` imports, anywhere in it (also inside functions)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            # "from . import autograd" imports the module minigrad.autograd
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                       for alias in node.names]
+        else:
+            continue
+        found |= {t for t in targets if t in modules and t != name}
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = source_files()
+    return {name: imports_of(name, path, set(files)) for name, path in files.items()}
+
+
+def test_no_two_modules_import_each_other():
+    graph = import_graph()
+    pairs = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets
+                    if a in graph.get(b, ())})
+    assert pairs == []
+
+
+def test_the_engine_core_imports_tensor_nowhere():
+    """tensor.py imports the engine; the engine reaches Tensor one way (function.Tensor)."""
+    graph = import_graph()
+    core = ["function", "autograd", "graph", "lazy_mode", "versions", "messages", "state"]
+    assert {m for m in core if "minigrad.tensor" in graph[f"minigrad.{m}"]} == set()
+
+
+# --- the widgets use the engine's public surface only ------------------------------------------
+
+
+def engine_private_names() -> set[str]:
+    """Every ``_name`` the engine defines: functions, classes, attributes, slots."""
+    names = set()
+    for path in ENGINE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                names.add(node.value)  # __slots__ entries
+    return {n for n in names if n.startswith("_") and not n.endswith("_")}
+
+
+def test_widgets_use_no_private_engine_name():
+    private = engine_private_names()
+    uses = []
+    for path in WIDGETS.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("minigrad"):
+                uses += [f"{path.name}: import {a.name}" for a in node.names
+                         if a.name.startswith("_")]
+            elif isinstance(node, ast.Attribute) and node.attr in private and not (
+                    isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"}):
+                uses.append(f"{path.name}:{node.lineno}: .{node.attr}")
+    assert uses == []

@@ -16,7 +16,8 @@ from widget_graphs import conv_loss, mlp_loss, reused_loss  # noqa: E402
 import minigrad as mg  # noqa: E402
 from minigrad import nn  # noqa: E402
 from minigrad.widgets import ContextInspector, GraphView, TensorView  # noqa: E402
-from minigrad.widgets.drawing import EDGE_COLOUR, draw, dot_available, view_graph  # noqa: E402
+from minigrad.widgets.drawing import EDGE_COLOUR, view_graph  # noqa: E402
+from minigrad.widgets.layout import dot_available, draw  # noqa: E402
 from minigrad.widgets.trace import Trace, grad_stats  # noqa: E402
 
 

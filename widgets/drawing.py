@@ -8,7 +8,7 @@ The drawing is made in two steps:
    very large graph is collapsed automatically, its loops folded, then cut to the ops
    nearest the output, and the drawing says so in its ``notes``.
 2. a backend (``layout.py``) decides *where*: ``dot`` (via the ``graphviz`` package) or
-   grandalf's Sugiyama layout, and writes the SVG.
+   grandalf's Sugiyama layout, and writes the SVG. ``layout.draw(trace)`` does both.
 
 Every box is an SVG group whose ``id`` is the trace key (``n12`` for ``Mul #12``) and
 whose ``class`` says what it is (``mg_op``, ``mg_current``, ...), so a browser (or a
@@ -18,7 +18,6 @@ test) can find it. Nothing in the output depends on memory addresses or timing.
 from __future__ import annotations
 
 import math
-import shutil
 from dataclasses import dataclass, field
 
 from .trace import GradStats, Trace, Vertex
@@ -88,47 +87,6 @@ class ViewGraph:
     clusters: list[str]  # expanded groups that hold boxes (and their parents), sorted
     notes: list[str]
     owner: dict[str, str]  # trace key -> the key of the box that shows it (or itself)
-
-
-@dataclass
-class Drawing:
-    """An SVG drawing of a trace, and what was done to make it fit."""
-
-    svg: str
-    backend: str  # "dot" or "python"
-    notes: list[str]
-    owner: dict[str, str]  # trace key -> key of the box that shows it
-
-
-def dot_available() -> bool:
-    """Is Graphviz's ``dot`` program on the PATH (and the ``graphviz`` package installed)?"""
-    try:
-        import graphviz  # noqa: F401
-    except ImportError:
-        return False
-    return shutil.which("dot") is not None
-
-
-def draw(trace: Trace, collapse: bool | int | list | None = False, current: str | None = None,
-         selected: str | None = None, done: frozenset | set = frozenset(),
-         max_nodes: int = MAX_NODES, backend: str = "auto") -> Drawing:
-    """Draw ``trace``. ``collapse``: False (every op), True (each innermost group, i.e.
-    each layer, becomes one box), an int depth (groups collapse to their first ``depth``
-    path parts), or a list of group names. ``current``/``selected``/``done``: trace keys
-    to highlight (the stepper's node, the selected node, the nodes already stepped).
-    ``backend``: "auto" (dot when installed), "dot" or "python"."""
-    view = view_graph(trace, collapse, current, selected, done, max_nodes)
-    if backend == "auto":
-        backend = "dot" if dot_available() else "python"
-    from .layout import draw_with_dot, draw_with_python
-
-    if backend == "dot":
-        svg = draw_with_dot(view)
-    elif backend == "python":
-        svg = draw_with_python(view)
-    else:
-        raise ValueError(f"draw: backend must be 'auto', 'dot' or 'python', got {backend!r}")
-    return Drawing(svg, backend, view.notes, view.owner)
 
 
 # --- what to draw ------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
 from .canvas import SvgCanvas
-from .drawing import MAX_NODES, Drawing, draw, legend_html
+from .drawing import MAX_NODES, legend_html
+from .layout import Drawing, draw
 from .trace import Trace, Vertex
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import ipywidgets as widgets
 import numpy as np
 
+from minigrad.autograd import pending_node
 from minigrad.function import Node
 from minigrad.nn import Parameter
 from minigrad.tensor import Tensor
@@ -49,7 +50,7 @@ class ContextInspector(StaticRendering, widgets.VBox):
         if isinstance(tensor_or_node, Node):
             self.node, self.tensor = tensor_or_node, None
         elif isinstance(tensor_or_node, Tensor):
-            self.node = tensor_or_node.grad_fn or tensor_or_node._lazy_node
+            self.node = tensor_or_node.grad_fn or pending_node(tensor_or_node)
             self.tensor = tensor_or_node
         else:
             raise TypeError("ContextInspector: expected a minigrad Tensor or a graph Node "
@@ -67,12 +68,12 @@ class ContextInspector(StaticRendering, widgets.VBox):
         if node is None:
             return f"ContextInspector(leaf {_tensor_name(self.tensor)}: no Function)"
         inputs = f"{len(node.args)} input{'s' * (len(node.args) != 1)}"
-        if node._pending is not None:
+        if node.pending:
             state = "not computed yet"
         elif node.released:
             state = "saved tensors released"
         else:
-            count = len(node._saved)
+            count = len(node.saved_arrays())
             state = f"{count} saved tensor{'s' * (count != 1)}"
         return f"ContextInspector({node.name} #{node.id}: {inputs}, {state})"
 
@@ -111,10 +112,10 @@ def _header_html(node: Node) -> str:
 
 def _state_html(node: Node) -> str:
     """Where the node stands: waiting (lazy), released, retained, or ready for backward."""
-    if node._pending is not None:
-        waiting = [f"input {i} (from {arg._lazy_node.describe()})"
+    if node.pending:
+        waiting = [f"input {i} (from {pending_node(arg).describe()})"
                    for i, arg in enumerate(node.args)
-                   if isinstance(arg, Tensor) and arg._lazy_node is not None]
+                   if isinstance(arg, Tensor) and pending_node(arg) is not None]
         text = ("Not computed yet: lazy mode recorded this op but its forward has not run, "
                 "so nothing is saved yet. .realize() (or backward(), item(), numpy()) "
                 "computes it.")
@@ -165,8 +166,8 @@ def _inputs_html(node: Node) -> str:
 
 def _origin(arg: Tensor | None, parent: Node | None, output: int) -> str:
     """Where an input tensor comes from: another op, a pending op, or nowhere (a leaf)."""
-    if arg is not None and arg._lazy_node is not None:
-        return f"intermediate, not computed yet: from {arg._lazy_node.describe()}"
+    if arg is not None and pending_node(arg) is not None:
+        return f"intermediate, not computed yet: from {pending_node(arg).describe()}"
     if parent is not None:
         where = f"output {output} of " if len(parent.output_meta) > 1 else ""
         gone = " (freed by backward)" if arg is None else ""
@@ -177,8 +178,8 @@ def _origin(arg: Tensor | None, parent: Node | None, output: int) -> str:
 
 
 def _attributes_html(node: Node) -> str:
-    if node._pending is not None:  # forward sets them when it runs
-        arguments = ", ".join(f"{k}={short_repr(v)}" for k, v in node._pending.items())
+    if node.pending:  # forward sets them when it runs
+        arguments = ", ".join(f"{k}={short_repr(v)}" for k, v in node.pending_kwargs.items())
         return ("<div>(none yet: forward sets them when it runs"
                 + escape(f"; it will get {arguments}" if arguments else "") + ")</div>")
     attributes = [(name, value) for name, value in vars(node).items()
@@ -189,14 +190,14 @@ def _attributes_html(node: Node) -> str:
 
 
 def _saved_html(node: Node) -> str:
-    if node._pending is not None:
+    if node.pending:
         return "<div>(nothing yet: forward has not run)</div>"
     if node.released:
         return "<div>(released by backward())</div>"
-    if not node._saved:
+    if not node.saved_arrays():
         return "<div>(none: this op's backward needs no saved arrays)</div>"
     rows = []
-    for position, value in enumerate(node._saved):
+    for position, value in enumerate(node.saved_arrays()):
         if value is None:
             rows.append([position, "", "None", ""])
             continue

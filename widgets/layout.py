@@ -1,5 +1,5 @@
 """Where the boxes go: the two backends that turn a ``ViewGraph`` (what ``drawing.py``
-decided to draw) into SVG.
+decided to draw) into SVG, and ``draw(trace)``, which runs both steps.
 
 - ``draw_with_dot``: Graphviz's ``dot`` lays the graph out (via the ``graphviz``
   package), groups as nested clusters.
@@ -14,10 +14,55 @@ the output depends on addresses or timing.
 from __future__ import annotations
 
 import math
+import shutil
+from dataclasses import dataclass
 
 from ._base import escape
-from .drawing import (CLUSTER_STROKE, EDGE_COLOUR, FONT, FONT_SIZE, Arrow, Box,
-                      ViewGraph)
+from .drawing import (CLUSTER_STROKE, EDGE_COLOUR, FONT, FONT_SIZE, MAX_NODES, Arrow, Box,
+                      ViewGraph, view_graph)
+from .trace import Trace
+
+
+@dataclass
+class Drawing:
+    """An SVG drawing of a trace, and what was done to make it fit."""
+
+    svg: str
+    backend: str  # "dot" or "python"
+    notes: list[str]
+    owner: dict[str, str]  # trace key -> key of the box that shows it
+
+
+def dot_available() -> bool:
+    """Is Graphviz's ``dot`` program on the PATH (and the ``graphviz`` package installed)?"""
+    try:
+        import graphviz  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("dot") is not None
+
+
+def draw(trace: Trace, collapse: bool | int | list | None = False, current: str | None = None,
+         selected: str | None = None, done: frozenset | set = frozenset(),
+         max_nodes: int = MAX_NODES, backend: str = "auto") -> Drawing:
+    """Draw ``trace``. ``collapse``: False (every op), True (each innermost group, i.e.
+    each layer, becomes one box), an int depth (groups collapse to their first ``depth``
+    path parts), or a list of group names. ``current``/``selected``/``done``: trace keys
+    to highlight (the stepper's node, the selected node, the nodes already stepped).
+    ``backend``: "auto" (dot when installed), "dot" or "python"."""
+    view = view_graph(trace, collapse, current, selected, done, max_nodes)
+    if backend == "auto":
+        backend = "dot" if dot_available() else "python"
+    if backend == "dot":
+        svg = draw_with_dot(view)
+    elif backend == "python":
+        svg = draw_with_python(view)
+    else:
+        raise ValueError(f"draw: backend must be 'auto', 'dot' or 'python', got {backend!r}")
+    return Drawing(svg, backend, view.notes, view.owner)
+
+
+# --- shared by both backends -------------------------------------------------------------------
 
 
 def _edge_width(arrow: Arrow, arrows: list[Arrow]) -> float:

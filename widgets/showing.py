@@ -52,7 +52,7 @@ def _view_for(obj: Any, **options: Any) -> Any:
     if isinstance(obj, np.ndarray):
         obj = mg.tensor(obj)
     if isinstance(obj, Tensor):
-        if obj.grad_fn is None and obj._lazy_node is None:
+        if obj.grad_fn is None and obj.is_realized:
             from .tensor_view import TensorView
 
             return TensorView(obj)  # (graph options do not apply)

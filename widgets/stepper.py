@@ -21,12 +21,13 @@ from typing import Any
 import ipywidgets as widgets
 
 import minigrad as mg
-from minigrad.autograd import BackwardStep, _grad_graph
+from minigrad.autograd import BackwardStep, backward_order, pending_node
 from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
 from .canvas import SvgCanvas
-from .drawing import MAX_NODES, draw, legend_html
+from .drawing import MAX_NODES, legend_html
+from .layout import draw
 from .trace import Trace, grad_stats
 
 
@@ -42,12 +43,12 @@ class BackwardStepper(StaticRendering, widgets.VBox):
         if not isinstance(loss, Tensor):
             raise TypeError(f"BackwardStepper: expected a minigrad Tensor, got "
                             f"{type(loss).__name__}")
-        if loss.grad_fn is None and loss._lazy_node is None:
+        if loss.grad_fn is None and pending_node(loss) is None:
             raise ValueError("BackwardStepper: this tensor has no graph (it is a leaf, made by "
                              "no Function): there is no backward pass to step through.")
         self.loss, self.gradient = loss, gradient
         self.collapse_groups, self.max_nodes, self.backend = collapse_groups, max_nodes, backend
-        if loss._lazy_node is not None:
+        if not loss.is_realized:
             loss.realize()  # the backward pass needs the forward's values
         self.trace = Trace.of(loss, names)
         if self.trace.freed:
@@ -55,7 +56,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
                 "BackwardStepper: the graph behind this tensor was already freed by a "
                 "backward() (its saved tensors are gone). Build the loss again, or call that "
                 "backward(retain_graph=True) to keep the graph.")
-        self.total = len(_grad_graph(loss.grad_fn))  # at most; exact once the pass ends
+        self.total = len(backward_order(loss.grad_fn))  # at most; exact once the pass ends
         # every leaf that can receive a gradient, and its .grad before the first step
         self._leaves = [v for v in self.trace.leaves if v.tensor.requires_grad]
         self._initial = {v.key: None if v.tensor.grad is None else v.tensor.grad.numpy().copy()
@@ -120,7 +121,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
         """Back to the start: a fresh pass, and every leaf's .grad as it was before."""
         for vertex in self._leaves:
             initial = self._initial[vertex.key]
-            vertex.tensor.grad = None if initial is None else Tensor._make(initial.copy())
+            vertex.tensor.grad = None if initial is None else Tensor(initial)  # (a copy)
         self.steps = []
         self._finished = False
         self._iterator = mg.backward_steps(self.loss, self.gradient, retain_graph=True)
@@ -237,7 +238,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
                           + ", ".join(escape(s) for s in sources) + ")")
             elif sources:
                 title += f" (from {escape(sources[0])})"
-            elif node is self.loss.grad_fn and index == self.loss._output_index:
+            elif node.outputs[index] is self.loss:
                 title += " (the seed: d loss / d loss = 1)" if self.gradient is None else \
                     " (the seed: the gradient= you passed)"
             parts.append(f"<p><b>{title}</b><br>{stats_html(grad)}</p>{preview_html(grad)}")

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 import minigrad as mg
-from minigrad.autograd import grad_parents, lazy_parents, walk
+from minigrad.autograd import grad_parents, lazy_parents, pending_node, walk
 from minigrad.function import Node
 from minigrad.tensor import Tensor
 
@@ -129,7 +129,7 @@ class Vertex:
     @property
     def pending(self) -> bool:
         """Lazy mode: not computed yet."""
-        return self.node is not None and self.node._pending is not None
+        return self.node is not None and self.node.pending
 
     @property
     def freed(self) -> bool:
@@ -194,12 +194,12 @@ class Trace:
         if not isinstance(tensor, Tensor):
             raise TypeError(f"Trace.of: expected a minigrad Tensor, got {type(tensor).__name__}")
         named = _leaf_names(names)
-        root_node = tensor.grad_fn if tensor.grad_fn is not None else tensor._lazy_node
+        root_node = tensor.grad_fn if tensor.grad_fn is not None else pending_node(tensor)
         if root_node is None:  # a leaf: one vertex, no edges
             vertex = _leaf_vertex("t0", tensor, named, 0)
             vertex.is_root = True
             return cls(tensor, {"t0": vertex}, [], "t0")
-        parents = lazy_parents if root_node._pending is not None else _all_parents
+        parents = lazy_parents if root_node.pending else _all_parents
         nodes = walk([root_node], parents)  # oldest first: the engine's own walk
         vertices: dict[str, Vertex] = {}
         edges: list[Edge] = []
@@ -211,8 +211,9 @@ class Trace:
         for node in nodes:
             for position, arg in enumerate(node.args):
                 parent, index = node.next_functions[position]
-                if parent is None and isinstance(arg, Tensor) and arg._lazy_node is not None:
-                    parent, index = arg._lazy_node, arg._output_index
+                if parent is None and isinstance(arg, Tensor) and pending_node(arg) is not None:
+                    parent = pending_node(arg)  # not recorded for backward, but still to compute
+                    index = next(i for i, t in enumerate(parent.outputs) if t is arg)
                 if parent is not None:
                     source = f"n{parent.id}"
                     shape, dtype = parent.output_meta[index]
@@ -283,7 +284,7 @@ class Trace:
         if isinstance(key_or_node, Node):
             key = f"n{key_or_node.id}"
         elif isinstance(key_or_node, Tensor):
-            node = key_or_node.grad_fn or key_or_node._lazy_node
+            node = key_or_node.grad_fn or pending_node(key_or_node)
             key = f"n{node.id}" if node is not None else next(
                 (v.key for v in self.leaves if v.tensor is key_or_node), None)
         if key not in self.vertices:
@@ -350,8 +351,7 @@ def _all_parents(node: Node) -> list[Node]:
     """Every op that made an input of ``node``: the gradient edges, and (in lazy mode)
     the ops an input still waits for."""
     parents = list(grad_parents(node))
-    parents.extend(t._lazy_node for t in node.inputs
-                   if t._lazy_node is not None and t._lazy_node not in parents)
+    parents.extend(p for p in lazy_parents(node) if p not in parents)
     return parents
 
 

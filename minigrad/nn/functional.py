@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
 from ..ops.activation import GELU, LogSoftmax, Softmax
 from ..ops.attention import ScaledDotProductAttention
 from ..ops.convolution import AvgPool2d, Conv2d, MaxPool2d
@@ -23,26 +22,8 @@ from ..ops.normalization import LayerNorm
 from ..ops.reduce import normalize_dims
 from ..state import state
 from ..tensor import Tensor, pad_tensor
-
-REDUCTIONS = ("mean", "sum", "none")
-
-
-def _error(message: str, kind: type = ShapeError) -> Exception:
-    error = kind(message)
-    error.minigrad = True
-    return error
-
-
-def _check_reduction(reduction: str, who: str) -> None:
-    if reduction not in REDUCTIONS:
-        raise _error(f"{who}: reduction must be one of {REDUCTIONS}, got {reduction!r}",
-                     ValueError)
-
-
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "mean":
-        return loss.mean()
-    return loss.sum() if reduction == "sum" else loss
+from .functional_checks import (REDUCTIONS, _check_floating, _check_reduction,  # noqa: F401
+                                _class_targets, _error, _reduce, _same_padding)
 
 
 def _pair(value: Any, who: str, name: str) -> tuple[int, int]:
@@ -73,12 +54,6 @@ def sigmoid(input: Tensor) -> Tensor:
 
 def tanh(input: Tensor) -> Tensor:
     return input.tanh()
-
-
-def _check_floating(input: Any, who: str, name: str = "input") -> None:
-    if np.dtype(input.dtype).kind != "f":
-        raise _error(f"{who}: {name} has dtype {input.dtype} (shape {tuple(input.shape)}) but "
-                     f"must be floating point; convert it with .float()", TypeError)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -218,16 +193,6 @@ def _check_image_input(input: Tensor, who: str) -> tuple[Tensor, bool]:
         raise _error(f"{who}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got "
                      f"shape {tuple(input.shape)}")
     return input, False
-
-
-def _same_padding(kernel: tuple[int, int], dilation: tuple[int, int]) -> tuple:
-    """Padding that keeps the size for stride 1; an odd total puts the extra at the end,
-    as PyTorch does."""
-    pads = []
-    for k, d in zip(kernel, dilation):
-        total = d * (k - 1)
-        pads.append((total // 2, total - total // 2))
-    return tuple(pads)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
@@ -387,34 +352,6 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
         raise _error(f"mse_loss: input shape {tuple(input.shape)} and target shape "
                      f"{tuple(np.shape(target))} differ (broadcasting them is usually a bug)")
     return _reduce((input - target) ** 2, reduction)
-
-
-def _class_targets(input: Tensor, target: Any, who: str,
-                   ignore_index: int = -100) -> np.ndarray:
-    """Check integer class targets against the logits (N, C, ...) and return them."""
-    labels = target.numpy() if isinstance(target, Tensor) else np.asarray(target)
-    if labels.dtype.kind not in "iu":
-        raise _error(f"{who}: target has dtype {labels.dtype} (shape {labels.shape}); class "
-                     "indices must be integers (use .long())", TypeError)
-    class_dim = 1 if input.ndim > 1 else 0
-    classes = input.shape[class_dim]
-    expected = tuple(s for i, s in enumerate(input.shape) if i != class_dim)
-    if labels.shape != expected:
-        raise _error(
-            f"{who}: target of shape {labels.shape} does not fit input of shape "
-            f"{tuple(input.shape)}: class-index targets need shape {expected}, the input's "
-            f"shape without its class dim {class_dim} (C = {classes} classes); check that "
-            "input and target hold the same batch"
-        )
-    if labels.size == 0 or 0 <= labels.min() and labels.max() < classes:
-        return labels  # all in range (the usual case: two reductions, no masks)
-    wrong = (labels != ignore_index) & ((labels < 0) | (labels >= classes))
-    if wrong.any():
-        raise _error(
-            f"{who}: target holds class index {labels[wrong].flat[0]}, but the input of shape "
-            f"{tuple(input.shape)} has C = {classes} classes: class indices go from 0 to "
-            f"{classes - 1} (or equal ignore_index={ignore_index})", IndexError)
-    return labels
 
 
 def cross_entropy(input: Tensor, target: Any, ignore_index: int = -100,

@@ -25,8 +25,8 @@ from ..ops.convolution import AvgPool2d, Conv2d, MaxPool2d
 from ..ops.normalization import LayerNorm
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor, gather, where
-from .functional import (_check_floating, _check_reduction, _class_targets, _error, _reduce,
-                         _same_padding)
+from .functional_checks import (_check_floating, _check_reduction, _class_targets, _error, _reduce,
+                                _same_padding)
 
 # --- activations ----------------------------------------------------------------------------
 

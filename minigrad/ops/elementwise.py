@@ -186,8 +186,6 @@ class Sigmoid(Function):
 class ReLU(Function):
     """f(x) = max(x, 0),  f'(x) = 1 if x > 0 else 0"""
 
-    oper = "ReLU"
-
     @staticmethod
     def forward(ctx, x):
         out = np.maximum(x, 0)
@@ -287,7 +285,8 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output, grad_output
+        needs_x, needs_y = ctx.needs_input_grad
+        return (grad_output if needs_x else None), (grad_output if needs_y else None)
 
 
 class Sub(Function):
@@ -301,7 +300,8 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output, -grad_output
+        needs_x, needs_y = ctx.needs_input_grad
+        return (grad_output if needs_x else None), (-grad_output if needs_y else None)
 
 
 class Mul(Function):
@@ -381,8 +381,10 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, y = ctx.saved_tensors
+        needs_x, needs_y = ctx.needs_input_grad
         share_x = _tie_share(x > y, x == y, grad_output.dtype)
-        return grad_output * share_x, grad_output * (1 - share_x)
+        return ((grad_output * share_x if needs_x else None),
+                (grad_output * (1 - share_x) if needs_y else None))
 
 
 class Minimum(Function):
@@ -398,8 +400,10 @@ class Minimum(Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, y = ctx.saved_tensors
+        needs_x, needs_y = ctx.needs_input_grad
         share_x = _tie_share(x < y, x == y, grad_output.dtype)
-        return grad_output * share_x, grad_output * (1 - share_x)
+        return ((grad_output * share_x if needs_x else None),
+                (grad_output * (1 - share_x) if needs_y else None))
 
 
 def _tie_share(wins, ties, dtype):
@@ -425,8 +429,10 @@ class Where(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (condition,) = ctx.saved_tensors
+        _, needs_x, needs_y = ctx.needs_input_grad
         zero = np.zeros((), dtype=grad_output.dtype)
-        return None, np.where(condition, grad_output, zero), np.where(condition, zero, grad_output)
+        return (None, np.where(condition, grad_output, zero) if needs_x else None,
+                np.where(condition, zero, grad_output) if needs_y else None)
 
 
 # --- comparisons and casts (no gradient) -------------------------------------------------

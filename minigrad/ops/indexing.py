@@ -75,9 +75,11 @@ class SetItem(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        grad_x = grad_output.copy()
-        grad_x[ctx.index] = 0
-        return grad_x, grad_output[ctx.index], None
+        needs_x, needs_value, _ = ctx.needs_input_grad
+        grad_x = grad_output.copy() if needs_x else None
+        if needs_x:
+            grad_x[ctx.index] = 0
+        return grad_x, (grad_output[ctx.index] if needs_value else None), None
 
 
 class Gather(Function):

@@ -34,7 +34,6 @@ class MatMul(Function):
     """f(A, B) = A @ B,  df/dA = G @ B^T,  df/dB = A^T @ G
     (1-D inputs are treated as a row / a column and the extra size dropped again)"""
 
-    oper = "MatMul"
     hint = "batch dimensions (all but the last two) broadcast like elementwise ops"
 
     @staticmethod
@@ -52,7 +51,7 @@ class MatMul(Function):
         a, b = ctx.saved_tensors
         needs_a, needs_b = ctx.needs_input_grad
         if a.ndim == 1 and b.ndim == 1:  # a dot product
-            return grad_output * b, grad_output * a
+            return (grad_output * b if needs_a else None), (grad_output * a if needs_b else None)
         a2 = a[None, :] if a.ndim == 1 else a  # (n,) -> (1, n)
         b2 = b[:, None] if b.ndim == 1 else b  # (n,) -> (n, 1)
         grad = grad_output

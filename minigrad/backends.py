@@ -1,0 +1,81 @@
+"""``mg.cuda`` and ``mg.backends``: PyTorch's device modules, for device-picking code. There
+is no CUDA or MPS here (device.py says why); seeding CUDA seeds the CPU generator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .state import manual_seed
+
+
+class _Cuda:
+    """``mg.cuda``: no CUDA here. ``is_available()`` is False; seeding seeds the CPU
+    generator, so PyTorch code that seeds every device gives repeatable runs."""
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+    @staticmethod
+    def device_count() -> int:
+        return 0
+
+    @staticmethod
+    def manual_seed(seed: int) -> None:
+        manual_seed(seed)
+
+    manual_seed_all = manual_seed
+
+    @staticmethod
+    def synchronize(device: Any = None) -> None:
+        """Nothing to wait for: NumPy computes synchronously."""
+
+    @staticmethod
+    def empty_cache() -> None:
+        """Nothing to free."""
+
+    @staticmethod
+    def is_bf16_supported() -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"mg.cuda.{name}: minigrad has no CUDA (it runs on the CPU); "
+                             "only is_available(), device_count(), manual_seed(_all), "
+                             "synchronize() and empty_cache() exist, for portable code")
+
+
+class _Mps:
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+    @staticmethod
+    def is_built() -> bool:
+        return False
+
+
+class _Cudnn:
+    """``mg.backends.cudnn.deterministic = True`` and the like are accepted and change
+    nothing: NumPy on the CPU is deterministic already."""
+
+    enabled = False
+    deterministic = False
+    benchmark = False
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+
+class _Backends:
+    """``mg.backends.mps.is_available()`` (False), ``mg.backends.cudnn.deterministic``,
+    for device-picking code."""
+
+    mps = _Mps()
+    cuda = _Cuda()
+    cudnn = _Cudnn()
+
+
+cuda = _Cuda()
+backends = _Backends()

@@ -1,0 +1,67 @@
+"""Error messages that speak to a student: which op, which input, which shapes, what to try.
+
+``explain`` turns a NumPy error raised inside a Function into one that names the op and
+describes its inputs; ``check_finite`` is anomaly mode's NaN/Inf check. Errors made here
+carry ``error.minigrad = True``, so an outer layer re-raises them instead of wrapping
+them again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import ShapeError
+
+
+def describe_args(args: tuple) -> str:
+    """``'input 0 'x': shape (2, 3), float32; input 1: float 2.0'``."""
+    parts = []
+    for i, a in enumerate(args):
+        if a is None:
+            parts.append(f"input {i}: (freed by an earlier backward)")
+        elif isinstance(a, (np.ndarray, np.generic)):
+            parts.append(f"input {i}: array of shape {a.shape}, {a.dtype}")
+        elif hasattr(a, "shape"):  # a Tensor
+            name = f" '{a.label}'" if a.label else ""
+            parts.append(f"input {i}{name}: shape {tuple(a.shape)}, {a.dtype}")
+        else:
+            parts.append(f"input {i}: {type(a).__name__} {a!r:.40}")
+    return "; ".join(parts)
+
+
+def explain(function: type, error: Exception, args: tuple) -> Exception:
+    """The error to raise instead of ``error`` (from ``function``'s forward): the op, its
+    inputs' shapes and the Function's ``hint``. A ValueError becomes a ShapeError."""
+    text = str(error)
+    named = text.lower().startswith(function.oper.lower() + ":")  # already says which op
+    message = f"{text if named else f'{function.oper}: {text}'}\n  {describe_args(args)}"
+    if function.hint:
+        message += f"\n  hint: {function.hint}"
+    kind = ShapeError if isinstance(error, ValueError) else type(error)
+    try:
+        new = kind(message)
+    except TypeError:  # an exception type that takes other arguments
+        new = RuntimeError(message)
+    new.minigrad = True
+    return new
+
+
+def check_finite(outputs: Any, who: str, args: tuple, trace: list | None = None) -> None:
+    """Anomaly mode: raise if an array in ``outputs`` holds NaN or Inf, naming ``who``
+    made it (and, from ``trace``, where the op was created)."""
+    arrays = outputs if isinstance(outputs, tuple) else (outputs,)
+    for i, a in enumerate(arrays):
+        if a is None:
+            continue
+        a = np.asarray(a)
+        if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
+            bad = "NaN" if np.isnan(a).any() else "Inf"
+            message = (f"detect_anomaly: {who} produced {bad} in output {i} "
+                       f"(shape {a.shape})\n  {describe_args(args)}")
+            if trace:
+                message += "\n  the op was created here:\n" + "".join(trace[-4:])
+            error = FloatingPointError(message)
+            error.minigrad = True
+            raise error
