@@ -417,10 +417,11 @@ def __getattr__(name: str):
     """``mg.autograd.Function``, ``mg.autograd.grad`` ...: from autograd_function.py
     (imported on first use, since it builds on Tensor, which builds on this module)."""
     from . import autograd_function
+    from .unsupported import absent
 
     if name in autograd_function.__all__:
         return getattr(autograd_function, name)
-    raise AttributeError(f"module 'minigrad.autograd' has no attribute {name!r}")
+    raise absent("torch.autograd", name)
 
 
 def __dir__() -> list[str]:

@@ -23,6 +23,7 @@ from ..ops.normalization import LayerNorm
 from ..ops.reduce import normalize_dims
 from ..state import state
 from ..tensor import Tensor, pad_tensor
+from ..unsupported import module_getattr as _module_getattr
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -494,3 +495,17 @@ from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the he
     group_norm, hardtanh, huber_loss, interpolate, kl_div, l1_loss, leaky_relu, max_pool1d,
     mish, nll_loss, normalize, one_hot, relu6, silu, smooth_l1_loss, softplus,
 )
+
+__all__ = [  # what `from minigrad.nn.functional import *` and the coverage list see
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "attention", "avg_pool1d", "avg_pool2d",
+    "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
+    "conv2d", "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu",
+    "group_norm", "hardtanh", "hinge_loss", "huber_loss", "interpolate", "kl_div", "l1_loss",
+    "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool1d", "max_pool2d", "mish",
+    "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6",
+    "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+    "softplus", "tanh", "unfold",
+]
+
+# a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
+__getattr__ = _module_getattr("torch.nn.functional")
