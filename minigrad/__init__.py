@@ -8,6 +8,8 @@
 
 import numpy as _np
 
+from .unsupported import module_getattr as _module_getattr
+
 from .autograd import BackwardStep, backward_steps, realize, walk
 from .checkpoint import checkpoint
 from .errors import DimensionError, GradcheckError, ShapeError
@@ -99,4 +101,8 @@ __all__ = [
     "optim", "pad_tensor", "rand", "randint", "randn", "randperm", "realize", "save",
     "set_grad_enabled", "set_mode", "set_rng_state", "stack", "tensor", "walk", "where",
     "zeros", "zeros_like",
+    "bool_", "double", "float", "float32", "float64", "int32", "int64", "long",
 ] + _torch_functions.__all__ + _PART_A  # issue 11, parts B and A
+
+# a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
+__getattr__ = _module_getattr("torch")

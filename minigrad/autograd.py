@@ -30,6 +30,7 @@ from .graph import backward_order, grad_parents, lazy_parents, walk  # noqa: F40
 from .lazy_mode import pending_node, realize  # noqa: F401 (exported)
 from .messages import check_finite
 from .state import state
+from .unsupported import module_getattr
 from .versions import check_saved_versions
 
 
@@ -374,3 +375,7 @@ def _run_node_hooks(node: Node, grad_inputs: tuple, grad_outputs: list) -> tuple
             result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
             grad_inputs = _fit_gradients(node, result, f"a hook on {node.describe()}")
     return grad_inputs
+
+
+# a name torch.autograd has and minigrad leaves out on purpose says why (unsupported.py)
+__getattr__ = module_getattr("torch.autograd")

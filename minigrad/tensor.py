@@ -27,6 +27,7 @@ from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat
                   Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
 from .state import no_grad, rng_for, state
+from .unsupported import absent
 from .versions import VersionCounter, counter_of, record_write
 
 return_types = namedtuple("return_types", ["values", "indices"])
@@ -1052,6 +1053,13 @@ class Tensor:
         if self.dtype.kind not in "iu":
             raise TypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "f"
+
+    def __getattr__(self, name: str) -> Any:
+        """Only for names Tensor lacks: PyTorch's that minigrad leaves out say why."""
+        raise absent("torch.Tensor", name)
 
     # --- printing ------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from .loss import HuberLoss, KLDivLoss, L1Loss, NLLLoss, SmoothL1Loss
 from .normalization import GroupNorm
 from .recurrent import GRU, GRUCell, LSTMCell, RNNCell
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from ..unsupported import module_getattr as _module_getattr
 
 __all__ = [
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d",
@@ -48,3 +49,6 @@ __all__ = [
     "ReLU6", "SiLU", "SmoothL1Loss", "Softplus", "TransformerEncoder", "TransformerEncoderLayer",
     "Unflatten", "Upsample",
 ]
+
+# a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
+__getattr__ = _module_getattr("torch.nn")

@@ -24,6 +24,7 @@ from ..state import state
 from ..tensor import Tensor, pad_tensor
 from .functional_checks import (REDUCTIONS, _check_floating, _check_reduction,  # noqa: F401
                                 _class_targets, _error, _reduce, _same_padding)
+from ..unsupported import module_getattr as _module_getattr
 
 
 def _pair(value: Any, who: str, name: str) -> tuple[int, int]:
@@ -431,3 +432,17 @@ from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the he
     group_norm, hardtanh, huber_loss, interpolate, kl_div, l1_loss, leaky_relu, max_pool1d,
     mish, nll_loss, normalize, one_hot, relu6, silu, smooth_l1_loss, softplus,
 )
+
+__all__ = [  # what `from minigrad.nn.functional import *` and the coverage list see
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "attention", "avg_pool1d", "avg_pool2d",
+    "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
+    "conv2d", "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu",
+    "group_norm", "hardtanh", "hinge_loss", "huber_loss", "interpolate", "kl_div", "l1_loss",
+    "layer_norm", "leaky_relu", "linear", "log_softmax", "max_pool1d", "max_pool2d", "mish",
+    "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6",
+    "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+    "softplus", "tanh", "unfold",
+]
+
+# a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
+__getattr__ = _module_getattr("torch.nn.functional")

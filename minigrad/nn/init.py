@@ -90,3 +90,6 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu") -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan)."""
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode)))
+
+__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_",
+           "ones_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]

@@ -69,3 +69,6 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         with no_grad():
             p.copy_(values[offset:offset + p.numel()].reshape(p.shape))
         offset += p.numel()
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+           "vector_to_parameters"]

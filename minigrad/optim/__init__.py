@@ -17,7 +17,11 @@ from .sgd import SGD
 from .adam_variants import Adamax, NAdam, RAdam
 from .lbfgs import LBFGS
 from .rmsprop import Adadelta, Adagrad, RMSprop
+from ..unsupported import module_getattr as _module_getattr
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler",
            # issue 11
            "Adadelta", "Adagrad", "Adamax", "LBFGS", "NAdam", "RAdam", "RMSprop"]
+
+# a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
+__getattr__ = _module_getattr("torch.optim")

@@ -499,3 +499,7 @@ class ReduceLROnPlateau(LRScheduler):
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+__all__ = ["CosineAnnealingLR", "CosineAnnealingWarmRestarts", "ExponentialLR", "LRScheduler",
+           "LambdaLR", "LinearLR", "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau",
+           "SequentialLR", "StepLR", "WarmupCosineLR"]

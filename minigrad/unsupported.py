@@ -1,0 +1,79 @@
+"""What minigrad deliberately leaves out of PyTorch's surface, and what to use instead.
+
+Asking for one of these names (``mg.fft``, ``nn.Conv3d``, ...) raises an
+``AttributeError`` that says so at once, rather than Python's bare "has no attribute".
+The README's "PyTorch coverage" table is generated from this list.
+"""
+
+from __future__ import annotations
+
+_CPU = "minigrad runs on the CPU with NumPy; there is no GPU or other device to use"
+_HIGHER = ("minigrad records first-order gradients only (no create_graph=True), so "
+           "Jacobians, Hessians and gradients of gradients are not available")
+_NUMPY = "call NumPy on the values instead (t.detach().numpy())"
+
+ABSENT: dict[str, dict[str, str]] = {
+    "torch": {
+        "fft": f"no Fourier transforms: {_NUMPY}, e.g. numpy.fft",
+        "linalg": f"no linear-algebra package beyond matmul and norm: {_NUMPY}, e.g. "
+                  "numpy.linalg",
+        "sparse": "no sparse tensors: every tensor is a dense NumPy array",
+        "jit": "no compiler: minigrad runs Python eagerly (or defers with mg.lazy())",
+        "compile": "no compiler: call the model directly (mg.lazy() shows a graph before "
+                   "it runs)",
+        "vmap": "no function transforms: write the batch dimension into your code",
+        "func": "no function transforms (torch.func): " + _HIGHER,
+        "distributions": "no probability distributions: draw with mg.rand/mg.randn/"
+                         "mg.multinomial, or NumPy's generators",
+        "distributed": _CPU + " in one process",
+        "amp": "no mixed precision: use float32, or float64 for gradcheck",
+        "autocast": "no mixed precision: use float32, or float64 for gradcheck",
+        "complex64": "no complex tensors: real float32/float64 only",
+        "complex128": "no complex tensors: real float32/float64 only",
+        "bfloat16": "no bfloat16: use float32",
+        "hub": "nothing is downloaded: build the model in code and load a state dict "
+               "with mg.load",
+        "onnx": "no export formats: save a state dict with mg.save",
+        "quantization": "no quantized tensors: float32/float64 only",
+    },
+    "torch.Tensor": {
+        "share_memory_": "one process: nothing to share between processes",
+        "to_sparse": "no sparse tensors: every tensor is a dense NumPy array",
+    },
+    "torch.nn": {
+        "Conv3d": "2-D and 1-D convolution only: reshape volumes into 2-D slices",
+        "Transformer": "encoder layers only: build a decoder from MultiheadAttention and "
+                       "TransformerEncoderLayer's pieces",
+        "TransformerDecoderLayer": "encoder layers only: a decoder layer is "
+                                   "MultiheadAttention twice plus a feed-forward block",
+        "DataParallel": _CPU + " in one process",
+        "parallel": _CPU + " in one process",
+    },
+    "torch.nn.functional": {
+        "conv3d": "2-D and 1-D convolution only",
+        "grid_sample": "not implemented: F.interpolate resizes images",
+    },
+    "torch.optim": {
+        "SparseAdam": "no sparse tensors: use Adam",
+    },
+    "torch.autograd": {
+        "functional": "no torch.autograd.functional: " + _HIGHER,
+    },
+}
+
+
+def absent(namespace: str, name: str) -> AttributeError:
+    """The error for ``namespace.name``: why minigrad lacks it and what to use."""
+    reason = ABSENT.get(namespace, {}).get(name)
+    if reason is None:
+        return AttributeError(f"minigrad ({namespace}) has no attribute {name!r}")
+    return AttributeError(f"{namespace}.{name} is not supported by minigrad: {reason}")
+
+
+def module_getattr(namespace: str):
+    """A module-level ``__getattr__`` that explains the names of ``ABSENT[namespace]``."""
+
+    def __getattr__(name: str):
+        raise absent(namespace, name)
+
+    return __getattr__
