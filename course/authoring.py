@@ -83,6 +83,9 @@ def exercise_problems(notebook: Any) -> list[str]:
             problems.append(f"{where}: more than one exercise tag: {roles}")
         expected = exercise_role(cell)
         actual = cell.get("metadata", {}).get("nbgrader")
+        if SOLUTION_MARKERS[0] in _source(cell) and not (expected or {}).get("solution"):
+            problems.append(f"{where}: {SOLUTION_MARKERS[0]} outside a solution cell "
+                            "(nbgrader would cut the text there)")
         if expected != actual:
             problems.append(f"{where}: nbgrader metadata {actual} does not match its tags "
                             f"{tags} (run scripts/execute_notebooks.py)")

@@ -37,11 +37,11 @@
 # 8. see why gradients accumulate, and how to clear them;
 # 9. switch recording off with `no_grad`.
 #
-# Along the way come five **exercises**: a cell where you write code (between
-# `# BEGIN SOLUTION` and `# END SOLUTION` in this copy, which has the answers; in the
-# copy your teacher hands out it says `raise NotImplementedError()`), and after it a
-# test cell that checks your code and, when it is wrong, says which mistake it looks like.
-# The checks come from `minigrad.exercises`.
+# Along the way come five **exercises**: a cell where you write code (this copy has the
+# answers, between two "SOLUTION" marker comments; in the copy your teacher hands out
+# they are replaced by `raise NotImplementedError()`), and after it a test cell that
+# checks your code and, when it is wrong, says which mistake it looks like. The checks
+# come from `minigrad.exercises`.
 #
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
 # will see exactly the numbers printed here.
