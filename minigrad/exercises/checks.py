@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -41,9 +42,19 @@ def checker(check: Callable) -> Callable:
             with np.errstate(all="ignore"):  # an overflow is diagnosed, not warned about
                 check(*args, **kwargs)
         except CheckFailed as failure:
-            raise AssertionError(str(failure)) from None
+            raise AssertionError(wrap(str(failure))) from None
 
     return run
+
+
+def wrap(message: str, width: int = 78) -> str:
+    """Lines short enough for a notebook's error box and nbgrader's reports."""
+    lines = []
+    for line in message.splitlines():
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        lines += textwrap.wrap(line, width=width, subsequent_indent=indent,
+                               break_on_hyphens=False) or [""]
+    return "\n".join(lines)
 
 
 # --- inputs ----------------------------------------------------------------------------
