@@ -364,7 +364,8 @@ print("needs_input_grad:", exp_node.needs_input_grad)
 
 # %%
 GraphView(f)
-#
+
+# %% [markdown]
 # ## 5. The backward pass, step by step
 #
 # `loss.backward()` is a loop over the graph's nodes, newest first (a node runs only
