@@ -495,6 +495,12 @@ except mg.ShapeError as error:
     print("ShapeError:", error)
 
 # %% [markdown]
+# The engine can catch this only because the shapes differ: on a square input a
+# transposed gradient has the right shape and goes through silently. That is why checks
+# use non-square shapes. Try it: fix the bug above, then check your fix with
+# `check_function(TransposedBackward, inputs=[(2, 3)], reference=lambda x: 2 * x)`,
+# which also notices a dropped factor 2.
+#
 # ## 7. Checking a backward with `gradcheck`
 #
 # A wrong backward does not crash: it quietly returns wrong numbers, and training just

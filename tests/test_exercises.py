@@ -65,6 +65,12 @@ def test_a_backward_returning_the_output_shape_passes_because_the_engine_sums():
     check_function(mul_function(lambda x, y, g: (g * y, g * x)), [(3, 4), (4,)], mul)
 
 
+def test_without_a_reference_gradients_are_compared_with_finite_differences():
+    check_function(mul_function(lambda x, y, g: (g * y, g * x)), MUL_CASES)
+    message = fails(check_function, mul_function(lambda x, y, g: (g * y, -g * x)), MUL_CASES)
+    assert "gradient for input 1" in message and "numerical" in message
+
+
 def test_wrong_sign_is_named():
     message = fails(check_function, mul_function(lambda x, y, g: (-g * y, -g * x)),
                     MUL_CASES, mul)

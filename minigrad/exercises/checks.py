@@ -169,7 +169,7 @@ def _run_directly(function: type, arrays: list, kwargs: dict, v_for: Callable,
     if out is None:
         raise CheckFailed(f"{call}: forward returned None. Did you forget `return`?")
     out = as_array(out)
-    saved = ctx._saved or ()
+    saved = ctx.saved_tensors or ()
     saved_before = [np.array(s, copy=True) if isinstance(s, np.ndarray) else s for s in saved]
     v = v_for(out)
     grad_output = v.copy()
@@ -690,7 +690,7 @@ def check_optimizer_step(optimizer: Callable, reference: Callable, *,
                         for s, make in (mistakes or {}).items()]
             if step == 0:
                 variants.append(Variant("the update is not what the first step should be: "
-                                        "p.data is unchanged.", np.zeros_like(before[i])))
+                                        "the parameter did not change.", np.zeros_like(before[i])))
             compare(p.detach().numpy() - before[i], q.detach().numpy() - before[i],
                     f"{built}, step {step + 1}: the update of parameter {i} (new value "
                     "minus old)", atol=atol, rtol=rtol, variants=variants)
