@@ -372,6 +372,23 @@ def test_a_right_linear_module_passes():
     check_module(MyLinear, nn.Linear, args=(4, 3), inputs=[(5, 4)])
 
 
+def test_a_module_whose_forward_raises_is_reported_with_its_line():
+    class Broken(MyLinear):
+        def forward(self, x):
+            return x @ self.weight + self.bias  # (5, 4) @ (3, 4): the transpose is missing
+
+    message = fails(check_module, Broken, nn.Linear, args=(4, 3), inputs=[(5, 4)])
+    assert "raised" in message and "x @ self.weight + self.bias" in message
+
+
+def test_a_cut_graph_is_named():
+    def detached(x):
+        return mg.tensor(np.exp(x.numpy()))  # NumPy on the way: no gradient flows back
+
+    message = fails(check_function, detached, [(2, 3)], lambda x: x.exp())
+    assert "no gradient reached this input" in message
+
+
 def test_parameter_names_other_than_pytorch_s_are_named():
     class Named(MyLinear):
         def __init__(self, i, o):

@@ -15,6 +15,7 @@ import functools
 import textwrap
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_st
 from ..tensor import Tensor
 from .compare import CheckFailed, Variant, as_array, close, compare, describe, sum_to_shape
 
+ENGINE = str(Path(__file__).resolve().parents[1])  # minigrad's own files
 IGNORES_GRAD_OUTPUT = (
     "backward ignores grad_output: your gradient is the local derivative alone. By the "
     "chain rule, multiply it by grad_output (the gradient that arrived from above).")
@@ -116,7 +118,7 @@ def _name(thing: Any) -> str:
 def _student_error(error: BaseException, doing: str) -> CheckFailed:
     """The student's code raised: say where (the last line of theirs) and what."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if "minigrad/exercises" not in f.filename.replace("\\", "/")]
+              if not f.filename.startswith(ENGINE)]  # the last line that is theirs
     where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line \
         else ""
     text = f"{doing} raised {type(error).__name__}: {error}{where}"
@@ -383,6 +385,12 @@ def _check_case(function: Any, name: str, arrays: list, reference: Callable | No
                                         sum(u for j, u in enumerate(uses) if j != k)))
         what = (f"{call}, backward with a random grad_output of shape {v.shape}: the "
                 f"gradient for input {i} (shape {a.shape})")
+        if grads[i] is None:
+            raise CheckFailed(f"{what} is None: " + (
+                "backward returned None for an input that needs a gradient (see "
+                "ctx.needs_input_grad)." if _is_array_function(function) else
+                "no gradient reached this input. Was the graph cut, by numpy(), detach() "
+                "or a NumPy function on the way?"))
         compare(grads[i], expected_grads[i], what, atol=atol, rtol=rtol, variants=variants,
                 summed_from=out.shape, batch_size=batch_size,
                 right="expected" if reference is not None else "numerical")
@@ -546,7 +554,12 @@ def check_module(module: Callable, reference: Callable, *, args: tuple = (),
         for case in _cases(inputs):
             arrays = [_make_input(spec, rng, (-2.0, 2.0)) for spec in case]
             arrays = [a.astype(np.float32) if _wants_grad(a) else a for a in arrays]
-            _check_module_case(mine, right, built, arrays, rng, atol, rtol)
+            try:
+                _check_module_case(mine, right, built, arrays, rng, atol, rtol)
+            except CheckFailed:
+                raise
+            except Exception as error:  # noqa: BLE001 - the student's forward or backward
+                raise _student_error(error, _signature(built, arrays)) from None
     finally:
         set_rng_state(rng_state)
     print(f"{name}: outputs, gradients and buffers are right in train and eval mode.")
