@@ -124,6 +124,9 @@ def init(args: argparse.Namespace) -> int:
                               f"{sorted(found)}")
     else:
         wanted = [n for n, p in found.items() if graded_cells(_read(p))]
+        if not wanted:
+            raise CourseError(f"no chapter in {notebooks} has graded exercises yet; choose "
+                              "some with --chapters 1,2")
     course = Path(args.course_dir).resolve()
     if (course / "nbgrader_config.py").exists():
         raise CourseError(f"{course} is already a course folder")
