@@ -261,17 +261,19 @@ def _reference(reference: Callable, arrays: list, kwargs: dict, v: np.ndarray
 
 
 def _numerical(function: Any, arrays: list, kwargs: dict, v: np.ndarray,
-               eps: float = 1e-6) -> list:
-    """Central differences of ``sum(student_output * v)``, per array input (float64)."""
+               reuse: dict[int, int] | None = None, eps: float = 1e-6) -> list:
+    """Central differences of ``sum(student_output * v)``, per array input (float64).
+    ``reuse``: positions that get an earlier position's Tensor (and no gradient of their
+    own: the earlier one gets the total)."""
     run = function.apply if hasattr(function, "apply") else function
 
     def objective(values: list) -> float:
         with no_grad():
-            return float(np.sum(as_array(run(*_tensors(values), **kwargs)) * v))
+            return float(np.sum(as_array(run(*_tensors(values, reuse), **kwargs)) * v))
 
     grads: list = []
     for i, a in enumerate(arrays):
-        if not _wants_grad(a):
+        if not _wants_grad(a) or (reuse and i in reuse):
             grads.append(None)
             continue
         grad = np.zeros(a.shape)
@@ -420,10 +422,7 @@ def _check_reused_input(function: Any, name: str, arrays: list, position: int,
             (out * Tensor(v.astype(out.dtype))).sum().backward()
         expected = tensors[0].grad.numpy()
     else:
-        expected = _numerical(lambda x, *rest: (function.apply if hasattr(function, "apply")
-                                                else function)(
-            *[x if i in (0, position) else r for i, r in enumerate([x] + list(rest))],
-            **kwargs), arrays, {}, v)[0]
+        expected = _numerical(function, arrays, kwargs, v, reuse={position: 0})[0]
     compare(grads[0], expected, f"{call}: the gradient of the shared input", atol=atol,
             rtol=rtol)
 
