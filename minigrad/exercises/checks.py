@@ -397,7 +397,7 @@ def _check_case(function: Any, name: str, arrays: list, reference: Callable | No
                 summed_from=out.shape, batch_size=batch_size,
                 right="expected" if reference is not None else "numerical")
     if _is_array_function(function):  # and through the engine, as it will be used
-        out2, grads2, _ = _run_through_engine(function, arrays, kwargs, lambda o: v, call)
+        _, grads2, _ = _run_through_engine(function, arrays, kwargs, lambda o: v, call)
         for i, a in enumerate(arrays):
             if _wants_grad(a):
                 compare(grads2[i], expected_grads[i], f"{call}.apply, then backward: the "
@@ -410,8 +410,7 @@ def _check_reused_input(function: Any, name: str, arrays: list, position: int,
     """The same Tensor as input 0 and input ``position``: its gradient is the sum."""
     arrays = list(arrays)
     arrays[position] = arrays[0]
-    call = _signature(name, arrays, kwargs).replace(f"{name}(", f"{name}(x=", 1)
-    call += f" with input {position} the same Tensor as input 0"
+    call = f"{_signature(name, arrays, kwargs)} with input {position} the same Tensor as input 0"
     v = rng.standard_normal(np.shape(_forward_value(function, arrays, kwargs, call)))
     _, grads, _ = _run_through_engine(function, arrays, kwargs, lambda o: v, call,
                                       reuse={position: 0})
