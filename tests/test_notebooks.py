@@ -159,6 +159,24 @@ def test_exercise_tags_survive_the_py_percent_pairing(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS_WITH_EXERCISES, ids=chapter_id)
+def test_nbgrader_metadata_survives_jupytext_sync_after_editing_the_py(path, tmp_path):
+    import shutil
+    import subprocess
+    import time
+
+    notebook, text = tmp_path / path.name, tmp_path / path.with_suffix(".py").name
+    shutil.copy(path, notebook)
+    shutil.copy(path.with_suffix(".py"), text)
+    time.sleep(0.01)
+    text.write_text(text.read_text(encoding="utf-8") + "\n# %%\n1 + 1\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "jupytext", "--sync", "--quiet", str(text)],
+                   check=True)
+    synced = json.loads(notebook.read_text(encoding="utf-8"))
+    assert "".join(synced["cells"][-1]["source"]) == "1 + 1"  # the edit arrived
+    assert authoring.exercise_problems(synced) == []  # and the metadata stayed
+
+
+@pytest.mark.parametrize("path", CHAPTERS_WITH_EXERCISES, ids=chapter_id)
 def test_every_test_cell_passes_in_the_chapter(path):
     # the chapter carries its solutions: each test cell printed its success line
     for cell in code_cells(path):
@@ -175,9 +193,11 @@ def test_a_malformed_or_duplicate_exercise_tag_is_reported():
         return made
 
     notebook = {"cells": [cell("solution:a"), cell("solution:a"), cell("tests:b"),
-                          cell("solution:c", "x = 1"), cell("tests:d:0", "check()")]}
+                          cell("solution:c", "x = 1"), cell("tests:d:0", "check()"),
+                          cell("", "text that says BEGIN SOLUTION")]}
     problems = "\n".join(authoring.exercise_problems(notebook))
     assert "grade_id 'a' is also used" in problems
     assert "malformed exercise tag" in problems
     assert "needs # BEGIN SOLUTION" in problems
     assert "has no points" in problems
+    assert "BEGIN SOLUTION outside a solution cell" in problems
