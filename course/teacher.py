@@ -172,7 +172,19 @@ def release(args: argparse.Namespace) -> int:
 # --- collect ---------------------------------------------------------------------------
 
 
+# What LMS downloads add to a student's name: Moodle makes one folder per student,
+# "Ada Lovelace_1234_assignsubmission_file_"; Canvas names each file
+# "lovelaceada_1234_567890_01_autograd_from_scratch.ipynb" (with "_LATE" when late).
+MOODLE_FOLDER = re.compile(r"_\d+_assignsubmission_\w*$")
+CANVAS_FILE = re.compile(r"^(?P<student>[^_]+)(?:_LATE)?_\d+_\d+_")
+
+
 def _student_id(name: str) -> str:
+    """A student id nbgrader accepts (letters, digits, ``_.-``), from a file or folder
+    name as an LMS wrote it."""
+    name = MOODLE_FOLDER.sub("", name)
+    if match := CANVAS_FILE.match(name):
+        name = match["student"]
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_.") or "student"
 
 
@@ -191,12 +203,16 @@ def _returned(submissions: Path) -> list[tuple[str, Path]]:
 
 
 def _which_assignment(path: Path, assignments: list[str], given: str | None) -> str | None:
+    """The assignment a returned notebook is for: ``given``, else the one whose name its
+    file name contains or starts with its number (``01_...``), else the only one."""
     if given:
         return given
+    named = [a for a in assignments if a in path.stem]
     match = re.match(r"^(\d+)_", path.name)
     by_number = [a for a in assignments if match and a.startswith(match[1] + "_")]
-    if len(by_number) == 1:
-        return by_number[0]
+    for candidates in (named, by_number):
+        if len(candidates) == 1:
+            return candidates[0]
     return assignments[0] if len(assignments) == 1 else None
 
 

@@ -317,6 +317,24 @@ def test_collect_accepts_one_notebook_per_student_named_after_them(graded, tmp_p
     assert (course / "submitted" / "Ada_Lovelace" / chapter.stem / chapter.name).exists()
 
 
+def test_collect_understands_moodle_and_canvas_downloads(tmp_path):
+    # no nbgrader needed: collect only files notebooks
+    course = tmp_path / "course"
+    assert cli.main(["init", str(course), "--chapters", "1"]) == 0
+    chapter = course / "source" / "01_autograd_from_scratch" / "01_autograd_from_scratch.ipynb"
+    returned = tmp_path / "returned"
+    moodle = returned / "Ada Lovelace_1234_assignsubmission_file_"
+    moodle.mkdir(parents=True)
+    (moodle / "my homework.ipynb").write_text(chapter.read_text())
+    canvas = returned / "hopper_LATE_77_9001_01_autograd_from_scratch.ipynb"
+    canvas.write_text(chapter.read_text())
+    assert cli.main(["collect", str(returned), "--course", str(course)]) == 0
+    filed = sorted(p.relative_to(course / "submitted").parts[:2]
+                   for p in (course / "submitted").rglob("*.ipynb"))
+    assert filed == [("Ada_Lovelace", "01_autograd_from_scratch"),
+                     ("hopper", "01_autograd_from_scratch")]
+
+
 def test_without_nbgrader_the_command_says_how_to_install_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "nbgrader", None)  # import nbgrader now fails
     (tmp_path / "nbgrader_config.py").write_text("")
