@@ -288,13 +288,18 @@ def collect(args: argparse.Namespace) -> int:
     if args.assignment and args.assignment not in assignments:
         raise CourseError(f"no assignment {args.assignment!r}; there are {assignments}")
     problems = _problems(course)
-    filed = 0
+    filed, seen = 0, {}
     for student, path in _returned(submissions):
         assignment = _which_assignment(path, assignments, args.assignment)
         if assignment is None:
             print(f"skipped {path}: which assignment is it? Name it NN_... like the chapter, "
                   "or pass --assignment", file=sys.stderr)
             continue
+        if (student, assignment) in seen:
+            print(f"{student} ({assignment}): several notebooks; {seen[student, assignment]} "
+                  f"is graded, {path.name} is not", file=sys.stderr)
+            continue
+        seen[student, assignment] = path.name
         source_dir = course / "source" / assignment
         source = _read(source_dir / _notebook_of(course, assignment))
         handed_out = course / "release" / assignment / _notebook_of(course, assignment)
