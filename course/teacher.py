@@ -40,9 +40,10 @@ def _need_nbgrader() -> None:
     try:
         import nbgrader  # noqa: F401
     except ImportError:
-        raise CourseError("nbgrader is not installed. Teachers install minigrad with its "
-                          "grading extra: pip install -e \".[grading]\" (or pip install "
-                          "nbgrader)") from None
+        raise CourseError("nbgrader is not installed: install minigrad with its grading "
+                          "extra, pip install -e \".[grading]\" (or pip install nbgrader). "
+                          "Without it, run your notebook from top to bottom: each test cell "
+                          "checks one exercise.") from None
 
 
 def _nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
