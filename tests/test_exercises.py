@@ -71,6 +71,28 @@ def test_without_a_reference_gradients_are_compared_with_finite_differences():
     assert "gradient for input 1" in message and "numerical" in message
 
 
+def tensor_mul_function(sign):
+    """z = x * y in PyTorch's form, mg.autograd.Function: forward and backward on Tensors."""
+
+    class MyMul(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return sign * grad_output * y, sign * grad_output * x
+
+    return MyMul
+
+
+def test_an_autograd_function_in_pytorch_s_form_is_checked_through_apply():
+    check_function(tensor_mul_function(1.0), MUL_CASES, mul)
+    assert "wrong sign" in fails(check_function, tensor_mul_function(-1.0), MUL_CASES, mul)
+
+
 def test_wrong_sign_is_named():
     message = fails(check_function, mul_function(lambda x, y, g: (-g * y, -g * x)),
                     MUL_CASES, mul)

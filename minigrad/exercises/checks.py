@@ -143,8 +143,12 @@ def _try(make: Callable, *args: Any) -> Any:
 
 
 def _is_array_function(function: Any) -> bool:
-    """An ``mg.Function`` subclass: forward and backward on NumPy arrays."""
-    return isinstance(function, type) and issubclass(function, Function)
+    """An ``mg.Function`` subclass: forward and backward on NumPy arrays. (An
+    ``mg.autograd.Function`` works on Tensors: it is checked through ``apply``.)"""
+    from ..autograd_function import Function as TensorFunction
+
+    return isinstance(function, type) and issubclass(function, Function) \
+        and not issubclass(function, TensorFunction)
 
 
 def _run_directly(function: type, arrays: list, kwargs: dict, v_for: Callable,
