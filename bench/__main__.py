@@ -7,7 +7,8 @@ PyTorch (when installed), and print median times per step and the ratios.
     python -m bench --check            # exit 1 if a target is missed
 
 Cases: mlp, cnn, transformer, dispatch, chain, memory, notebooks (the chapter suite
-under nbval, timed as a whole).
+under nbval, timed as a whole), and, only when named, grading (``minigrad-course grade``
+on 30 returned copies of chapter 1; needs nbgrader, takes a few minutes).
 """
 
 from __future__ import annotations
@@ -127,6 +128,48 @@ def run_notebooks() -> Row:
                ratios=f"target < {NOTEBOOK_TARGET / 60:.0f} min: {status}", met=ok)
 
 
+GRADING_STUDENTS = 30
+
+
+def run_grading() -> Row:
+    """``minigrad-course grade`` (nbgrader autograde, then feedback) for a class of 30
+    returned copies of chapter 1: a third right, a third blank, a third with a mistake."""
+    import contextlib
+    import io
+    import json
+    import tempfile
+
+    what = (f"minigrad-course grade: {GRADING_STUDENTS} submissions of chapter 1 "
+            "(autograde with nbgrader, then feedback HTML)")
+    if importlib.util.find_spec("nbgrader") is None:
+        return Row("grading", what, "skipped: nbgrader is not installed")
+    from minigrad.course import cli
+
+    chapter = ROOT / "notebooks" / "01_autograd_from_scratch.ipynb"
+    with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()):
+        course, returned = Path(folder) / "course", Path(folder) / "returned"
+        quiet = ["--course", str(course)]
+        if cli.main(["init", str(course), "--chapters", "1"]) or cli.main(["release", *quiet]):
+            return Row("grading", what, "FAILED: init or release", met=False)
+        solved = json.loads(chapter.read_text(encoding="utf-8"))
+        blank = json.loads((course / "release" / chapter.stem / chapter.name).read_text())
+        wrong = json.loads(json.dumps(solved))
+        for cell in wrong["cells"]:
+            if cell["metadata"].get("nbgrader", {}).get("grade_id") == "unbroadcast":
+                cell["source"] = "def unbroadcast(grad, shape):\n    return grad\n"
+        returned.mkdir()
+        for k in range(GRADING_STUDENTS):
+            notebook = (solved, blank, wrong)[k % 3]
+            (returned / f"student{k:02d}.ipynb").write_text(json.dumps(notebook))
+        cli.main(["collect", str(returned), *quiet])
+        start = time.perf_counter()
+        failed = cli.main(["grade", *quiet])
+        seconds = time.perf_counter() - start
+    if failed:
+        return Row("grading", what, "FAILED: grade", met=False)
+    return Row("grading", what, f"{seconds:.0f} s ({seconds / GRADING_STUDENTS:.1f} s each)")
+
+
 def machine() -> str:
     import minigrad
 
@@ -150,16 +193,16 @@ def machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = [c.name for c in TIMED] + ["memory", "notebooks"]
+    names = [c.name for c in TIMED] + ["memory", "notebooks", "grading"]
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("cases", nargs="*", choices=[[]] + names, metavar="case",
-                        help=f"cases to run (default: all): {', '.join(names)}")
+                        help=f"cases to run (default: all but grading): {', '.join(names)}")
     parser.add_argument("--rounds", type=int, default=7, help="timing rounds (median of them)")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = parser.parse_args(argv)
-    chosen = args.cases or names
+    chosen = args.cases or names[:-1]  # grading only when named
     with_torch = not args.no_torch and importlib.util.find_spec("torch") is not None
     libs = cases.libraries(with_torch)
 
@@ -174,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         _print_row(rows[-1])
     if "notebooks" in chosen:
         rows.append(run_notebooks())
+        _print_row(rows[-1])
+    if "grading" in chosen:
+        rows.append(run_grading())
         _print_row(rows[-1])
     if args.markdown:
         print("\n| case | minigrad | hand-written NumPy | PyTorch | ratio (target) |")

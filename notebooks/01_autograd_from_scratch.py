@@ -37,6 +37,12 @@
 # 8. see why gradients accumulate, and how to clear them;
 # 9. switch recording off with `no_grad`.
 #
+# Along the way come five **exercises**: a cell where you write code (this copy has the
+# answers, between two "SOLUTION" marker comments; in the copy your teacher hands out
+# they are replaced by `raise NotImplementedError()`), and after it a test cell that
+# checks your code and, when it is wrong, says which mistake it looks like. The checks
+# come from `minigrad.exercises`.
+#
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
 # will see exactly the numbers printed here.
 
@@ -44,12 +50,14 @@
 import numpy as np
 
 import minigrad as mg
+from minigrad.exercises import check_array_function, check_function, check_value
+from minigrad.widgets import GraphView
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
 np.set_printoptions(precision=4, suppress=True)
 
 
-def show(array):
+def fmt(array):
     """A gradient as short text: rounded values, or None where no gradient was sent."""
     if array is None:
         return "None"
@@ -66,7 +74,7 @@ def show(array):
 #
 # | attribute | what it holds |
 # | --- | --- |
-# | `data` | the values, a plain `np.ndarray` |
+# | values | the numbers themselves; `x.numpy()` gives them as a NumPy array |
 # | `requires_grad` | should gradients be computed for this tensor? |
 # | `grad` | the gradient of the loss with respect to this tensor, after `backward()` |
 # | `grad_fn` | the graph node (operation) that made this tensor; `None` for a tensor you created |
@@ -76,7 +84,7 @@ def show(array):
 
 # %%
 x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-print("data          :", x.numpy(), x.dtype)
+print("values        :", x.numpy(), x.dtype)
 print("requires_grad :", x.requires_grad)
 print("grad          :", x.grad)
 print("grad_fn       :", x.grad_fn)
@@ -120,8 +128,14 @@ print("x.grad =", x.grad, "   2 * x =", 2 * x.numpy())
 # and $\frac{\partial L}{\partial y} = \frac{\partial L}{\partial z}\, x$. So backward
 # needs both inputs: save them. `ctx.needs_input_grad` says which inputs want a
 # gradient, so backward can skip work (and return `None`) for the others.
+#
+# ### Exercise 1 (2 points): `MyMul.backward`
+#
+# `forward` is written. Write `backward`: read the saved inputs back from
+# `ctx.saved_tensors` and return the two gradients as a tuple `(grad_x, grad_y)`, each
+# `None` when `ctx.needs_input_grad` says that input needs none.
 
-# %%
+# %% tags=["solution:mymul"]
 class MyMul(mg.Function):
     """z = x * y"""
 
@@ -132,30 +146,56 @@ class MyMul(mg.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
+        # BEGIN SOLUTION
         x, y = ctx.saved_tensors
         grad_x = grad_output * y if ctx.needs_input_grad[0] else None
         grad_y = grad_output * x if ctx.needs_input_grad[1] else None
         return grad_x, grad_y
+        # END SOLUTION
 
 
 # %% [markdown]
-# For $z = e^x$ the derivative is $e^x$ again, which is the output itself. So `MyExp`
-# saves its *output* and backward needs no second `np.exp`.
+# The check below runs your `MyMul` on random inputs (one of them broadcast, one a Python
+# number) and compares its output and gradients with minigrad's own `x * y`. It does not
+# differentiate `z.sum()`: that sends an upstream gradient of all ones, and a backward
+# that forgets to multiply by `grad_output` would pass. It uses $\sum_i v_i z_i$ with a
+# fixed random $v$ instead, so `grad_output` is $v$.
 
-# %%
+# %% tags=["tests:mymul:2"]
+check_function(MyMul, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)], [(2, 3), 2.0]],
+               reference=lambda x, y: x * y)
+
+
+# %% [markdown]
+# ### Exercise 2 (2 points): `MyExp`
+#
+# For $z = e^x$ the derivative is $e^x$ again, which is the output itself. Write both
+# methods of `MyExp`: `forward` computes $z$ with `np.exp` and saves the *output* `z`, so
+# that backward needs no second `np.exp`. With one input, backward may return the
+# gradient alone or a tuple of one (`return grad,` with its comma); both are accepted.
+
+# %% tags=["solution:myexp"]
 class MyExp(mg.Function):
     """z = exp(x),  dz/dx = exp(x) = z"""
 
     @staticmethod
     def forward(ctx, x):
+        # BEGIN SOLUTION
         z = np.exp(x)
         ctx.save_for_backward(z)
         return z
+        # END SOLUTION
 
     @staticmethod
     def backward(ctx, grad_output):
+        # BEGIN SOLUTION
         (z,) = ctx.saved_tensors
         return grad_output * z
+        # END SOLUTION
+
+
+# %% tags=["tests:myexp:2"]
+check_function(MyExp, inputs=[(3, 4)], reference=lambda x: x.exp())
 
 
 # %% [markdown]
@@ -177,21 +217,23 @@ print("needs_input_grad, a * 2.0:", MyMul.apply(a, 2.0).grad_fn.ctx.needs_input_
 
 # %% [markdown]
 # minigrad's own `Mul` and `Exp` (in `minigrad/ops/elementwise.py`) are written the same
-# way. Let us check that ours give the same values and the same gradients for
-# $L = \sum_i e^{a_i b_i}$:
+# way. Let us compare ours with them once more by hand, for
+# $L = \sum_i v_i\, e^{a_i b_i}$ with random weights $v$ (with plain $\sum_i$, every
+# upstream gradient would be 1, and a backward that ignores `grad_output` would agree):
 
 # %%
-mine = MyExp.apply(MyMul.apply(a, b)).sum()
+v = mg.randn(3)
+mine = (MyExp.apply(MyMul.apply(a, b)) * v).sum()
 mine.backward()
 mine_grads = a.grad.numpy().copy(), b.grad.numpy().copy()
 
 a.grad = b.grad = None  # start again from no gradient (section 8 explains why)
-builtin = (a * b).exp().sum()
+builtin = ((a * b).exp() * v).sum()
 builtin.backward()
 
 print(f"value : mine {mine.item():.4f}   built-in {builtin.item():.4f}")
-print("a.grad: mine", show(mine_grads[0]), "  built-in", show(a.grad.numpy()))
-print("b.grad: mine", show(mine_grads[1]), "  built-in", show(b.grad.numpy()))
+print("a.grad: mine", fmt(mine_grads[0]), "  built-in", fmt(a.grad.numpy()))
+print("b.grad: mine", fmt(mine_grads[1]), "  built-in", fmt(b.grad.numpy()))
 print("same gradients:", np.allclose(mine_grads[0], a.grad.numpy())
       and np.allclose(mine_grads[1], b.grad.numpy()))
 
@@ -200,15 +242,15 @@ print("same gradients:", np.allclose(mine_grads[0], a.grad.numpy())
 #
 # Take $f(x, y) = e^{xy} + x$ at $x = 2$, $y = 0.5$. Name the steps:
 #
-# $$p = x y, \qquad e = e^{p}, \qquad f = e + x.$$
+# $$p = x y, \qquad u = e^{p}, \qquad f = u + x.$$
 #
 # Backward goes from $f$ to the leaves, multiplying local derivatives:
 #
-# - $\frac{\partial f}{\partial e} = 1$, and $\frac{\partial f}{\partial p} =
-#   \frac{\partial f}{\partial e} \cdot e^{p} = e$;
-# - $\frac{\partial f}{\partial y} = \frac{\partial f}{\partial p} \cdot x = e\,x$;
+# - $\frac{\partial f}{\partial u} = 1$, and $\frac{\partial f}{\partial p} =
+#   \frac{\partial f}{\partial u} \cdot e^{p} = u$;
+# - $\frac{\partial f}{\partial y} = \frac{\partial f}{\partial p} \cdot x = u\,x$;
 # - $x$ is used **twice** (in $p$ and in $f$), so its two contributions add up:
-#   $\frac{\partial f}{\partial x} = \frac{\partial f}{\partial p} \cdot y + 1 = e\,y + 1$.
+#   $\frac{\partial f}{\partial x} = \frac{\partial f}{\partial p} \cdot y + 1 = u\,y + 1$.
 #
 # Here is the same function built from our two Functions and the built-in `+`. Labels
 # make the graph easier to read.
@@ -220,9 +262,9 @@ def build_f():
     y = mg.tensor(0.5, requires_grad=True, label="y")
     p = MyMul.apply(x, y)
     p.label = "p"
-    e = MyExp.apply(p)
-    e.label = "e"
-    f = e + x
+    u = MyExp.apply(p)
+    u.label = "u"
+    f = u + x
     f.label = "f"
     return x, y, f
 
@@ -230,10 +272,44 @@ def build_f():
 x, y, f = build_f()
 f.backward()
 
-e = np.exp(2.0 * 0.5)
+u = np.exp(2.0 * 0.5)
 print(f"f      = {f.item():.4f}")
-print(f"x.grad = {x.grad.item():.4f}   by hand: e*y + 1 = {e * 0.5 + 1:.4f}")
-print(f"y.grad = {y.grad.item():.4f}   by hand: e*x     = {e * 2.0:.4f}")
+print(f"x.grad = {x.grad.item():.4f}   by hand: u*y + 1 = {u * 0.5 + 1:.4f}")
+print(f"y.grad = {y.grad.item():.4f}   by hand: u*x     = {u * 2.0:.4f}")
+
+
+# %% [markdown]
+# ### Exercise 3 (3 points): one Function for the whole of $f$
+#
+# Write $f(x, y) = e^{xy} + x$ as a single `mg.Function`, `MyExpMulPlus`: `forward`
+# computes it with NumPy (and saves what backward needs), `backward` returns
+# $\frac{\partial L}{\partial x}$ and $\frac{\partial L}{\partial y}$ by the rules above.
+# Inside one Function the engine cannot add up the two uses of $x$ for you: that is now
+# your job.
+
+# %% tags=["solution:myexpmulplus"]
+class MyExpMulPlus(mg.Function):
+    """f(x, y) = exp(x * y) + x"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        # BEGIN SOLUTION
+        u = np.exp(x * y)
+        ctx.save_for_backward(x, y, u)
+        return u + x
+        # END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # BEGIN SOLUTION
+        x, y, u = ctx.saved_tensors
+        return grad_output * (u * y + 1), grad_output * u * x
+        # END SOLUTION
+
+
+# %% tags=["tests:myexpmulplus:3"]
+check_function(MyExpMulPlus, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)]],
+               reference=lambda x, y: (x * y).exp() + x)
 
 # %% [markdown]
 # ## 4. Inspecting the graph
@@ -249,7 +325,9 @@ print(f"y.grad = {y.grad.item():.4f}   by hand: e*x     = {e * 2.0:.4f}")
 # - `ctx`: the context its `forward` filled in. As in PyTorch, the node *is* that
 #   context (`node.ctx is node`): `f.grad_fn.saved_tensors` works too.
 #
-# A few lines of code walk the whole graph, from the output back to the leaves:
+# `build_f()` makes a fresh graph each time: the `backward()` above released the old
+# graph's saved arrays. A few lines of code walk the whole graph, from the output back
+# to the leaves:
 
 # %%
 def print_graph(tensor, indent=""):
@@ -274,15 +352,20 @@ print("inputs         :", node.inputs)
 print("next_functions :", node.next_functions)
 
 exp_node = node.next_functions[0][0]
-print("exp node       :", exp_node, " its ctx saved", show(exp_node.ctx.saved_tensors[0]))
+print("exp node       :", exp_node, " its ctx saved", fmt(exp_node.ctx.saved_tensors[0]))
 print("exp node's ctx :", exp_node.ctx, "(the node itself:", exp_node.ctx is exp_node, ")")
-print("ctx holds      :", "needs_input_grad", exp_node.needs_input_grad,
-      "materialize_grads", exp_node.materialize_grads)
+print("needs_input_grad:", exp_node.needs_input_grad)
 
 # %% [markdown]
-# `x` appears twice in the picture: once under `p`, once directly under `f`. That is the
-# "used twice, gradients add" rule from section 3, seen in the graph.
-#
+# `next_functions` pairs each input with the node that made it and that node's output
+# number (0: a Function with one output). `GraphView` draws the same graph: `x` has two
+# arrows, one into `p` and one straight into `f`. That is the "used twice, gradients
+# add" rule from section 3, seen in the graph.
+
+# %%
+GraphView(f)
+
+# %% [markdown]
 # ## 5. The backward pass, step by step
 #
 # `loss.backward()` is a loop over the graph's nodes, newest first (a node runs only
@@ -294,16 +377,17 @@ print("ctx holds      :", "needs_input_grad", exp_node.needs_input_grad,
 # %%
 x, y, f = build_f()
 for number, step in enumerate(mg.backward_steps(f), start=1):
-    received = ", ".join(show(g) for g in step.grad_outputs)
-    sent = ", ".join(f"{t.label}: {show(g)}" for t, g in zip(step.node.inputs, step.grad_inputs))
+    received = ", ".join(fmt(g) for g in step.grad_outputs)
+    sent = ", ".join(f"{t.label}: {fmt(g)}" for t, g in zip(step.node.inputs, step.grad_inputs))
     print(f"step {number}: {str(step.node):<11} received {received:<7} sent {sent}")
 
 print(f"\nx.grad = {x.grad.item():.4f}, y.grad = {y.grad.item():.4f}")
 
 # %% [markdown]
-# Read it from the top: `+` passes its gradient $1$ unchanged to both inputs; `MyExp`
-# multiplies by $e = 2.7183$; `MyMul` sends $2.7183 \cdot y$ to $x$ and
-# $2.7183 \cdot x$ to $y$. The leaf `x` received $1$ and $1.3591$: its `.grad` is their
+# Read it from the top. The first node receives $\frac{\partial f}{\partial f} = 1$:
+# `f.backward()` starts from a gradient of 1, as $f$ is a single number. `+` passes it
+# unchanged to both inputs; `MyExp` multiplies by $u = e^{1} = 2.7183$; `MyMul` sends
+# $2.7183 \cdot y$ to $x$ and $2.7183 \cdot x$ to $y$. The leaf `x` received $1$ and $1.3591$: its `.grad` is their
 # sum, $2.3591$.
 #
 # `backward()` runs exactly this iterator to the end, so on a fresh graph it gives the
@@ -326,8 +410,48 @@ print("same y.grad:", np.allclose(y.grad.numpy(), y2.grad.numpy()), f"({y2.grad.
 #
 # `MyMul.backward` knows nothing about broadcasting: `grad_output * X` has the output's
 # shape `(2, 3)`. The engine sums such a gradient over the broadcast dimensions back to
-# the input's shape, so no Function has to. A variant of `MyMul` that prints the shapes
-# it returns shows this:
+# the input's shape, so no Function has to.
+#
+# ### Exercise 4 (3 points): `unbroadcast`
+#
+# Write that sum yourself: `unbroadcast(grad, shape)` takes a gradient of a broadcast
+# output and returns it summed back to `shape`, the input's shape. Broadcasting did two
+# things that must be undone: it **added leading dimensions** (a `(3,)` input against a
+# `(2, 3)` output), and it **stretched dimensions of size 1** (`(2, 1)` against `(2, 3)`),
+# which must stay in the result with size 1 (`keepdims=True`).
+
+# %% tags=["solution:unbroadcast"]
+def unbroadcast(grad, shape):
+    """grad summed over the dimensions broadcasting added or stretched, to `shape`."""
+    # BEGIN SOLUTION
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad
+    # END SOLUTION
+
+
+# %% tags=["tests:unbroadcast-example:1"]
+check_value(unbroadcast(np.ones((2, 3)), (3,)), np.array([2.0, 2.0, 2.0]),
+            "unbroadcast(np.ones((2, 3)), (3,))")
+
+# %% tags=["tests:unbroadcast:2"]
+# more cases, hidden in the copy students get (they would give the answer away)
+### BEGIN HIDDEN TESTS
+from minigrad.autograd import sum_to_shape  # noqa: E402
+
+check_array_function(
+    unbroadcast, reference=sum_to_shape,
+    cases=[(np.arange(24.0).reshape(2, 3, 4), (3, 1)), (np.arange(12.0).reshape(3, 4), (4,)),
+           (np.arange(6.0).reshape(2, 3), (2, 1)), (np.arange(6.0).reshape(2, 3), (2, 3)),
+           (np.arange(12.0).reshape(3, 4), ())])
+### END HIDDEN TESTS
+
+# %% [markdown]
+# A variant of `MyMul` that prints the shapes its backward returns shows that the
+# engine does this sum for every Function:
 
 # %%
 class MyMulShowingShapes(MyMul):
@@ -344,8 +468,9 @@ MyMulShowingShapes.apply(X, b).sum().backward()
 
 # L = sum(z), so dL/dz = 1 everywhere and dL/db_j = sum_i X_ij: X summed over its rows
 print("b.grad.shape     =", b.grad.shape)
-print("b.grad           =", show(b.grad.numpy()))
-print("X summed over i  =", show(X.numpy().sum(axis=0)))
+print("b.grad           =", fmt(b.grad.numpy()))
+print("X summed over i  =", fmt(X.numpy().sum(axis=0)))
+print("your unbroadcast =", fmt(unbroadcast(X.numpy(), (3,))))
 
 # %% [markdown]
 # A gradient that cannot be summed to the input's shape is a bug in a backward, and the
@@ -370,6 +495,12 @@ except mg.ShapeError as error:
     print("ShapeError:", error)
 
 # %% [markdown]
+# The engine can catch this only because the shapes differ: on a square input a
+# transposed gradient has the right shape and goes through silently. That is why checks
+# use non-square shapes. Try it: fix the bug above, then check your fix with
+# `check_function(TransposedBackward, inputs=[(2, 3)], reference=lambda x: 2 * x)`,
+# which also notices a dropped factor 2.
+#
 # ## 7. Checking a backward with `gradcheck`
 #
 # A wrong backward does not crash: it quietly returns wrong numbers, and training just
@@ -377,7 +508,9 @@ except mg.ShapeError as error:
 # computed numerically with central differences:
 #
 # $$\frac{\partial f}{\partial x_k} \approx \frac{f(x + \varepsilon e_k) - f(x -
-# \varepsilon e_k)}{2 \varepsilon}.$$
+# \varepsilon e_k)}{2 \varepsilon},$$
+#
+# where $e_k$ is all zeros except a 1 at position $k$ (only $x_k$ moves).
 #
 # `mg.gradcheck(fn, inputs)` does this for every input element (for a tensor output it
 # checks $\sum \text{output} \cdot v$ with a fixed random $v$) and compares with one
@@ -397,8 +530,8 @@ print("exp(X * b) + X :", mg.gradcheck(lambda u, v: MyExp.apply(MyMul.apply(u, v
 # Now a classic mistake: `MyExpWrong` saves its *input* and returns
 # `grad_output * x` instead of `grad_output * exp(x)`. It runs without complaint, but
 # `gradcheck` raises `mg.GradcheckError` with a report: for each input, how many
-# elements disagree, and the worst ones with both values. (This cell raises on purpose;
-# it is tagged `raises-exception`, so "Run All" goes on past it.)
+# elements disagree, and the worst ones with both values. The cell catches the error and
+# prints its report.
 
 # %%
 class MyExpWrong(mg.Function):
@@ -415,8 +548,11 @@ class MyExpWrong(mg.Function):
         return grad_output * x  # should be grad_output * np.exp(x)
 
 
-# %% tags=["raises-exception"]
-mg.gradcheck(lambda u: MyExpWrong.apply(u), [X64])
+# %%
+try:
+    mg.gradcheck(lambda u: MyExpWrong.apply(u), [X64])
+except mg.GradcheckError as error:
+    print(error)
 
 # %% [markdown]
 # All 6 elements are wrong (the report lists the worst five), and the "analytic" values
@@ -424,6 +560,38 @@ mg.gradcheck(lambda u: MyExpWrong.apply(u), [X64])
 # Every element wrong usually means a wrong formula; only a few wrong ones point to an
 # edge case (a zero, a tie, a boundary).
 #
+# ### Exercise 5 (2 points): `MyDiv`
+#
+# Write `MyDiv`, $z = x / y$, with $\frac{\partial z}{\partial x} = 1/y$ and
+# $\frac{\partial z}{\partial y} = -x/y^2$. Check it yourself with `mg.gradcheck` first
+# (float64 inputs, one of them broadcast), then run the test cell.
+
+# %% tags=["solution:mydiv"]
+class MyDiv(mg.Function):
+    """z = x / y"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        # BEGIN SOLUTION
+        ctx.save_for_backward(x, y)
+        return x / y
+        # END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # BEGIN SOLUTION
+        x, y = ctx.saved_tensors
+        return grad_output / y, -grad_output * x / (y * y)
+        # END SOLUTION
+
+
+print("MyDiv:", mg.gradcheck(lambda u, w: MyDiv.apply(u, w), [X64, b64.abs() + 0.5]))
+
+# %% tags=["tests:mydiv:2"]
+check_function(MyDiv, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)]], reference=lambda x, y: x / y,
+               domain=(0.5, 2.0))
+
+# %% [markdown]
 # ## 8. Gradients accumulate
 #
 # `backward()` **adds** into `.grad`; it never overwrites. That is the "used twice, add
@@ -436,7 +604,7 @@ w = mg.tensor([1.0, -2.0], requires_grad=True)
 for call in range(1, 4):
     loss = (w * w).sum()
     loss.backward()
-    print(f"after backward #{call}: w.grad = {show(w.grad.numpy())}")
+    print(f"after backward #{call}: w.grad = {fmt(w.grad.numpy())}")
 
 # %% [markdown]
 # Two ways to clear it, as in PyTorch: set `w.grad = None` (the next backward starts
@@ -445,11 +613,11 @@ for call in range(1, 4):
 
 # %%
 w.grad.zero_()
-print("after zero_()     :", show(w.grad.numpy()))
+print("after zero_()     :", fmt(w.grad.numpy()))
 w.grad = None
 loss = (w * w).sum()
 loss.backward()
-print("after None + 1 call:", show(w.grad.numpy()))
+print("after None + 1 call:", fmt(w.grad.numpy()))
 
 # %% [markdown]
 # ## 9. `no_grad`: computing without recording
@@ -489,7 +657,7 @@ for step in range(1, 4):
     loss.backward()
     with mg.no_grad():
         w -= learning_rate * w.grad
-    print(f"step {step}: loss before {loss.item():.4f}, w after {show(w.numpy())}, "
+    print(f"step {step}: loss before {loss.item():.4f}, w after {fmt(w.numpy())}, "
           f"leaf: {w.is_leaf}")
 
 # %% [markdown]
@@ -506,6 +674,6 @@ for step in range(1, 4):
 # - `.grad` accumulates: clear it before each step. Use `mg.no_grad()` for updates and
 #   evaluation.
 #
-# **Try it yourself:** write `MySin` ($\frac{d}{dx}\sin x = \cos x$) and `MyDiv`
-# ($z = x / y$: $\frac{\partial z}{\partial x} = 1/y$, $\frac{\partial z}{\partial y} =
-# -x/y^2$), and check both with `mg.gradcheck`, including inputs that broadcast.
+# **Try it yourself** (not graded): write `MySin` ($\frac{d}{dx}\sin x = \cos x$) and
+# check it with `mg.gradcheck` and with
+# `check_function(MySin, inputs=[(3, 4)], reference=lambda x: x.sin())`.

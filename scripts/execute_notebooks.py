@@ -3,9 +3,11 @@
     .venv/bin/python scripts/execute_notebooks.py                 # every chapter
     .venv/bin/python scripts/execute_notebooks.py notebooks/01_*.ipynb
 
-The paired py:percent file is the source: it is synced into the notebook first, then the
-notebook is executed (nbclient, without timing metadata, so re-running an unchanged
-chapter changes no byte) and written back.
+The paired py:percent file is the source: it is synced into the notebook first, its
+exercise tags become nbgrader metadata (``solution:ID``, ``tests:ID:POINTS``,
+``locked:ID``; see course/authoring.py), then the notebook is executed (nbclient,
+without timing metadata, so re-running an unchanged chapter changes no byte) and
+written back.
 
 Widgets are saved as their static pictures: each widget output keeps its ``text/html``
 (tables and inline SVG) and ``text/plain``, and drops the live view's model reference,
@@ -23,6 +25,8 @@ import nbclient
 import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "course"))
+from authoring import apply_exercise_tags  # noqa: E402  (course/ is minigrad.course)
 
 
 def execute(path: pathlib.Path) -> None:
@@ -31,6 +35,7 @@ def execute(path: pathlib.Path) -> None:
     notebook = nbformat.read(path, as_version=4)
     for cell in notebook.cells:
         cell.metadata.pop("execution", None)
+    apply_exercise_tags(notebook)
     client = nbclient.NotebookClient(notebook, kernel_name="python3", record_timing=False,
                                      timeout=120,
                                      resources={"metadata": {"path": str(path.parent)}})

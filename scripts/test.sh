@@ -14,7 +14,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 "${pip[@]}" --upgrade pip
-"${pip[@]}" -e ".[test]"
+# the test extra includes the grading extra (nbgrader: tests/test_grading.py)
+"${pip[@]}" -e ".[test,grading]"
 
 # PyTorch is the reference that values and gradients are compared with (CPU build,
 # pinned: an unpinned torch pulls gigabytes of CUDA packages).
@@ -26,7 +27,7 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
 fi
 
 echo "== ruff"
-.venv/bin/ruff check minigrad widgets tests scripts site
+.venv/bin/ruff check minigrad widgets course tests scripts site
 
 echo "== pytest (unit tests and chapter notebooks)"
 # --dist loadfile keeps each notebook's cells together, in order, in one worker

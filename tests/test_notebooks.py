@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import re
+import sys
 
 import pytest
 
@@ -121,3 +122,82 @@ def test_widget_outputs_are_saved_as_static_pictures(path):
     assert live_only == [], f"cells {live_only} saved a live widget view instead of a picture"
     metadata = json.loads(path.read_text(encoding="utf-8"))["metadata"]
     assert "widgets" not in metadata
+
+
+# --- exercises: tags in the .py, nbgrader metadata in the .ipynb -----------------------
+
+sys.path.insert(0, str(NOTEBOOKS_DIR.parent / "course"))
+import authoring  # noqa: E402  (course/authoring.py, installed as minigrad.course.authoring)
+
+CHAPTERS_WITH_EXERCISES = [p for p in CHAPTERS if authoring.graded_cells(
+    json.loads(p.read_text(encoding="utf-8")))]
+
+
+def test_chapter_1_has_at_least_four_graded_exercises():
+    chapter = NOTEBOOKS_DIR / "01_autograd_from_scratch.ipynb"
+    notebook = json.loads(chapter.read_text(encoding="utf-8"))
+    solutions = [c for c in notebook["cells"]
+                 if (authoring.exercise_role(c) or {}).get("solution")]
+    assert len(solutions) >= 4 and len(authoring.graded_cells(notebook)) >= 4
+
+
+@chapters
+def test_exercise_metadata_is_consistent(path):
+    # unique grade_ids, points on every graded cell, markers in every solution cell, and
+    # nbgrader metadata that matches the tags (scripts/execute_notebooks.py writes it)
+    problems = authoring.exercise_problems(json.loads(path.read_text(encoding="utf-8")))
+    assert problems == [], f"{path.name}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", CHAPTERS_WITH_EXERCISES, ids=chapter_id)
+def test_exercise_tags_survive_the_py_percent_pairing(path):
+    # nbgrader metadata itself is filtered out of the .py; the tags it is made from are not
+    text = jupytext.read(path.with_suffix(".py"))
+    from_text = [authoring.exercise_role(cell) for cell in text.cells]
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert from_text == [cell.get("metadata", {}).get("nbgrader") for cell in saved["cells"]]
+
+
+@pytest.mark.parametrize("path", CHAPTERS_WITH_EXERCISES, ids=chapter_id)
+def test_nbgrader_metadata_survives_jupytext_sync_after_editing_the_py(path, tmp_path):
+    import shutil
+    import subprocess
+    import time
+
+    notebook, text = tmp_path / path.name, tmp_path / path.with_suffix(".py").name
+    shutil.copy(path, notebook)
+    shutil.copy(path.with_suffix(".py"), text)
+    time.sleep(0.01)
+    text.write_text(text.read_text(encoding="utf-8") + "\n# %%\n1 + 1\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "jupytext", "--sync", "--quiet", str(text)],
+                   check=True)
+    synced = json.loads(notebook.read_text(encoding="utf-8"))
+    assert "".join(synced["cells"][-1]["source"]) == "1 + 1"  # the edit arrived
+    assert authoring.exercise_problems(synced) == []  # and the metadata stayed
+
+
+@pytest.mark.parametrize("path", CHAPTERS_WITH_EXERCISES, ids=chapter_id)
+def test_every_test_cell_passes_in_the_chapter(path):
+    # the chapter carries its solutions: each test cell printed its success line
+    for cell in code_cells(path):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade"):
+            errors = [out for out in cell["outputs"] if out["output_type"] == "error"]
+            assert not errors, f"{path.name}: test cell {meta['grade_id']} fails"
+
+
+def test_a_malformed_or_duplicate_exercise_tag_is_reported():
+    def cell(tag, source="# BEGIN SOLUTION\nx = 1\n# END SOLUTION"):
+        made = {"cell_type": "code", "source": source, "metadata": {"tags": [tag]}}
+        made["metadata"]["nbgrader"] = authoring.exercise_role(made)
+        return made
+
+    notebook = {"cells": [cell("solution:a"), cell("solution:a"), cell("tests:b"),
+                          cell("solution:c", "x = 1"), cell("tests:d:0", "check()"),
+                          cell("", "text that says BEGIN SOLUTION")]}
+    problems = "\n".join(authoring.exercise_problems(notebook))
+    assert "grade_id 'a' is also used" in problems
+    assert "malformed exercise tag" in problems
+    assert "needs # BEGIN SOLUTION" in problems
+    assert "has no points" in problems
+    assert "BEGIN SOLUTION outside a solution cell" in problems

@@ -27,6 +27,8 @@ def test_wheel_holds_the_widgets_as_minigrad_widgets(wheel):
     for module in ("graph_view", "stepper", "inspector", "gradient_flow", "monitor", "drawing"):
         assert f"minigrad/widgets/{module}.py" in names
     assert "minigrad/data/digits.csv.gz" in names
+    assert "minigrad/exercises/checks.py" in names and "minigrad/course/cli.py" in names
+    assert any(name.endswith("entry_points.txt") for name in names)
     assert not any(name.startswith(("widgets/", "tests/", "bench/")) for name in names)
 
 

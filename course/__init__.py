@@ -1,0 +1,1 @@
+"""minigrad-course: homework from the chapters, graded with nbgrader (see cli.py)."""

@@ -1,0 +1,116 @@
+"""``minigrad-course``: homework from the chapters, graded offline with nbgrader.
+
+For teachers (an nbgrader course folder; nbgrader's own commands and gradebook do the
+work underneath)::
+
+    minigrad-course init COURSE_DIR [--chapters 1,2]   the course: config, chapters, data
+    minigrad-course release                            the students' copies (release/)
+    minigrad-course collect SUBMISSIONS_DIR            file returned notebooks (submitted/)
+    minigrad-course grade [--timeout 60]               autograde, then feedback HTML
+    minigrad-course export grades.csv                  one row per student and assignment
+
+For students::
+
+    minigrad-course check NOTEBOOK                     run the checks on your own work
+
+Teacher commands work on the course folder given with ``--course`` (default: the current
+folder). Each subcommand is a function in ``COMMANDS``; a later command (exchange-based
+release and collect on JupyterHub, or ``status``/``next``/``hint`` for students) adds
+its function and its arguments there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import teacher
+
+
+@dataclass
+class Command:
+    run: Callable[[argparse.Namespace], int]
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+
+
+def _course_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--course", default=".", metavar="COURSE_DIR",
+                        help="the course folder made by init (default: the current folder)")
+
+
+def _init_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("course_dir", metavar="COURSE_DIR", help="folder to create")
+    parser.add_argument("--chapters", default=None,
+                        help="chapter numbers, e.g. 1,2 (default: every chapter with exercises)")
+    parser.add_argument("--notebooks", default=None, metavar="DIR",
+                        help="where the chapters are (default: this repository's notebooks/)")
+    parser.add_argument("--course-id", default="minigrad", help="nbgrader's course id")
+    parser.add_argument("--timeout", type=int, default=teacher.DEFAULT_TIMEOUT,
+                        help="seconds a cell may run when grading (default: %(default)s)")
+
+
+def _collect_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submissions", metavar="SUBMISSIONS_DIR",
+                        help="returned notebooks: STUDENT.ipynb or STUDENT/NOTEBOOK.ipynb")
+    parser.add_argument("--assignment", default=None,
+                        help="the assignment they are for (default: from the notebook's name, "
+                             "or the only one)")
+    _course_option(parser)
+
+
+def _grade_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=int, default=None,
+                        help="seconds a cell may run (default: the one set by init)")
+    _course_option(parser)
+
+
+def _export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("csv", metavar="GRADES_CSV", help="file to write")
+    _course_option(parser)
+
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("notebook", metavar="NOTEBOOK", help="your notebook (.ipynb)")
+    parser.add_argument("--timeout", type=int, default=teacher.DEFAULT_TIMEOUT,
+                        help="seconds a cell may run (default: %(default)s)")
+
+
+COMMANDS: dict[str, Command] = {
+    "init": Command(teacher.init, "make a course folder with the chosen chapters",
+                    _init_arguments),
+    "release": Command(teacher.release, "generate the students' copies (solutions removed)",
+                       _course_option),
+    "collect": Command(teacher.collect, "file a folder of returned notebooks for grading",
+                       _collect_arguments),
+    "grade": Command(teacher.grade, "autograde the submissions and write feedback HTML",
+                     _grade_arguments),
+    "export": Command(teacher.export, "write the grades as CSV", _export_arguments),
+    "check": Command(teacher.check, "(students) run the checks of your notebook",
+                     _check_arguments),
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    made = argparse.ArgumentParser(
+        prog="minigrad-course", description="Homework from the minigrad chapters, graded "
+        "offline with nbgrader.")
+    sub = made.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, command in COMMANDS.items():
+        command.arguments(sub.add_parser(name, help=command.help, description=command.help))
+    return made
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command].run(args)
+    except teacher.CourseError as error:
+        print(f"minigrad-course {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,435 @@
+"""What each ``minigrad-course`` subcommand does, on nbgrader's own commands.
+
+A course folder is an ordinary nbgrader course (``source/`` -> ``release/`` ->
+``submitted/`` -> ``autograded/`` -> ``feedback/``, gradebook ``gradebook.db``) plus
+``problems.json``: per student and assignment, why a returned notebook could not be
+graded as it was (a broken file, a deleted test cell), which ``grade`` prints and
+``export`` adds to the CSV. nbgrader is imported (or run) only here, so the rest of
+minigrad never needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .authoring import apply_exercise_tags, graded_cells
+
+DEFAULT_TIMEOUT = 60
+CHAPTER = re.compile(r"^(\d+)_\w+\.ipynb$")
+REPOSITORY_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+DATA_FOLDER = "data"  # notebooks/data/: files the chapters read, copied next to each one
+PROBLEMS = "problems.json"
+
+
+class CourseError(Exception):
+    """Something the user can fix; printed without a traceback."""
+
+
+# --- nbgrader --------------------------------------------------------------------------
+
+
+def _need_nbgrader() -> None:
+    try:
+        import nbgrader  # noqa: F401
+    except ImportError:
+        raise CourseError("nbgrader is not installed: install minigrad with its grading "
+                          "extra, pip install -e \".[grading]\" (or pip install nbgrader). "
+                          "Without it, run your notebook from top to bottom: each test cell "
+                          "checks one exercise.") from None
+
+
+def _nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run one nbgrader command in the course folder; its log goes to ``nbgrader.log``."""
+    _need_nbgrader()
+    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
+                            capture_output=True, text=True, env=_environment())
+    with open(course / "nbgrader.log", "a", encoding="utf-8") as log:
+        log.write(f"$ nbgrader {' '.join(args)}\n{result.stdout}{result.stderr}\n")
+    if check and result.returncode != 0:
+        tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-8:])
+        raise CourseError(f"nbgrader {args[0]} failed:\n{tail}\n(full log: "
+                          f"{course / 'nbgrader.log'})")
+    return result
+
+
+def _environment() -> dict:
+    """nbgrader runs tools (alembic, the kernel) by name: put this Python's scripts
+    first on PATH, so an unactivated virtual environment works."""
+    scripts = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", ""),
+            "PYTHONWARNINGS": "ignore"}
+
+
+def _course(args: argparse.Namespace) -> Path:
+    course = Path(args.course).resolve()
+    if not (course / "nbgrader_config.py").exists():
+        raise CourseError(f"{course} is not a course folder (no nbgrader_config.py): make one "
+                          "with minigrad-course init COURSE_DIR, or pass --course COURSE_DIR")
+    return course
+
+
+def _assignments(course: Path) -> list[str]:
+    return sorted(p.name for p in (course / "source").iterdir() if p.is_dir())
+
+
+def _notebook_of(course: Path, assignment: str) -> str:
+    (notebook,) = (p.name for p in (course / "source" / assignment).glob("*.ipynb"))
+    return notebook
+
+
+# --- init ------------------------------------------------------------------------------
+
+
+def chapters(notebooks: Path) -> dict[int, Path]:
+    """``{number: path}`` of the chapters ``NN_name.ipynb`` in ``notebooks``."""
+    return {int(m[1]): p for p in sorted(notebooks.glob("*.ipynb"))
+            if (m := CHAPTER.match(p.name))}
+
+
+CONFIG = '''\
+# nbgrader configuration, written by minigrad-course init
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = {course_id!r}
+c.CourseDirectory.root = {root!r}
+c.CourseDirectory.db_url = {db_url!r}
+# seconds a cell may run when grading (minigrad-course grade --timeout overrides it); a cell
+# that runs longer is interrupted and the rest of the notebook is still graded
+c.Execute.timeout = {timeout}
+c.Execute.interrupt_on_timeout = True
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+'''
+
+
+def init(args: argparse.Namespace) -> int:
+    notebooks = Path(args.notebooks).resolve() if args.notebooks else REPOSITORY_NOTEBOOKS
+    found = chapters(notebooks)
+    if not found:
+        raise CourseError(f"no chapters (NN_name.ipynb) in {notebooks}; pass --notebooks DIR")
+    if args.chapters:
+        try:
+            wanted = [int(n) for n in args.chapters.split(",") if n.strip()]
+        except ValueError:
+            raise CourseError(f"--chapters takes numbers like 1,2 (got {args.chapters!r})") \
+                from None
+        missing = [n for n in wanted if n not in found]
+        if missing:
+            raise CourseError(f"no chapter {missing} in {notebooks}; there are "
+                              f"{sorted(found)}")
+    else:
+        wanted = [n for n, p in found.items() if graded_cells(_read(p))]
+        if not wanted:
+            raise CourseError(f"no chapter in {notebooks} has graded exercises yet; choose "
+                              "some with --chapters 1,2")
+    course = Path(args.course_dir).resolve()
+    if (course / "nbgrader_config.py").exists():
+        raise CourseError(f"{course} is already a course folder")
+    for number in wanted:
+        path = found[number]
+        notebook = _read(path)
+        apply_exercise_tags(notebook)
+        if not graded_cells(notebook):
+            print(f"note: chapter {number} ({path.stem}) has no graded exercise yet")
+        target = course / "source" / path.stem
+        target.mkdir(parents=True, exist_ok=True)
+        for cell in notebook["cells"]:  # the teacher's copy carries no outputs
+            if cell["cell_type"] == "code":
+                cell["outputs"], cell["execution_count"] = [], None
+        (target / path.name).write_text(json.dumps(notebook, indent=1, ensure_ascii=False)
+                                        + "\n", encoding="utf-8")
+        if (notebooks / DATA_FOLDER).is_dir():
+            shutil.copytree(notebooks / DATA_FOLDER, target / DATA_FOLDER, dirs_exist_ok=True)
+    (course / "nbgrader_config.py").write_text(CONFIG.format(
+        course_id=args.course_id, root=str(course),
+        db_url=f"sqlite:///{course / 'gradebook.db'}", timeout=args.timeout), encoding="utf-8")
+    print(f"course folder {course}: assignments "
+          f"{', '.join(found[n].stem for n in wanted)}. Next: cd {course} && "
+          "minigrad-course release")
+    return 0
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# --- release ---------------------------------------------------------------------------
+
+
+def release(args: argparse.Namespace) -> int:
+    course = _course(args)
+    for assignment in _assignments(course):
+        _nbgrader(course, "generate_assignment", assignment, "--force")
+        print(f"{assignment}: students' copy in {course / 'release' / assignment}")
+    return 0
+
+
+# --- collect ---------------------------------------------------------------------------
+
+
+# What LMS downloads add to a student's name: Moodle makes one folder per student,
+# "Ada Lovelace_1234_assignsubmission_file_"; Canvas names each file
+# "lovelaceada_1234_567890_01_autograd_from_scratch.ipynb" (with "_LATE" when late).
+MOODLE_FOLDER = re.compile(r"_\d+_assignsubmission_\w*$")
+CANVAS_FILE = re.compile(r"^(?P<student>[^_]+)(?:_LATE)?_\d+_\d+_")
+
+
+def _student_id(name: str) -> str:
+    """A student id nbgrader accepts (letters, digits, ``_.-``), from a file or folder
+    name as an LMS wrote it."""
+    name = MOODLE_FOLDER.sub("", name)
+    if match := CANVAS_FILE.match(name):
+        name = match["student"]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_.") or "student"
+
+
+def _returned(submissions: Path) -> list[tuple[str, Path]]:
+    """``(student, notebook)`` pairs: ``STUDENT.ipynb`` files directly in the folder, and
+    ``STUDENT/*.ipynb`` (one folder per student, as LMS exports often are)."""
+    pairs = []
+    for entry in sorted(submissions.iterdir()):
+        if entry.is_file() and entry.suffix == ".ipynb":
+            pairs.append((_student_id(entry.stem), entry))
+        elif entry.is_dir() and not entry.name.startswith("."):
+            for notebook in sorted(entry.rglob("*.ipynb")):
+                if ".ipynb_checkpoints" not in notebook.parts:
+                    pairs.append((_student_id(entry.name), notebook))
+    return pairs
+
+
+def _which_assignment(path: Path, assignments: list[str], given: str | None) -> str | None:
+    """The assignment a returned notebook is for: ``given``, else the one whose name its
+    file name contains or starts with its number (``01_...``), else the only one."""
+    if given:
+        return given
+    named = [a for a in assignments if a in path.stem]
+    match = re.match(r"^(\d+)_", path.name)
+    by_number = [a for a in assignments if match and a.startswith(match[1] + "_")]
+    for candidates in (named, by_number):
+        if len(candidates) == 1:
+            return candidates[0]
+    return assignments[0] if len(assignments) == 1 else None
+
+
+def _problems(course: Path) -> dict:
+    path = course / PROBLEMS
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _inspect(path: Path, handed_out: dict) -> tuple[dict | None, list[str]]:
+    """The returned notebook (None if unreadable) and what is wrong with it, compared
+    with the copy the students were given."""
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(notebook.get("cells"), list):
+            raise ValueError("no list of cells")
+    except (ValueError, UnicodeDecodeError, AttributeError) as error:
+        return None, [f"{path.name} is not a readable notebook ({error}); it may have been "
+                      "cut short when saved or uploaded. It was not graded: ask the student "
+                      "for a new copy."]
+    problems = []
+    ids = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c
+           for c in notebook["cells"]}
+    for cell in handed_out["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if not meta.get("locked"):
+            continue
+        theirs = ids.get(meta["grade_id"])
+        kind = "test cell" if meta.get("grade") else "locked cell"
+        if theirs is None:
+            problems.append(f"the {kind} {meta['grade_id']!r} was deleted; it was put back "
+                            "from the teacher's copy for grading.")
+        elif _text(theirs["source"]).strip() != _text(cell["source"]).strip():
+            problems.append(f"the {kind} {meta['grade_id']!r} was edited; the teacher's "
+                            "version was used for grading.")
+    return notebook, problems
+
+
+HIDDEN_TESTS = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
+
+
+def _text(source: str | list) -> str:
+    """A cell's source, without hidden tests (the students' copy has none)."""
+    return HIDDEN_TESTS.sub("", "".join(source) if isinstance(source, list) else source)
+
+
+def _restore_locked_cells(notebook: dict, source: dict) -> None:
+    """Put back the locked cells a student deleted, where they were (after the cell that
+    came before them in the teacher's copy), so nbgrader grades every test."""
+    ids = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in notebook["cells"]}
+    previous_id = None
+    for cell in source["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        grade_id = meta.get("grade_id")
+        if meta.get("locked") and grade_id not in ids:
+            position = next((i + 1 for i, c in enumerate(notebook["cells"])
+                             if previous_id is not None and c.get("metadata", {})
+                             .get("nbgrader", {}).get("grade_id") == previous_id), None)
+            restored = json.loads(json.dumps(cell))
+            restored.pop("id", None)
+            notebook["cells"].insert(len(notebook["cells"]) if position is None else position,
+                                     restored)
+            ids.add(grade_id)
+        if grade_id:
+            previous_id = grade_id
+
+
+def collect(args: argparse.Namespace) -> int:
+    course = _course(args)
+    submissions = Path(args.submissions).resolve()
+    if not submissions.is_dir():
+        raise CourseError(f"{submissions} is not a folder of returned notebooks")
+    assignments = _assignments(course)
+    if args.assignment and args.assignment not in assignments:
+        raise CourseError(f"no assignment {args.assignment!r}; there are {assignments}")
+    problems = _problems(course)
+    filed, seen = 0, {}
+    for student, path in _returned(submissions):
+        assignment = _which_assignment(path, assignments, args.assignment)
+        if assignment is None:
+            print(f"skipped {path}: which assignment is it? Name it NN_... like the chapter, "
+                  "or pass --assignment", file=sys.stderr)
+            continue
+        if (student, assignment) in seen:
+            print(f"{student} ({assignment}): several notebooks; {seen[student, assignment]} "
+                  f"is graded, {path.name} is not", file=sys.stderr)
+            continue
+        seen[student, assignment] = path.name
+        source_dir = course / "source" / assignment
+        source = _read(source_dir / _notebook_of(course, assignment))
+        handed_out = course / "release" / assignment / _notebook_of(course, assignment)
+        notebook, found = _inspect(path, _read(handed_out) if handed_out.exists() else source)
+        problems.setdefault(student, {}).pop(assignment, None)
+        if found:
+            problems[student][assignment] = " ".join(found)
+            print(f"{student} ({assignment}): {' '.join(found)}")
+        target = course / "submitted" / student / assignment
+        if target.exists():
+            shutil.rmtree(target)
+        if notebook is None:
+            continue
+        _restore_locked_cells(notebook, source)
+        target.mkdir(parents=True)
+        (target / _notebook_of(course, assignment)).write_text(
+            json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
+        for extra in source_dir.iterdir():  # data files the chapter reads
+            if extra.suffix != ".ipynb":
+                copy = shutil.copytree if extra.is_dir() else shutil.copy2
+                copy(extra, target / extra.name)
+        filed += 1
+    problems = {s: p for s, p in problems.items() if p}
+    (course / PROBLEMS).write_text(json.dumps(problems, indent=1, sort_keys=True),
+                                   encoding="utf-8")
+    print(f"filed {filed} notebook(s) in {course / 'submitted'}. Next: minigrad-course grade")
+    return 0
+
+
+# --- grade -----------------------------------------------------------------------------
+
+
+def grade(args: argparse.Namespace) -> int:
+    course = _course(args)
+    timeout = [f"--Execute.timeout={args.timeout}"] if args.timeout else []
+    submitted = course / "submitted"
+    graded = [a for a in _assignments(course)
+              if submitted.is_dir() and any((s / a).is_dir() for s in submitted.iterdir())]
+    if not graded:
+        raise CourseError("nothing to grade: file the returned notebooks first with "
+                          "minigrad-course collect SUBMISSIONS_DIR")
+    for assignment in graded:
+        # one nbgrader run for the whole class; a student whose notebook fails is logged
+        # and the others are still graded
+        _nbgrader(course, "autograde", assignment, "--force", *timeout, check=False)
+        _nbgrader(course, "generate_feedback", assignment, "--force", check=False)
+    for row in rows(course):
+        score = row["score"] or "-"
+        print(f"{row['student']:<20} {row['assignment']:<28} {score:>5} / {row['max_score']}"
+              + (f"   {row['note']}" if row["note"] else ""))
+    print(f"feedback: {course / 'feedback'}/STUDENT/ASSIGNMENT/*.html")
+    return 0
+
+
+def rows(course: Path) -> list[dict]:
+    """One row per student and assignment: the score from nbgrader's gradebook, the
+    maximum, a status (graded, not graded, not returned) and what went wrong, if anything."""
+    problems = _problems(course)
+    students = set(problems)
+    if (course / "submitted").is_dir():
+        students |= {p.name for p in (course / "submitted").iterdir() if p.is_dir()}
+    scores = _scores(course) if (course / "gradebook.db").exists() else {}
+    made = []
+    for assignment in _assignments(course):
+        max_score = sum(graded_cells(_read(course / "source" / assignment /
+                                           _notebook_of(course, assignment))).values())
+        for student in sorted(students):
+            score = scores.get((student, assignment))
+            note = problems.get(student, {}).get(assignment, "")
+            returned = (course / "submitted" / student / assignment).is_dir()
+            if score is not None:
+                status = "graded"
+            elif returned or note:
+                status = "not graded"
+                note = note or "nbgrader could not grade it (see nbgrader.log)"
+            else:
+                status = "not returned"
+            made.append({"student": student, "assignment": assignment,
+                         "score": "" if score is None else f"{score:g}",
+                         "max_score": f"{max_score:g}", "status": status, "note": note})
+    return made
+
+
+def _scores(course: Path) -> dict[tuple[str, str], float]:
+    """``{(student, assignment): score}`` of the autograded submissions, from the gradebook."""
+    _need_nbgrader()
+    from nbgrader.api import Gradebook, MissingEntry
+
+    scores = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for assignment in gradebook.assignments:
+            for student in gradebook.students:
+                try:
+                    submission = gradebook.find_submission(assignment.name, student.id)
+                except MissingEntry:
+                    continue
+                if (course / "autograded" / student.id / assignment.name).is_dir():
+                    scores[(student.id, assignment.name)] = submission.score
+    return scores
+
+
+# --- export ----------------------------------------------------------------------------
+
+
+def export(args: argparse.Namespace) -> int:
+    course = _course(args)
+    made = rows(course)
+    path = Path(args.csv)
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, ["student", "assignment", "score", "max_score", "status",
+                                       "note"])
+        writer.writeheader()
+        writer.writerows(made)
+    print(f"wrote {len(made)} row(s) to {path}")
+    return 0
+
+
+# --- check (students) ------------------------------------------------------------------
+
+
+def check(args: argparse.Namespace) -> int:
+    notebook = Path(args.notebook).resolve()
+    if not notebook.exists():
+        raise CourseError(f"no notebook {notebook}")
+    _need_nbgrader()
+    result = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(notebook),
+                             f"--Execute.timeout={args.timeout}"],
+                            cwd=notebook.parent, capture_output=True, text=True,
+                            env=_environment())
+    output = result.stdout.strip() or result.stderr.strip()
+    print(output)
+    return 0 if result.returncode == 0 and "Success!" in output else 1

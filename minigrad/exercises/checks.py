@@ -1,0 +1,768 @@
+"""The checkers an exercise's test cell calls.
+
+Each runs the student's code (never minigrad's own op in its place) on fixed random
+inputs, compares with a reference, and raises an ``AssertionError`` whose message says
+what was called, what came back, what was expected and which classic mistake it looks
+like; on success it prints one line. Backward passes are checked with a random upstream
+gradient, ``(out * v).sum()``: with ``.sum()`` alone a backward that forgets
+``grad_output`` would pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import textwrap
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..function import Context, Function
+from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_state
+from ..tensor import Tensor
+from .compare import CheckFailed, Variant, as_array, close, compare, describe, sum_to_shape
+
+ENGINE = str(Path(__file__).resolve().parents[1])  # minigrad's own files
+IGNORES_GRAD_OUTPUT = (
+    "backward ignores grad_output: your gradient is the local derivative alone. By the "
+    "chain rule, multiply it by grad_output (the gradient that arrived from above).")
+NOT_ACCUMULATED = (
+    "this input is used {uses} times in the formula, and your gradient has only some of "
+    "its contributions. A value used several times gets the SUM of one contribution per "
+    "use: add them up.")
+
+
+def checker(check: Callable) -> Callable:
+    """Public checkers raise a plain AssertionError with a short traceback."""
+
+    @functools.wraps(check)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            with np.errstate(all="ignore"):  # an overflow is diagnosed, not warned about
+                check(*args, **kwargs)
+        except CheckFailed as failure:
+            raise AssertionError(wrap(str(failure))) from None
+
+    return run
+
+
+def wrap(message: str, width: int = 78) -> str:
+    """Lines short enough for a notebook's error box and nbgrader's reports."""
+    lines = []
+    for line in message.splitlines():
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        lines += textwrap.wrap(line, width=width, subsequent_indent=indent,
+                               break_on_hyphens=False) or [""]
+    return "\n".join(lines)
+
+
+# --- inputs ----------------------------------------------------------------------------
+
+
+def _cases(inputs: Any) -> list[list]:
+    """``inputs`` is one case (a list of input specs) or several (a list of lists). A bare
+    shape ``(3, 4)`` is a case with one input."""
+    if isinstance(inputs, tuple) and all(isinstance(d, int) for d in inputs):
+        return [[inputs]]
+    inputs = list(inputs)
+    if inputs and all(isinstance(case, list) for case in inputs):
+        return inputs
+    return [inputs]
+
+
+def _make_input(spec: Any, rng: np.random.Generator, domain: tuple[float, float]) -> Any:
+    """A shape becomes a random float64 array that wants a gradient; a float array or a
+    Tensor is used as given (a copy); integer arrays and Python numbers are constants."""
+    if isinstance(spec, tuple) and all(isinstance(d, int) for d in spec):
+        low, high = domain
+        return rng.uniform(low, high, size=spec)
+    if isinstance(spec, Tensor):
+        return spec.detach().numpy().copy()
+    if isinstance(spec, np.ndarray):
+        return spec.copy()
+    return spec
+
+
+def _wants_grad(value: Any) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+def _tensors(arrays: Sequence[Any], reuse: dict[int, int] | None = None) -> list[Any]:
+    """Fresh leaf Tensors for the array inputs (constants stay); ``reuse`` maps a
+    position to an earlier one whose Tensor it gets (an input used twice)."""
+    made: list[Any] = []
+    for i, a in enumerate(arrays):
+        if reuse and i in reuse:
+            made.append(made[reuse[i]])
+        elif isinstance(a, np.ndarray):
+            made.append(Tensor(a.copy(), requires_grad=_wants_grad(a)))
+        else:
+            made.append(a)
+    return made
+
+
+def _signature(name: str, arrays: Sequence[Any], kwargs: dict | None = None) -> str:
+    parts = [f"array{tuple(a.shape)} {a.dtype}" if isinstance(a, np.ndarray) else repr(a)
+             for a in arrays]
+    parts += [f"{k}={v!r}" for k, v in (kwargs or {}).items()]
+    return f"{name}({', '.join(parts)})"
+
+
+def _name(thing: Any) -> str:
+    return getattr(thing, "__name__", None) or type(thing).__name__
+
+
+def _student_error(error: BaseException, doing: str) -> CheckFailed:
+    """The student's code raised: say where (the last line of theirs) and what."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not f.filename.startswith(ENGINE)]  # the last line that is theirs
+    where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line \
+        else ""
+    text = f"{doing} raised {type(error).__name__}: {error}{where}"
+    if isinstance(error, ValueError) and "matmul" in str(error):
+        text += ("\n  It looks like the operands of a matrix product are swapped or one "
+                 "needs a transpose: for z = a @ b, grad_a = grad_output @ b.T (shapes "
+                 "(m, n) @ (n, k)) and grad_b = a.T @ grad_output. The order matters.")
+    elif isinstance(error, NotImplementedError):
+        text += "\n  Write your solution where the exercise says so, then run its cell."
+    return CheckFailed(text)
+
+
+def _try(make: Callable, *args: Any) -> Any:
+    """A known-wrong answer, or None where it cannot be formed (e.g. shapes don't fit)."""
+    try:
+        return make(*args)
+    except (ValueError, IndexError, TypeError):
+        return None
+
+
+# --- running a Function ----------------------------------------------------------------
+
+
+def _is_array_function(function: Any) -> bool:
+    """An ``mg.Function`` subclass: forward and backward on NumPy arrays. (An
+    ``mg.autograd.Function`` works on Tensors: it is checked through ``apply``.)"""
+    from ..autograd_function import Function as TensorFunction
+
+    return isinstance(function, type) and issubclass(function, Function) \
+        and not issubclass(function, TensorFunction)
+
+
+def _run_directly(function: type, arrays: list, kwargs: dict, v_for: Callable,
+                  call: str) -> tuple[np.ndarray, list, np.ndarray]:
+    """Call an ``mg.Function``'s own forward and backward (no engine in between), so
+    what backward returns is seen as it is, and watch for in-place edits."""
+    ctx = Context()
+    ctx.needs_input_grad = tuple(_wants_grad(a) for a in arrays)
+    before = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
+    try:
+        if getattr(function, "_uses_setup_context", False):
+            out = function.forward(*arrays, **kwargs)
+            function.setup_context(ctx, tuple(arrays), out)
+        else:
+            out = function.forward(ctx, *arrays, **kwargs)
+    except Exception as error:  # noqa: BLE001 - the student's code: report, don't crash
+        raise _student_error(error, f"{call}: forward") from None
+    for i, (a, b) in enumerate(zip(arrays, before)):
+        if isinstance(a, np.ndarray) and not np.array_equal(a, b, equal_nan=True):
+            raise CheckFailed(
+                f"{call}: forward changed its input {i} in place (x *= ..., x[...] = ..., "
+                "np.exp(x, out=x)?). The caller's tensor is now different, and so is any "
+                "array saved from it: compute into a new array instead.")
+    if out is None:
+        raise CheckFailed(f"{call}: forward returned None. Did you forget `return`?")
+    out = as_array(out)
+    saved = ctx.saved_tensors or ()
+    saved_before = [np.array(s, copy=True) if isinstance(s, np.ndarray) else s for s in saved]
+    v = v_for(out)
+    grad_output = v.copy()
+    try:
+        raw = function.backward(ctx, grad_output)
+    except Exception as error:  # noqa: BLE001
+        if isinstance(error, ValueError) and "not enough values to unpack" in str(error) \
+                and not saved:
+            raise CheckFailed(
+                f"{call}: backward found nothing saved ({error}). Call "
+                "ctx.save_for_backward(...) in forward with what backward needs.") from None
+        raise _student_error(error, f"{call}: backward") from None
+    if not np.array_equal(grad_output, v):
+        raise CheckFailed(
+            f"{call}: backward changed grad_output in place (grad_output *= ...?). The "
+            "engine may hand the same array to other nodes: write grad_output * ... into a "
+            "new array.")
+    for i, (s, b) in enumerate(zip(saved, saved_before)):
+        if isinstance(s, np.ndarray) and not np.array_equal(s, b, equal_nan=True):
+            raise CheckFailed(
+                f"{call}: backward modified saved array {i} in place (x *= ..., "
+                "x -= ...?). A saved array must stay as forward left it: a second backward "
+                "(retain_graph=True) would use the changed one. Compute into a new array.")
+    grads = list(raw) if isinstance(raw, (tuple, list)) else [raw]
+    if len(grads) != len(arrays):
+        raise CheckFailed(
+            f"{call}: backward returned {len(grads)} gradient(s) ({describe(raw)}), but "
+            f"forward has {len(arrays)} input(s). Return one gradient per input, in order "
+            "(None for an input that needs none); a tuple for several.")
+    return out, [as_array(g) for g in grads], v
+
+
+def _run_through_engine(function: Any, arrays: list, kwargs: dict, v_for: Callable,
+                        call: str, reuse: dict[int, int] | None = None
+                        ) -> tuple[np.ndarray, list, np.ndarray]:
+    """Apply the student's Function (or call their function on Tensors) and backward
+    ``(out * v).sum()`` with the real engine."""
+    tensors = _tensors(arrays, reuse)
+    run = function.apply if hasattr(function, "apply") else function
+    doing = f"{call}" if hasattr(function, "apply") else f"{call}, forward"
+    try:
+        with enable_grad():
+            out = run(*tensors, **kwargs)
+    except Exception as error:  # noqa: BLE001
+        raise _student_error(error, doing) from None
+    if not isinstance(out, Tensor):
+        raise CheckFailed(f"{call} returned {describe(out)}, expected a Tensor (build it "
+                          "with minigrad operations so that backward can go through it).")
+    v = v_for(out.detach().numpy())
+    if out.requires_grad:
+        try:
+            (out * Tensor(v.astype(out.dtype))).sum().backward()
+        except Exception as error:  # noqa: BLE001
+            raise _student_error(error, f"{call}: backward") from None
+    grads = [t.grad.numpy() if isinstance(t, Tensor) and t.grad is not None else None
+             for t in tensors]
+    return out.detach().numpy(), grads, v
+
+
+def _reference(reference: Callable, arrays: list, kwargs: dict, v: np.ndarray
+               ) -> tuple[np.ndarray, list, list, list[list]]:
+    """The reference's output; its gradients for upstream gradient ``v`` and for an
+    all-ones one; and, per input, the contribution of each use of it (from the
+    engine's own steps), to recognise a gradient that was not accumulated."""
+    from ..autograd import backward_steps
+
+    tensors = _tensors(arrays)
+    with enable_grad():
+        out = reference(*tensors, **kwargs)
+        contributions: list[list] = [[] for _ in arrays]
+        if out.requires_grad:
+            for step in backward_steps((out * Tensor(v.astype(out.dtype))).sum()):
+                for t, g in zip(step.node.inputs, step.grad_inputs):
+                    for i, leaf in enumerate(tensors):
+                        if t is leaf and g is not None:
+                            contributions[i].append(sum_to_shape(np.asarray(g), leaf.shape))
+    grads = [t.grad.numpy() if isinstance(t, Tensor) and t.grad is not None else None
+             for t in tensors]
+    ones = _tensors(arrays)
+    with enable_grad():
+        out_ones = reference(*ones, **kwargs)
+        if out_ones.requires_grad:
+            out_ones.sum().backward()
+    grads_ones = [t.grad.numpy() if isinstance(t, Tensor) and t.grad is not None else None
+                  for t in ones]
+    return out.detach().numpy(), grads, grads_ones, contributions
+
+
+def _numerical(function: Any, arrays: list, kwargs: dict, v: np.ndarray,
+               reuse: dict[int, int] | None = None, eps: float = 1e-6) -> list:
+    """Central differences of ``sum(student_output * v)``, per array input (float64).
+    ``reuse``: positions that get an earlier position's Tensor (and no gradient of their
+    own: the earlier one gets the total)."""
+    run = function.apply if hasattr(function, "apply") else function
+
+    def objective(values: list) -> float:
+        with no_grad():
+            return float(np.sum(as_array(run(*_tensors(values, reuse), **kwargs)) * v))
+
+    grads: list = []
+    for i, a in enumerate(arrays):
+        if not _wants_grad(a) or (reuse and i in reuse):
+            grads.append(None)
+            continue
+        grad = np.zeros(a.shape)
+        for k in range(a.size):
+            values = [x.copy() if isinstance(x, np.ndarray) else x for x in arrays]
+            flat = values[i].reshape(-1)
+            flat[k] += eps
+            plus = objective(values)
+            flat[k] -= 2 * eps
+            grad.reshape(-1)[k] = (plus - objective(values)) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+# --- check_function --------------------------------------------------------------------
+
+
+@checker
+def check_function(function: Any, inputs: Any, reference: Callable | None = None, *,
+                   kwargs: dict | None = None, domain: tuple[float, float] = (-2.0, 2.0),
+                   large_inputs: bool = False, mistakes: dict | None = None,
+                   batch_size: int | None = None, atol: float = 1e-6, rtol: float = 1e-4,
+                   seed: int = 0) -> None:
+    """Check a differentiable operation: its output and the gradient for every input.
+
+    ``function``: an ``mg.Function`` subclass (its forward and backward are called
+    directly, then through ``apply`` and the engine), or any callable on Tensors that
+    returns a Tensor (its gradients come from the engine).
+    ``inputs``: one case, a list of input specs, or several cases (a list of such
+    lists). A spec is a shape ``(3, 4)`` (random float64 values in ``domain``, wants a
+    gradient), an array or a Tensor (used as given; float arrays want a gradient,
+    integer ones are constants) or a Python number (a constant).
+    ``reference``: the right answer, a callable on Tensors built from minigrad's own
+    operations (``lambda x, y: x * y``); without it the forward is not checked and the
+    gradient is compared with finite differences of the student's forward.
+    ``large_inputs``: also run each case with the inputs scaled to +-1000 (softmax and
+    log-softmax overflow). ``mistakes``: exercise-specific wrong answers,
+    ``{sentence naming the mistake: fn(*arrays, grad_output) -> wrong gradients}``.
+    ``batch_size``: names an off-by-N factor as a mean/sum mix-up.
+
+    Each case is also run with an input used twice (the same Tensor in two positions
+    of equal shape), where it has them.
+    """
+    kwargs = kwargs or {}
+    name = _name(function)
+    rng = np.random.default_rng(seed)
+    cases = [[_make_input(spec, rng, domain) for spec in case] for case in _cases(inputs)]
+    if large_inputs:
+        cases += [[a * (1000.0 / np.abs(a).max()) if _wants_grad(a) and a.size else a
+                   for a in case] for case in list(cases)]
+    checked = 0
+    for arrays in cases:
+        _check_case(function, name, arrays, reference, kwargs, rng, mistakes or {},
+                    batch_size, atol, rtol)
+        checked += 1
+        same = [i for i in range(1, len(arrays)) if _wants_grad(arrays[i])
+                and _wants_grad(arrays[0]) and arrays[i].shape == arrays[0].shape]
+        if same:
+            _check_reused_input(function, name, arrays, same[0], reference, kwargs, rng,
+                                atol, rtol)
+            checked += 1
+    print(f"{name}: forward and backward are right ({checked} case(s) checked).")
+
+
+def _check_case(function: Any, name: str, arrays: list, reference: Callable | None,
+                kwargs: dict, rng: np.random.Generator, mistakes: dict,
+                batch_size: int | None, atol: float, rtol: float) -> None:
+    call = _signature(name, arrays, kwargs)
+    vs: list[np.ndarray] = []
+
+    def v_for(out: np.ndarray) -> np.ndarray:
+        if not vs:
+            vs.append(rng.standard_normal(np.shape(out)))
+        return vs[0]
+
+    if _is_array_function(function):
+        out, grads, v = _run_directly(function, arrays, kwargs, v_for, call)
+        # the engine sums a gradient over broadcast dimensions for every Function
+        grads = [g if g is None or not isinstance(a, np.ndarray) or g.shape == a.shape
+                 or sum_to_shape(g, a.shape) is None else sum_to_shape(g, a.shape)
+                 for g, a in zip(grads, arrays)]
+    else:
+        out, grads, v = _run_through_engine(function, arrays, kwargs, v_for, call)
+    if reference is not None:
+        expected, expected_grads, grads_ones, contributions = \
+            _reference(reference, arrays, kwargs, v)
+        if out.dtype.kind != expected.dtype.kind:
+            raise CheckFailed(f"{call} returned {describe(out)}; expected dtype "
+                              f"{expected.dtype} ({describe(expected)}).")
+        compare(out, expected, f"{call}: the output", atol=atol, rtol=rtol,
+                batch_size=batch_size)
+    else:
+        expected_grads = _numerical(function, arrays, kwargs, v)
+        grads_ones = _numerical(function, arrays, kwargs, np.ones_like(v))
+        contributions = [[] for _ in arrays]
+    wrong = [Variant(sentence, wrong_answer) for sentence, make in mistakes.items()
+             if (wrong_answer := _try(make, *arrays, v)) is not None]
+    for i, a in enumerate(arrays):
+        if not _wants_grad(a):
+            continue
+        variants = [Variant(w.mistake, w.value[i] if isinstance(w.value, (tuple, list))
+                            else w.value) for w in wrong]
+        if grads_ones[i] is not None and not close(grads_ones[i], expected_grads[i], atol,
+                                                   rtol):
+            variants.append(Variant(IGNORES_GRAD_OUTPUT, grads_ones[i]))
+        uses = contributions[i]
+        if len(uses) > 1:
+            for k in range(len(uses)):
+                variants.append(Variant(NOT_ACCUMULATED.format(uses=len(uses)), uses[k]))
+                variants.append(Variant(NOT_ACCUMULATED.format(uses=len(uses)),
+                                        sum(u for j, u in enumerate(uses) if j != k)))
+        what = (f"{call}, backward with a random grad_output of shape {v.shape}: the "
+                f"gradient for input {i} (shape {a.shape})")
+        if grads[i] is None:
+            raise CheckFailed(f"{what} is None: " + (
+                "backward returned None for an input that needs a gradient (see "
+                "ctx.needs_input_grad)." if _is_array_function(function) else
+                "no gradient reached this input. Was the graph cut, by numpy(), detach() "
+                "or a NumPy function on the way?"))
+        compare(grads[i], expected_grads[i], what, atol=atol, rtol=rtol, variants=variants,
+                summed_from=out.shape, batch_size=batch_size,
+                right="expected" if reference is not None else "numerical")
+    if _is_array_function(function):  # and through the engine, as it will be used
+        _, grads2, _ = _run_through_engine(function, arrays, kwargs, lambda o: v, call)
+        for i, a in enumerate(arrays):
+            if _wants_grad(a):
+                compare(grads2[i], expected_grads[i], f"{call}.apply, then backward: the "
+                        f"gradient for input {i}", atol=atol, rtol=rtol)
+
+
+def _check_reused_input(function: Any, name: str, arrays: list, position: int,
+                        reference: Callable | None, kwargs: dict, rng: np.random.Generator,
+                        atol: float, rtol: float) -> None:
+    """The same Tensor as input 0 and input ``position``: its gradient is the sum."""
+    arrays = list(arrays)
+    arrays[position] = arrays[0]
+    call = f"{_signature(name, arrays, kwargs)} with input {position} the same Tensor as input 0"
+    v = rng.standard_normal(np.shape(_forward_value(function, arrays, kwargs, call)))
+    _, grads, _ = _run_through_engine(function, arrays, kwargs, lambda o: v, call,
+                                      reuse={position: 0})
+    if reference is not None:
+        tensors = _tensors(arrays, reuse={position: 0})
+        with enable_grad():
+            out = reference(*tensors, **kwargs)
+            (out * Tensor(v.astype(out.dtype))).sum().backward()
+        expected = tensors[0].grad.numpy()
+    else:
+        expected = _numerical(function, arrays, kwargs, v, reuse={position: 0})[0]
+    compare(grads[0], expected, f"{call}: the gradient of the shared input", atol=atol,
+            rtol=rtol)
+
+
+def _forward_value(function: Any, arrays: list, kwargs: dict, call: str) -> np.ndarray:
+    run = function.apply if hasattr(function, "apply") else function
+    try:
+        with no_grad():
+            return as_array(run(*_tensors(arrays), **kwargs))
+    except Exception as error:  # noqa: BLE001
+        raise _student_error(error, call) from None
+
+
+# --- check_loss ------------------------------------------------------------------------
+
+
+@checker
+def check_loss(loss: Callable, inputs: Any, reference: Callable, *, kwargs: dict | None = None,
+               large_inputs: bool = True, atol: float = 1e-6, rtol: float = 1e-4,
+               seed: int = 0) -> None:
+    """Check a loss function (a callable on Tensors, e.g. ``my_cross_entropy(logits,
+    target)``) against ``reference`` (e.g. ``F.cross_entropy``): its value and the
+    gradient for its float inputs, also for logits of +-1000 (overflow), with a factor of
+    the batch size (the first dimension of input 0) named as a mean/sum mix-up."""
+    cases = _cases(inputs)
+    first = cases[0][0]
+    batch = first[0] if isinstance(first, tuple) and first else None
+    check_function.__wrapped__(loss, cases, reference, kwargs=kwargs, large_inputs=large_inputs,
+                               batch_size=batch, atol=atol, rtol=rtol, seed=seed)
+
+
+# --- check_value and check_array_function ----------------------------------------------
+
+
+@checker
+def check_value(value: Any, expected: Any, name: str = "your answer", *,
+                mistakes: dict | None = None, check_dtype: bool = False,
+                atol: float = 1e-6, rtol: float = 1e-4) -> None:
+    """Check a value (a number, an array, a Tensor) against the expected one.
+    ``mistakes``: ``{sentence naming the mistake: the wrong value it gives}``."""
+    variants = [Variant(sentence, wrong) for sentence, wrong in (mistakes or {}).items()]
+    if isinstance(expected, (tuple, list)) and isinstance(value, (tuple, list)) and \
+            not all(isinstance(e, (int, float)) for e in expected):
+        if len(value) != len(expected):
+            raise CheckFailed(f"{name}: got {len(value)} values, expected {len(expected)}.")
+        for i, (got, right) in enumerate(zip(value, expected)):
+            compare(got, right, f"{name}[{i}]", atol=atol, rtol=rtol,
+                    variants=[Variant(w.mistake, w.value[i]) for w in variants],
+                    check_dtype=check_dtype)
+    else:
+        compare(value, expected, name, atol=atol, rtol=rtol, variants=variants,
+                check_dtype=check_dtype)
+    print(f"{name}: right.")
+
+
+@checker
+def check_array_function(function: Callable, cases: Sequence[tuple], reference: Callable, *,
+                         mistakes: dict | None = None, atol: float = 1e-6,
+                         rtol: float = 1e-4) -> None:
+    """Check a plain function (NumPy in, NumPy out; e.g. ``unbroadcast(grad, shape)``)
+    on each argument tuple in ``cases`` against ``reference``. Arrays passed in must
+    not be modified. ``mistakes``: ``{sentence: fn(*args) -> the wrong result}``."""
+    name = _name(function)
+    for args in cases:
+        call = _signature(name, args)
+        before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        try:
+            got = function(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        except Exception as error:  # noqa: BLE001
+            raise _student_error(error, call) from None
+        mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        got_again = function(*mine)
+        if any(isinstance(a, np.ndarray) and not np.array_equal(a, b)
+               for a, b in zip(mine, before)):
+            raise CheckFailed(f"{call} changed an array it was given in place; return a new "
+                              "array instead.")
+        del got_again
+        expected = reference(*args)
+        summed_from = next((a.shape for a in args if isinstance(a, np.ndarray)), None)
+        variants = [Variant(s, wrong) for s, make in (mistakes or {}).items()
+                    if (wrong := _try(make, *args)) is not None]
+        compare(got, expected, f"{call} returned {describe(got)}", atol=atol, rtol=rtol,
+                variants=variants, summed_from=summed_from)
+    print(f"{name}: right ({len(cases)} case(s) checked).")
+
+
+# --- check_module ----------------------------------------------------------------------
+
+
+def _snapshot(module: Any) -> dict:
+    return {k: as_array(v).copy() for k, v in module.state_dict().items()}
+
+
+@checker
+def check_module(module: Callable, reference: Callable, *, args: tuple = (),
+                 kwargs: dict | None = None, inputs: Any = ((5, 4),),
+                 atol: float = 1e-5, rtol: float = 1e-4, seed: int = 0) -> None:
+    """Check a module class against ``reference`` (e.g. ``nn.Linear``): both are built
+    with ``args``/``kwargs``, the student's gets the reference's state dict (so parameter
+    names must be PyTorch's), then each case of ``inputs`` runs in train and in eval mode:
+    outputs, the gradients of every parameter and of the input (random upstream
+    gradient), and the buffers (running statistics) after a training-mode forward.
+    Random layers (dropout) are compared in eval mode, and must be deterministic there."""
+    kwargs = kwargs or {}
+    name = _name(module)
+    rng = np.random.default_rng(seed)
+    rng_state = get_rng_state()
+    manual_seed(seed)
+    try:
+        right = reference(*args, **kwargs)
+        try:
+            mine = module(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001
+            raise _student_error(error, _signature(name, args, kwargs)) from None
+        built = _signature(name, args, kwargs)
+        wanted = right.state_dict()
+        have = mine.state_dict() if hasattr(mine, "state_dict") else {}
+        if set(have) != set(wanted):
+            raise CheckFailed(
+                f"{built}: its parameters and buffers are {sorted(have)}, expected "
+                f"{sorted(wanted)} (PyTorch's names; register them as attributes: "
+                "self.weight = nn.Parameter(...), self.register_buffer(...)).")
+        for key, value in wanted.items():
+            if as_array(have[key]).shape != as_array(value).shape:
+                raise CheckFailed(f"{built}: {key} has shape {as_array(have[key]).shape}, "
+                                  f"expected {as_array(value).shape} (PyTorch's layout).")
+        mine.load_state_dict(wanted)
+        for case in _cases(inputs):
+            arrays = [_make_input(spec, rng, (-2.0, 2.0)) for spec in case]
+            arrays = [a.astype(np.float32) if _wants_grad(a) else a for a in arrays]
+            try:
+                _check_module_case(mine, right, built, arrays, rng, atol, rtol)
+            except CheckFailed:
+                raise
+            except Exception as error:  # noqa: BLE001 - the student's forward or backward
+                raise _student_error(error, _signature(built, arrays)) from None
+    finally:
+        set_rng_state(rng_state)
+    print(f"{name}: outputs, gradients and buffers are right in train and eval mode.")
+
+
+def _module_run(module: Any, arrays: list, v: np.ndarray | None, seed: int
+                ) -> tuple[np.ndarray, list, dict]:
+    tensors = _tensors(arrays)
+    manual_seed(seed)
+    with enable_grad():
+        out = module(*tensors)
+        if v is not None and out.requires_grad:
+            (out * Tensor(v.astype(out.dtype))).sum().backward()
+    grads = {k: (p.grad.numpy() if p.grad is not None else None)
+             for k, p in module.named_parameters()}
+    grads["input"] = tensors[0].grad.numpy() if isinstance(tensors[0], Tensor) and \
+        tensors[0].grad is not None else None
+    return out.detach().numpy(), grads, _snapshot(module)
+
+
+def _check_module_case(mine: Any, right: Any, built: str, arrays: list,
+                       rng: np.random.Generator, atol: float, rtol: float) -> None:
+    call = _signature(built, arrays)
+    for module in (mine, right):
+        module.zero_grad()
+    # training mode: a random layer (dropout) differs between two seeds: then only eval
+    # mode is compared value by value
+    right.train()
+    mine.train()
+    before = _snapshot(right)
+    random_layer = not close(_module_run(copy.deepcopy(right), arrays, None, 1)[0],
+                             _module_run(copy.deepcopy(right), arrays, None, 2)[0], 0, 0)
+    reference_train = copy.deepcopy(right)
+    expected, _, _ = _module_run(reference_train, arrays, None, 7)  # batch-stat output
+    if not random_layer:
+        v = rng.standard_normal(expected.shape)
+        got, grads, buffers = _module_run(mine, arrays, v, 7)
+        want, want_grads, want_buffers = _module_run(right, arrays, v, 7)
+        compare(got, want, f"{call} in train mode: the output", atol=atol, rtol=rtol)
+        for key, grad in want_grads.items():
+            if grad is not None:
+                compare(grads.get(key), grad, f"{call} in train mode, backward with a random "
+                        f"upstream gradient: the gradient of {key}", atol=atol, rtol=rtol)
+        for key in want_buffers:
+            if not close(want_buffers[key], before[key], 0, 0):
+                compare(buffers[key], want_buffers[key],
+                        f"{call} in train mode: buffer {key} after one forward",
+                        atol=atol, rtol=rtol,
+                        variants=[Variant("the buffer was not updated in training mode.",
+                                          before[key])])
+        mine.load_state_dict(right.state_dict())
+    right.eval()
+    mine.eval()
+    first, _, _ = _module_run(mine, arrays, None, 3)
+    second, _, _ = _module_run(mine, arrays, None, 4)
+    if not close(first, second, 0, 0):
+        raise CheckFailed(
+            f"{call} in eval mode gives different outputs on two calls: something random "
+            "is still active in eval mode. It looks like dropout active in eval mode: "
+            "apply the mask only when self.training is True.")
+    v = rng.standard_normal(first.shape)
+    got, grads, buffers = _module_run(mine, arrays, v, 5)
+    want, want_grads, want_buffers = _module_run(right, arrays, v, 5)
+    variants = []
+    if not close(expected, want, atol, rtol) and not random_layer:
+        variants.append(Variant(
+            "batch statistics are used in eval mode: in eval mode, normalize with the "
+            "running estimates (running_mean, running_var), not the batch's mean and "
+            "variance.", expected))
+    compare(got, want, f"{call} in eval mode: the output", atol=atol, rtol=rtol,
+            variants=variants)
+    for key in want_buffers:
+        compare(buffers[key], want_buffers[key], f"{call} in eval mode: buffer {key} after a "
+                "forward", atol=atol, rtol=rtol,
+                variants=[Variant("the running statistics are updated in eval mode; update "
+                                  "them only when self.training is True.",
+                                  _module_run(copy.deepcopy(right).train(), arrays, None, 5)[2]
+                                  [key])])
+    for key, grad in want_grads.items():
+        if grad is not None:
+            compare(grads.get(key), grad, f"{call} in eval mode, backward: the gradient of "
+                    f"{key}", atol=atol, rtol=rtol)
+
+
+# --- check_optimizer_step --------------------------------------------------------------
+
+
+@checker
+def check_optimizer_step(optimizer: Callable, reference: Callable, *,
+                         shapes: Sequence[tuple] = ((3, 4), (4,)), steps: int = 3,
+                         mistakes: dict | None = None, atol: float = 1e-6, rtol: float = 1e-4,
+                         seed: int = 0, **options: Any) -> None:
+    """Check an optimizer class against ``reference`` (e.g. ``optim.SGD``), both built
+    with ``options`` (``lr=0.1, momentum=0.9``) on parameters of ``shapes``: ``steps``
+    rounds of ``zero_grad()``, a backward of a quadratic loss and ``step()``, comparing the
+    gradients after each backward (a broken ``zero_grad`` makes them pile up) and each
+    parameter's update (wrong sign, a factor, a missing momentum...).
+    ``mistakes``: ``{sentence: fn(param, grad, step) -> the wrong new param}``."""
+    name = _name(optimizer)
+    rng = np.random.default_rng(seed)
+    starts = [rng.uniform(-1, 1, size=s).astype(np.float32) for s in shapes]
+    weights = [[rng.standard_normal(s).astype(np.float32) for s in shapes]
+               for _ in range(steps)]
+    targets = [rng.uniform(-1, 1, size=s).astype(np.float32) for s in shapes]
+    built = f"{name}({', '.join(f'{k}={v!r}' for k, v in options.items())})"
+    mine_params = [Tensor(s.copy(), requires_grad=True) for s in starts]
+    right_params = [Tensor(s.copy(), requires_grad=True) for s in starts]
+    try:
+        mine = optimizer(mine_params, **options)
+    except Exception as error:  # noqa: BLE001
+        raise _student_error(error, built) from None
+    right = reference(right_params, **options)
+    previous_grads = [np.zeros(s) for s in shapes]
+    for step in range(steps):
+        before = [p.detach().numpy().copy() for p in mine_params]
+        for params, opt in ((mine_params, mine), (right_params, right)):
+            try:
+                opt.zero_grad()
+            except Exception as error:  # noqa: BLE001
+                raise _student_error(error, f"{built}.zero_grad()") from None
+            loss = sum(((p - Tensor(t)) * (p - Tensor(t)) * Tensor(w)).sum()
+                       for p, t, w in zip(params, targets, weights[step]))
+            loss.backward()
+        for i, (p, q) in enumerate(zip(mine_params, right_params)):
+            fresh = q.grad.numpy()
+            got = p.grad.numpy() if p.grad is not None else np.zeros_like(fresh)
+            compare(got, fresh, f"{built}, step {step + 1}: after zero_grad() and backward, "
+                    f"the gradient of parameter {i}", atol=atol, rtol=rtol,
+                    variants=[Variant("zero_grad was forgotten (or does not clear): the "
+                                      "gradients of earlier steps pile up in .grad. Set each "
+                                      "p.grad to None (or zero it) in zero_grad().",
+                                      fresh + previous_grads[i])])
+            previous_grads[i] = got.copy()
+        try:
+            mine.step()
+        except Exception as error:  # noqa: BLE001
+            raise _student_error(error, f"{built}.step()") from None
+        right.step()
+        for i, (p, q) in enumerate(zip(mine_params, right_params)):
+            variants = [Variant(s, make(before[i], previous_grads[i], step + 1) - before[i])
+                        for s, make in (mistakes or {}).items()]
+            if step == 0:
+                variants.append(Variant("the update is not what the first step should be: "
+                                        "the parameter did not change.", np.zeros_like(before[i])))
+            compare(p.detach().numpy() - before[i], q.detach().numpy() - before[i],
+                    f"{built}, step {step + 1}: the update of parameter {i} (new value "
+                    "minus old)", atol=atol, rtol=rtol, variants=variants)
+    print(f"{name}: {steps} steps match {_name(reference)}'s.")
+
+
+# --- check_training_step ---------------------------------------------------------------
+
+
+@checker
+def check_training_step(train_step: Callable, model: Callable, optimizer: Callable,
+                        batches: Sequence[tuple], loss: Callable, *, atol: float = 1e-5,
+                        rtol: float = 1e-4, seed: int = 0) -> None:
+    """Check a training step ``train_step(model, optimizer, x, y) -> loss``: the model
+    made by ``model()`` and the optimizer by ``optimizer(params)`` take the same steps on
+    ``batches`` (pairs of arrays) as ``zero_grad(); loss(model(x), y).backward(); step()``."""
+    rng_state = get_rng_state()
+    try:
+        manual_seed(seed)
+        mine = model()
+        manual_seed(seed)
+        right = model()
+        lazy = copy.deepcopy(right)  # the same steps without zero_grad: a known mistake
+        opts = [optimizer(m.parameters()) for m in (mine, right, lazy)]
+        for step, (x, y) in enumerate(batches, start=1):
+            try:
+                train_step(mine, opts[0], Tensor(np.asarray(x)), Tensor(np.asarray(y)))
+            except Exception as error:  # noqa: BLE001
+                raise _student_error(error, f"{_name(train_step)}, step {step}") from None
+            for m, opt, clear in ((right, opts[1], True), (lazy, opts[2], False)):
+                if clear:
+                    opt.zero_grad()
+                loss(m(Tensor(np.asarray(x))), Tensor(np.asarray(y))).backward()
+                opt.step()
+            for (key, got), want, wrong in zip(_snapshot(mine).items(),
+                                               _snapshot(right).values(),
+                                               _snapshot(lazy).values()):
+                compare(got, want, f"{_name(train_step)}, after step {step}: {key}",
+                        atol=atol, rtol=rtol,
+                        variants=[Variant("zero_grad was forgotten: gradients pile up "
+                                          "across steps, so each step uses the sum of all "
+                                          "gradients so far. Call optimizer.zero_grad() "
+                                          "before loss.backward().", wrong)])
+    finally:
+        set_rng_state(rng_state)
+    print(f"{_name(train_step)}: {len(batches)} steps are right.")
+
+
+MATMUL_MISTAKES = {
+    "the operands of a matrix product are swapped: for z = a @ b, grad_a = grad_output @ "
+    "b.T and grad_b = a.T @ grad_output (a @ b is not b @ a: the order matters).":
+        lambda a, b, grad_output: (b.T @ grad_output, grad_output @ a.T),
+    "the gradient is transposed: for z = a @ b, grad_a = grad_output @ b.T (shape of a) and "
+    "grad_b = a.T @ grad_output (shape of b).":
+        lambda a, b, grad_output: ((grad_output @ b.T).T, (a.T @ grad_output).T),
+}
+"""Wrong gradients of ``z = a @ b`` (2-D) for ``check_function(..., mistakes=...)``."""
+
+__all__ = ["MATMUL_MISTAKES", "check_array_function", "check_function", "check_loss",
+           "check_module", "check_optimizer_step", "check_training_step", "check_value"]

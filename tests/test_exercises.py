@@ -1,0 +1,579 @@
+"""The exercise checkers (minigrad.exercises) pass right answers and name wrong ones.
+
+Each classic mistake is written out as a deliberately wrong implementation: the check
+must fail, and its message must name that mistake; the right implementation passes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import nn, optim
+from minigrad.exercises import (MATMUL_MISTAKES, check_array_function, check_function,
+                                check_loss, check_module, check_optimizer_step,
+                                check_training_step, check_value)
+
+
+def fails(check, *args, **kwargs) -> str:
+    """The message of the AssertionError ``check`` raises (the test fails if none), on
+    one line (messages are wrapped to fit a notebook)."""
+    return " ".join(raw_failure(check, *args, **kwargs).split())
+
+
+def raw_failure(check, *args, **kwargs) -> str:
+    with pytest.raises(AssertionError) as failure:
+        check(*args, **kwargs)
+    return str(failure.value)
+
+
+# --- Functions: a right one, and one wrong one per mistake -----------------------------
+
+
+def mul_function(backward):
+    """An mg.Function z = x * y whose backward is ``backward(x, y, grad_output)``."""
+
+    class MyMul(mg.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return backward(x, y, grad_output)
+
+    return MyMul
+
+
+MUL_CASES = [[(3, 4), (4,)], [(2, 3), (2, 3)]]
+
+
+def mul(x, y):
+    return x * y
+
+
+def test_right_mul_passes(capsys):
+    check_function(mul_function(lambda x, y, g: (g * y, g * x)), MUL_CASES, mul)
+    assert "forward and backward are right (3 case(s) checked)" in capsys.readouterr().out
+
+
+def test_a_backward_returning_the_output_shape_passes_because_the_engine_sums():
+    check_function(mul_function(lambda x, y, g: (g * y, g * x)), [(3, 4), (4,)], mul)
+
+
+def test_without_a_reference_gradients_are_compared_with_finite_differences():
+    check_function(mul_function(lambda x, y, g: (g * y, g * x)), MUL_CASES)
+    message = fails(check_function, mul_function(lambda x, y, g: (g * y, -g * x)), MUL_CASES)
+    assert "gradient for input 1" in message and "numerical" in message
+
+
+def tensor_mul_function(sign):
+    """z = x * y in PyTorch's form, mg.autograd.Function: forward and backward on Tensors."""
+
+    class MyMul(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return sign * grad_output * y, sign * grad_output * x
+
+    return MyMul
+
+
+def test_an_autograd_function_in_pytorch_s_form_is_checked_through_apply():
+    check_function(tensor_mul_function(1.0), MUL_CASES, mul)
+    assert "wrong sign" in fails(check_function, tensor_mul_function(-1.0), MUL_CASES, mul)
+
+
+def test_wrong_sign_is_named():
+    message = fails(check_function, mul_function(lambda x, y, g: (-g * y, -g * x)),
+                    MUL_CASES, mul)
+    assert "wrong sign" in message and "gradient for input 0" in message
+
+
+def test_constant_factor_is_named():
+    message = fails(check_function, mul_function(lambda x, y, g: (2 * g * y, g * x)),
+                    MUL_CASES, mul)
+    assert "off by a constant factor" in message and "2 times" in message
+
+
+def test_ignoring_grad_output_is_named():
+    message = fails(check_function, mul_function(lambda x, y, g: (y + 0 * g, x + 0 * g)),
+                    MUL_CASES, mul)
+    assert "ignores grad_output" in message
+
+
+def test_the_upstream_gradient_is_random_not_all_ones():
+    # with an all-ones upstream gradient this backward would pass
+    message = fails(check_function,
+                    mul_function(lambda x, y, g: (np.ones_like(g) * y, np.ones_like(g) * x)),
+                    [(2, 3), (2, 3)], mul)
+    assert "ignores grad_output" in message
+
+
+def test_a_list_or_a_missing_gradient_is_explained():
+    message = fails(check_function, mul_function(lambda x, y, g: g * y), MUL_CASES, mul)
+    assert "returned 1 gradient(s)" in message and "one gradient per input" in message
+
+
+def test_a_missing_solution_says_where_to_write_it():
+    def not_written(x, y, g):
+        raise NotImplementedError
+
+    message = fails(check_function, mul_function(not_written), MUL_CASES, mul)
+    assert "NotImplementedError" in message and "Write your solution" in message
+
+
+def test_nothing_saved_is_explained():
+    class Forgetful(mg.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return grad_output * y, grad_output * x
+
+    assert "save_for_backward" in fails(check_function, Forgetful, MUL_CASES, mul)
+
+
+def test_backward_modifying_a_saved_array_in_place_is_named():
+    def in_place(x, y, g):
+        x *= 2  # reusing a saved array as scratch space: right numbers, ruined array
+        return g * y, g * x / 2
+
+    message = fails(check_function, mul_function(in_place), MUL_CASES, mul)
+    assert "modified saved array 0 in place" in message
+
+
+def test_backward_modifying_grad_output_in_place_is_named():
+    def in_place(x, y, g):
+        g *= y
+        return g, None
+
+    assert "changed grad_output in place" in fails(
+        check_function, mul_function(in_place), MUL_CASES, mul)
+
+
+def test_forward_modifying_its_input_in_place_is_named():
+    class ExpInPlace(mg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            np.exp(x, out=x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (z,) = ctx.saved_tensors
+            return grad_output * z
+
+    message = fails(check_function, ExpInPlace, [(3, 4)], lambda x: x.exp())
+    assert "forward changed its input 0 in place" in message
+
+
+def exp_mul_plus(backward):
+    """f(x, y) = exp(x * y) + x as one Function: x is used twice."""
+
+    class MyExpMulPlus(mg.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            e = np.exp(x * y)
+            ctx.save_for_backward(x, y, e)
+            return e + x
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y, e = ctx.saved_tensors
+            return backward(x, y, e, grad_output)
+
+    return MyExpMulPlus
+
+
+def test_gradient_of_an_input_used_twice_must_be_accumulated():
+    reference = lambda x, y: (x * y).exp() + x  # noqa: E731
+    check_function(exp_mul_plus(lambda x, y, e, g: (g * (e * y + 1), g * e * x)),
+                   [(3, 4), (3, 4)], reference)
+    message = fails(check_function, exp_mul_plus(lambda x, y, e, g: (g * e * y, g * e * x)),
+                    [(3, 4), (3, 4)], reference)
+    assert "used 2 times" in message and "SUM" in message
+
+
+def test_an_input_passed_twice_gets_the_sum_of_both_gradients():
+    # the same Tensor as both inputs: the engine adds both gradients; a Function whose
+    # backward overwrites grad_output breaks that, and the check runs that case
+    class Square(mg.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return grad_output * y, grad_output * x
+
+    check_function(Square, [(2, 3), (2, 3)], mul)
+
+
+# --- matrix products -------------------------------------------------------------------
+
+
+def matmul_function(backward):
+    class MyMatMul(mg.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a @ b
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            return backward(a, b, grad_output)
+
+    return MyMatMul
+
+
+def matmul(a, b):
+    return a @ b
+
+
+RIGHT_MATMUL = matmul_function(lambda a, b, g: (g @ b.T, a.T @ g))
+
+
+def test_right_matmul_passes():
+    check_function(RIGHT_MATMUL, [[(3, 4), (4, 5)], [(3, 3), (3, 3)]], matmul,
+                   mistakes=MATMUL_MISTAKES)
+
+
+def test_transposed_matmul_gradient_is_named_from_its_shape():
+    wrong = matmul_function(lambda a, b, g: (b @ g.T, a.T @ g))  # (4, 3) for a (3, 4)
+    message = fails(check_function, wrong, [(3, 4), (4, 5)], matmul)
+    assert "transposed" in message and "wrong shape" in message
+
+
+def test_swapped_matmul_operands_are_named():
+    wrong = matmul_function(lambda a, b, g: (b.T @ g, g @ a.T))
+    # non-square: NumPy refuses the product, and the message says why
+    assert "operands of a matrix product are swapped" in fails(
+        check_function, wrong, [(3, 4), (4, 5)], matmul)
+    # square: it runs, and gives values that the named variant recognises
+    assert "operands of a matrix product are swapped" in fails(
+        check_function, wrong, [(3, 3), (3, 3)], matmul, mistakes=MATMUL_MISTAKES)
+
+
+def test_transposed_values_on_square_inputs_are_named():
+    wrong = matmul_function(lambda a, b, g: ((g @ b.T).T, a.T @ g))
+    assert "transposed" in fails(check_function, wrong, [(3, 3), (3, 3)], matmul)
+
+
+# --- un-broadcasting a gradient (a plain NumPy function) -------------------------------
+
+
+def unbroadcast_right(grad, shape):
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad
+
+
+UNBROADCAST_CASES = [(np.arange(24.0).reshape(2, 3, 4), (3, 1)),
+                     (np.arange(12.0).reshape(3, 4), (4,)),
+                     (np.arange(6.0).reshape(2, 3), (2, 3))]
+
+
+def test_right_unbroadcast_passes():
+    check_array_function(unbroadcast_right, UNBROADCAST_CASES, unbroadcast_right)
+
+
+def test_not_summing_over_broadcast_dimensions_is_named():
+    message = fails(check_array_function, lambda grad, shape: grad, UNBROADCAST_CASES,
+                    unbroadcast_right)
+    assert "not summed over the broadcast dimensions" in message
+
+
+def test_summing_without_keepdim_is_named():
+    def no_keepdim(grad, shape):
+        while grad.ndim > len(shape):
+            grad = grad.sum(axis=0)
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+        return grad.sum(axis=axes) if axes else grad
+
+    assert "without keepdim" in fails(check_array_function, no_keepdim, UNBROADCAST_CASES,
+                                      unbroadcast_right)
+
+
+def test_editing_the_given_array_in_place_is_named():
+    def in_place(grad, shape):
+        grad += 0
+        grad *= 2
+        return unbroadcast_right(grad, shape) / 2
+
+    assert "in place" in fails(check_array_function, in_place, UNBROADCAST_CASES,
+                               unbroadcast_right)
+
+
+# --- softmax and losses ----------------------------------------------------------------
+
+
+def naive_softmax(x):
+    e = x.exp()
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def stable_softmax(x):
+    e = (x - x.max(dim=-1, keepdim=True)[0].detach()).exp()
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def test_a_stable_softmax_passes_with_logits_of_a_thousand():
+    check_function(stable_softmax, [(4, 5)], lambda x: F.softmax(x, dim=-1),
+                   large_inputs=True)
+
+
+def test_softmax_overflow_at_a_thousand_is_named():
+    message = fails(check_function, naive_softmax, [(4, 5)], lambda x: F.softmax(x, dim=-1),
+                    large_inputs=True)
+    assert "overflowed" in message and "subtract the maximum" in message
+
+
+TARGET = np.array([0, 2, 1, 4])
+
+
+def my_cross_entropy(logits, target, reduce=lambda losses: losses.mean()):
+    shifted = logits - logits.max(dim=1, keepdim=True)[0].detach()
+    log_probs = shifted - shifted.exp().sum(dim=1, keepdim=True).log()
+    return reduce(-log_probs[mg.arange(logits.shape[0]).long(), target])
+
+
+def test_a_right_cross_entropy_passes():
+    check_loss(my_cross_entropy, [(4, 5), TARGET], F.cross_entropy)
+
+
+def test_a_sum_instead_of_a_mean_is_named_by_the_batch_size():
+    def summed(logits, target):
+        return my_cross_entropy(logits, target, reduce=lambda losses: losses.sum())
+
+    message = fails(check_loss, summed, [(4, 5), TARGET], F.cross_entropy)
+    assert "4 times too large" in message and "batch size" in message
+
+
+def test_a_cross_entropy_that_overflows_is_named():
+    def naive(logits, target):
+        probs = logits.exp() / logits.exp().sum(dim=1, keepdim=True)
+        return -probs[mg.arange(logits.shape[0]).long(), target].log().mean()
+
+    assert "overflowed" in fails(check_loss, naive, [(4, 5), TARGET], F.cross_entropy)
+
+
+# --- modules ---------------------------------------------------------------------------
+
+
+class MyLinear(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.weight = nn.Parameter(mg.randn(out_features, in_features))
+        self.bias = nn.Parameter(mg.zeros(out_features))
+
+    def forward(self, x):
+        return x @ self.weight.T + self.bias
+
+
+def test_a_right_linear_module_passes():
+    check_module(MyLinear, nn.Linear, args=(4, 3), inputs=[(5, 4)])
+
+
+def test_a_module_whose_forward_raises_is_reported_with_its_line():
+    class Broken(MyLinear):
+        def forward(self, x):
+            return x @ self.weight + self.bias  # (5, 4) @ (3, 4): the transpose is missing
+
+    message = fails(check_module, Broken, nn.Linear, args=(4, 3), inputs=[(5, 4)])
+    assert "raised" in message and "x @ self.weight + self.bias" in message
+
+
+def test_a_cut_graph_is_named():
+    def detached(x):
+        return mg.tensor(np.exp(x.numpy()))  # NumPy on the way: no gradient flows back
+
+    message = fails(check_function, detached, [(2, 3)], lambda x: x.exp())
+    assert "no gradient reached this input" in message
+
+
+def test_parameter_names_other_than_pytorch_s_are_named():
+    class Named(MyLinear):
+        def __init__(self, i, o):
+            nn.Module.__init__(self)
+            self.W = nn.Parameter(mg.randn(o, i))
+            self.b = nn.Parameter(mg.zeros(o))
+
+    assert "PyTorch's names" in fails(check_module, Named, nn.Linear, args=(4, 3))
+
+
+def dropout_module(active_in_eval: bool):
+    class MyDropout(nn.Module):
+        def __init__(self, p=0.5):
+            super().__init__()
+            self.p = p
+
+        def forward(self, x):
+            if not (self.training or active_in_eval):
+                return x
+            keep = (mg.rand(*x.shape) >= self.p).float()
+            return x * keep / (1 - self.p)
+
+    return MyDropout
+
+
+def test_a_right_dropout_passes():
+    check_module(dropout_module(False), nn.Dropout, args=(0.5,), inputs=[(6, 5)])
+
+
+def test_dropout_active_in_eval_mode_is_named():
+    message = fails(check_module, dropout_module(True), nn.Dropout, args=(0.5,),
+                    inputs=[(6, 5)])
+    assert "dropout active in eval mode" in message
+
+
+def batch_norm_module(batch_stats_in_eval: bool):
+    class MyBatchNorm1d(nn.Module):
+        def __init__(self, num_features, eps=1e-5, momentum=0.1):
+            super().__init__()
+            self.eps, self.momentum = eps, momentum
+            self.weight = nn.Parameter(mg.ones(num_features))
+            self.bias = nn.Parameter(mg.zeros(num_features))
+            self.register_buffer("running_mean", mg.zeros(num_features))
+            self.register_buffer("running_var", mg.ones(num_features))
+            self.register_buffer("num_batches_tracked", mg.tensor(0).long())
+
+        def forward(self, x):
+            if self.training or batch_stats_in_eval:
+                mean, var = x.mean(dim=0), x.var(dim=0, correction=0)
+                if self.training:
+                    n, m = x.shape[0], self.momentum
+                    with mg.no_grad():
+                        self.running_mean.copy_((1 - m) * self.running_mean + m * mean)
+                        self.running_var.copy_((1 - m) * self.running_var
+                                               + m * var * n / (n - 1))
+                        self.num_batches_tracked.copy_(self.num_batches_tracked + 1)
+            else:
+                mean, var = self.running_mean, self.running_var
+            return (x - mean) / (var + self.eps).sqrt() * self.weight + self.bias
+
+    return MyBatchNorm1d
+
+
+def test_a_right_batch_norm_passes():
+    check_module(batch_norm_module(False), nn.BatchNorm1d, args=(4,), inputs=[(6, 4)])
+
+
+def test_batch_statistics_in_eval_mode_are_named():
+    message = fails(check_module, batch_norm_module(True), nn.BatchNorm1d, args=(4,),
+                    inputs=[(6, 4)])
+    assert "batch statistics are used in eval mode" in message
+
+
+# --- optimizers and training steps -----------------------------------------------------
+
+
+def sgd_class(sign=1.0, clears=True):
+    class MySGD(optim.Optimizer):
+        def __init__(self, params, lr, momentum=0.0):
+            super().__init__(params, dict(lr=lr, momentum=momentum))
+
+        def zero_grad(self):
+            if clears:
+                super().zero_grad()
+
+        def step(self):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    grad = p.grad.numpy()
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    buf = grad.copy() if buf is None else group["momentum"] * buf + grad
+                    state["momentum_buffer"] = buf
+                    with mg.no_grad():
+                        p -= sign * group["lr"] * mg.tensor(buf)
+
+    return MySGD
+
+
+def test_a_right_sgd_with_momentum_passes():
+    check_optimizer_step(sgd_class(), optim.SGD, lr=0.1, momentum=0.9)
+
+
+def test_an_update_with_the_wrong_sign_is_named():
+    assert "wrong sign" in fails(check_optimizer_step, sgd_class(sign=-1.0), optim.SGD,
+                                 lr=0.1, momentum=0.9)
+
+
+def test_a_zero_grad_that_does_not_clear_is_named():
+    assert "zero_grad was forgotten" in fails(check_optimizer_step, sgd_class(clears=False),
+                                              optim.SGD, lr=0.1)
+
+
+def model():
+    return nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+
+
+BATCHES = [(np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3) * k,
+            np.array([0, 1, 1, 0, 1])) for k in (1.0, -0.5, 2.0)]
+
+
+def test_a_right_training_step_passes():
+    def train_step(model, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    check_training_step(train_step, model, lambda p: optim.SGD(p, lr=0.5), BATCHES,
+                        F.cross_entropy)
+
+
+def test_a_training_step_without_zero_grad_is_named():
+    def train_step(model, optimizer, x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    message = fails(check_training_step, train_step, model, lambda p: optim.SGD(p, lr=0.5),
+                    BATCHES, F.cross_entropy)
+    assert "zero_grad was forgotten" in message and "step 2" in message
+
+
+# --- plain values ----------------------------------------------------------------------
+
+
+def test_check_value_passes_and_names_a_given_mistake(capsys):
+    check_value(np.array([1.0, 2.0]), np.array([1.0, 2.0]), "x.grad")
+    assert capsys.readouterr().out == "x.grad: right.\n"
+    message = fails(check_value, 2.0, 3.0, "df/dx", mistakes={
+        "the +1 from the second use of x is missing.": 2.0})
+    assert "the +1 from the second use of x is missing" in message
+
+
+def test_check_value_names_a_wrong_dtype_when_asked():
+    message = fails(check_value, np.array([1, 2]), np.array([1.0, 2.0]), "t",
+                    check_dtype=True)
+    assert "wrong dtype" in message
+
+
+def test_messages_are_short():
+    message = raw_failure(check_function, mul_function(lambda x, y, g: (-g * y, -g * x)),
+                    MUL_CASES, mul)
+    assert len(message.splitlines()) <= 12 and max(map(len, message.splitlines())) <= 78

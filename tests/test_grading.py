@@ -1,0 +1,355 @@
+"""Grading the chapters' exercises with real nbgrader, through ``minigrad-course``.
+
+One course holds every chapter with exercises and a whole class of returned notebooks:
+the chapter itself (full marks), the blank copy students get (zero), one notebook per
+classic mistake (partial marks, and the feedback names the mistake), one that loops
+forever (cut off by the time limit), a truncated file and one with deleted and edited
+test cells (a clear note for that student), and one saved with widget output. It is
+built once (module fixture) and graded with one ``minigrad-course grade``.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import html
+import json
+import os
+import pathlib
+import re
+import sys
+
+import pytest
+
+from conftest import STRICT
+
+if not STRICT:
+    pytest.importorskip("nbgrader", reason="pip install -e '.[grading]'")
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+from minigrad.course import authoring, cli  # noqa: E402
+
+TIMEOUT = 10  # seconds a cell may run while grading, here
+
+# For each chapter with exercises, classic mistakes a student makes, each as a solution
+# cell (by grade_id) rewritten with the mistake, and words the feedback must show.
+# A chapter that gains exercises adds its mistakes here (a test checks there are some).
+MISTAKES = {
+    "01_autograd_from_scratch": {
+        "grad-output-ignored": ("mymul", '''
+class MyMul(mg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return y, x
+''', "backward ignores grad_output"),
+        "wrong-sign": ("myexp", '''
+class MyExp(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        z = np.exp(x)
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (z,) = ctx.saved_tensors
+        return -grad_output * z
+''', "it has the wrong sign"),
+        "not-accumulated": ("myexpmulplus", '''
+class MyExpMulPlus(mg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        u = np.exp(x * y)
+        ctx.save_for_backward(x, y, u)
+        return u + x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y, u = ctx.saved_tensors
+        return grad_output * u * y, grad_output * u * x
+''', "used 2 times in the formula"),
+        "not-summed": ("unbroadcast", '''
+def unbroadcast(grad, shape):
+    return grad
+''', "not summed over the broadcast dimensions"),
+        "no-keepdim": ("unbroadcast", '''
+def unbroadcast(grad, shape):
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    axes = tuple(i for i, size in enumerate(shape) if size == 1)
+    return grad.sum(axis=axes) if axes else grad
+''', "summed without keepdim"),
+        "in-place": ("mydiv", '''
+class MyDiv(mg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x / y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        grad_output /= y
+        return grad_output, -grad_output * x / y
+''', "changed grad_output in place"),
+    },
+}
+
+
+def _read(path: pathlib.Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+CHAPTERS = [p for p in sorted(NOTEBOOKS.glob("[0-9]*_*.ipynb"))
+            if authoring.graded_cells(_read(p))]
+chapters = pytest.mark.parametrize("chapter", [p.stem for p in CHAPTERS])
+
+
+def _without_outputs(notebook: dict) -> dict:
+    notebook = copy.deepcopy(notebook)
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    return notebook
+
+
+def _with_cell(notebook: dict, grade_id: str, source: str) -> dict:
+    notebook = copy.deepcopy(notebook)
+    (cell,) = [c for c in notebook["cells"]
+               if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+    cell["source"] = source.lstrip("\n")
+    return notebook
+
+
+def _cells(notebook: dict, solution: bool) -> list[str]:
+    return [c["metadata"]["nbgrader"]["grade_id"] for c in notebook["cells"]
+            if c["metadata"].get("nbgrader", {}).get("solution" if solution else "grade")]
+
+
+def _class(chapter: pathlib.Path, release: pathlib.Path) -> dict[str, str | dict]:
+    """``{student: notebook}``: what each student of this chapter returns."""
+    number = chapter.stem.split("_")[0]
+    source = _read(chapter)
+    solved = _without_outputs(source)
+    blank = _read(release / chapter.stem / chapter.name)
+    returned = {"perfect": solved, "blank": blank}
+    for name, (grade_id, wrong, _) in MISTAKES.get(chapter.stem, {}).items():
+        returned[name] = _with_cell(solved, grade_id, wrong)
+    last_solution = _cells(source, solution=True)[-1]
+    returned["loop"] = _with_cell(solved, last_solution, "while True:\n    pass\n")
+    returned["truncated"] = json.dumps(solved)[:len(json.dumps(solved)) // 2]
+    tampered = copy.deepcopy(solved)
+    first_test, *other_tests = _cells(source, solution=False)
+    tampered["cells"] = [c for c in tampered["cells"]
+                         if c["metadata"].get("nbgrader", {}).get("grade_id") != first_test]
+    if other_tests:
+        tampered = _with_cell(tampered, other_tests[0], "pass  # the test is gone")
+    returned["tampered"] = tampered
+    widgets = copy.deepcopy(source)  # the executed chapter, plus a live widget's output
+    view = {"output_type": "display_data", "metadata": {},
+            "data": {"text/plain": "VBox()", "application/vnd.jupyter.widget-view+json":
+                     {"model_id": "0" * 32, "version_major": 2, "version_minor": 0}}}
+    next(c for c in widgets["cells"] if c["cell_type"] == "code")["outputs"].append(view)
+    widgets["metadata"]["widgets"] = {"application/vnd.jupyter.widget-state+json": {
+        "state": {}, "version_major": 2, "version_minor": 0}}
+    returned["widgets"] = widgets
+    return {f"c{number}-{name}": notebook for name, notebook in returned.items()}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """A course with every chapter that has exercises, released, a class returned in
+    the one-folder-per-student layout, collected and graded once."""
+    root = tmp_path_factory.mktemp("course")
+    course = root / "course"
+    run = _runner(course)
+    assert run("init", str(course), "--timeout", str(TIMEOUT),
+               "--chapters", ",".join(str(int(p.stem.split("_")[0])) for p in CHAPTERS)) == 0
+    assert run("release") == 0
+    submissions = root / "returned"
+    students = {}
+    for chapter in CHAPTERS:
+        for student, notebook in _class(chapter, course / "release").items():
+            folder = submissions / student
+            folder.mkdir(parents=True)
+            text = notebook if isinstance(notebook, str) else json.dumps(notebook)
+            (folder / chapter.name).write_text(text, encoding="utf-8")
+            students[student] = chapter.stem
+    assert run("collect", str(submissions)) == 0
+    assert run("grade") == 0
+    assert run("export", str(root / "grades.csv")) == 0
+    with open(root / "grades.csv", newline="", encoding="utf-8") as file:
+        rows = {(r["student"], r["assignment"]): r for r in csv.DictReader(file)}
+    return {"course": course, "rows": rows, "students": students, "run": run}
+
+
+def _runner(course: pathlib.Path):
+    def run(*args: str) -> int:
+        command = list(args)
+        if command[0] not in ("init", "check"):
+            command += ["--course", str(course)]
+        return cli.main(command)
+
+    return run
+
+
+def _row(graded, chapter: str, name: str) -> dict:
+    number = chapter.split("_")[0]
+    return graded["rows"][(f"c{number}-{name}", chapter)]
+
+
+def _feedback(graded, chapter: str, name: str) -> str:
+    """The feedback page's text, without tags and with whitespace collapsed."""
+    number = chapter.split("_")[0]
+    path = graded["course"] / "feedback" / f"c{number}-{name}" / chapter / f"{chapter}.html"
+    text = re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8"))
+    return " ".join(html.unescape(text).split())
+
+
+def _max(chapter: str) -> float:
+    return sum(authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb")).values())
+
+
+@chapters
+def test_the_chapter_itself_gets_full_marks(graded, chapter):
+    row = _row(graded, chapter, "perfect")
+    assert (row["status"], float(row["score"]), row["note"]) == ("graded", _max(chapter), "")
+    assert "right" in _feedback(graded, chapter, "perfect")
+
+
+@chapters
+def test_the_blank_copy_gets_zero_and_says_where_to_write(graded, chapter):
+    row = _row(graded, chapter, "blank")
+    assert (row["status"], float(row["score"])) == ("graded", 0.0)
+    assert "Write your solution where the exercise says so" in _feedback(graded, chapter,
+                                                                         "blank")
+
+
+def _mistakes():
+    return [(chapter, name) for chapter, table in MISTAKES.items() for name in table]
+
+
+@pytest.mark.parametrize("chapter, mistake", _mistakes())
+def test_a_classic_mistake_gets_partial_marks_and_its_name_in_the_feedback(graded, chapter,
+                                                                           mistake):
+    row = _row(graded, chapter, mistake)
+    assert row["status"] == "graded"
+    assert 0 < float(row["score"]) < _max(chapter)
+    words = MISTAKES[chapter][mistake][2]
+    assert words in _feedback(graded, chapter, mistake)
+
+
+@chapters
+def test_every_chapter_with_exercises_has_classic_mistakes_to_grade(chapter):
+    solutions = _cells(_read(NOTEBOOKS / f"{chapter}.ipynb"), solution=True)
+    table = MISTAKES.get(chapter, {})
+    assert table, f"add {chapter}'s classic mistakes to MISTAKES in {__file__}"
+    assert {grade_id for grade_id, _, _ in table.values()} <= set(solutions)
+
+
+@chapters
+def test_an_endless_loop_is_cut_off_and_the_rest_is_graded(graded, chapter):
+    row = _row(graded, chapter, "loop")
+    assert row["status"] == "graded" and 0 < float(row["score"]) < _max(chapter)
+    assert "CellTimeoutError" in _feedback(graded, chapter, "loop")
+
+
+@chapters
+def test_a_truncated_notebook_gets_a_note_and_the_class_is_still_graded(graded, chapter):
+    row = _row(graded, chapter, "truncated")
+    assert row["status"] == "not graded" and row["score"] == ""
+    assert "not a readable notebook" in row["note"] and "new copy" in row["note"]
+    assert _row(graded, chapter, "perfect")["status"] == "graded"
+
+
+@chapters
+def test_deleted_and_edited_test_cells_are_noted_and_the_teacher_s_tests_run(graded,
+                                                                              chapter):
+    row = _row(graded, chapter, "tampered")
+    assert (row["status"], float(row["score"])) == ("graded", _max(chapter))
+    assert "was deleted" in row["note"]
+    if len(authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb"))) > 1:
+        assert "was edited" in row["note"]
+
+
+@chapters
+def test_widget_output_in_a_returned_notebook_does_not_break_grading(graded, chapter):
+    row = _row(graded, chapter, "widgets")
+    assert (row["status"], float(row["score"])) == ("graded", _max(chapter))
+
+
+def test_export_writes_one_row_per_student_and_assignment(graded):
+    assignments = {p.stem for p in CHAPTERS}
+    expected = {(s, a) for s in graded["students"] for a in assignments}
+    assert set(graded["rows"]) == expected
+    for (student, assignment), row in graded["rows"].items():
+        if graded["students"][student] != assignment:
+            assert row["status"] == "not returned"
+
+
+def test_students_check_their_notebook(graded, tmp_path, capsys):
+    chapter = CHAPTERS[0]
+    release = graded["course"] / "release" / chapter.stem / chapter.name
+    blank = tmp_path / chapter.name
+    blank.write_text(release.read_text(encoding="utf-8"), encoding="utf-8")
+    assert cli.main(["check", str(blank), "--timeout", str(TIMEOUT)]) == 1
+    assert "Write your solution where the exercise says so" in capsys.readouterr().out
+
+
+def test_collect_accepts_one_notebook_per_student_named_after_them(graded, tmp_path):
+    # STUDENT.ipynb, as an LMS exports a single assignment; a name with spaces is made
+    # into a valid student id
+    if len(CHAPTERS) != 1:
+        pytest.skip("the flat layout needs --assignment with several chapters")
+    course = graded["course"]
+    chapter = CHAPTERS[0]
+    returned = tmp_path / "flat"
+    returned.mkdir()
+    (returned / "Ada Lovelace.ipynb").write_text(chapter.read_text(encoding="utf-8"))
+    assert cli.main(["collect", str(returned), "--course", str(course)]) == 0
+    assert (course / "submitted" / "Ada_Lovelace" / chapter.stem / chapter.name).exists()
+
+
+def test_collect_understands_moodle_and_canvas_downloads(tmp_path):
+    # no nbgrader needed: collect only files notebooks
+    course = tmp_path / "course"
+    assert cli.main(["init", str(course), "--chapters", "1"]) == 0
+    chapter = course / "source" / "01_autograd_from_scratch" / "01_autograd_from_scratch.ipynb"
+    returned = tmp_path / "returned"
+    moodle = returned / "Ada Lovelace_1234_assignsubmission_file_"
+    moodle.mkdir(parents=True)
+    (moodle / "my homework.ipynb").write_text(chapter.read_text())
+    canvas = returned / "hopper_LATE_77_9001_01_autograd_from_scratch.ipynb"
+    canvas.write_text(chapter.read_text())
+    assert cli.main(["collect", str(returned), "--course", str(course)]) == 0
+    filed = sorted(p.relative_to(course / "submitted").parts[:2]
+                   for p in (course / "submitted").rglob("*.ipynb"))
+    assert filed == [("Ada_Lovelace", "01_autograd_from_scratch"),
+                     ("hopper", "01_autograd_from_scratch")]
+
+
+def test_without_nbgrader_the_command_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "nbgrader", None)  # import nbgrader now fails
+    (tmp_path / "nbgrader_config.py").write_text("")
+    (tmp_path / "source").mkdir()
+    assert cli.main(["release", "--course", str(tmp_path)]) == 0  # nothing to release
+    (tmp_path / "source" / "01_x").mkdir()
+    assert cli.main(["release", "--course", str(tmp_path)]) == 2
+    assert "grading extra" in capsys.readouterr().err
+
+
+def test_the_command_is_installed():
+    scripts = pathlib.Path(sys.executable).parent
+    assert (scripts / ("minigrad-course" + (".exe" if os.name == "nt" else ""))).exists()
+
+
+def test_init_refuses_an_unknown_chapter(tmp_path, capsys):
+    assert cli.main(["init", str(tmp_path / "c"), "--chapters", "99"]) == 2
+    assert "no chapter [99]" in capsys.readouterr().err
