@@ -62,14 +62,7 @@ class Conv2d(Module):
                         self.dilation)
 
     def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding not in ((0, 0), "valid"):
-            text += f", padding={self.padding!r}" if isinstance(self.padding, str) \
-                else f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        return text + ("" if self.bias is not None else ", bias=False")
+        return conv_extra_repr(self, dims=2)
 
 
 class MaxPool2d(Module):
@@ -186,14 +179,7 @@ class Conv1d(Module):
                         self.dilation[0])
 
     def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding not in ((0,), "valid"):
-            text += f", padding={self.padding!r}" if isinstance(self.padding, str) \
-                else f", padding={self.padding}"
-        if self.dilation != (1,):
-            text += f", dilation={self.dilation}"
-        return text + ("" if self.bias is not None else ", bias=False")
+        return conv_extra_repr(self, dims=1)
 
 
 class MaxPool1d(Module):
@@ -270,3 +256,16 @@ class Upsample(Module):
         what = f"size={self.size}" if self.size is not None else \
             f"scale_factor={self.scale_factor}"
         return f"{what}, mode={self.mode!r}"
+
+
+def conv_extra_repr(conv: Module, dims: int) -> str:
+    """PyTorch's repr of a Conv1d/Conv2d: padding, dilation and bias only when not the
+    defaults."""
+    text = (f"{conv.in_channels}, {conv.out_channels}, kernel_size={conv.kernel_size}, "
+            f"stride={conv.stride}")
+    if conv.padding not in ((0,) * dims, "valid"):
+        text += f", padding={conv.padding!r}" if isinstance(conv.padding, str) \
+            else f", padding={conv.padding}"
+    if conv.dilation != (1,) * dims:
+        text += f", dilation={conv.dilation}"
+    return text + ("" if conv.bias is not None else ", bias=False")
