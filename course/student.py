@@ -235,23 +235,41 @@ def _failed_sources(path: Path, timeout: int) -> set[str]:
     return {cell["source"] for cell in found.get("failed", [])}
 
 
-def progress(notebook: dict, exercises: list[str], failed: set[str]) -> dict[str, bool]:
-    """``{exercise: passed}``: an exercise passes when each of its test cells (the test
-    cells after its solution cell) is there and did not fail."""
-    tests: dict[str, list[str]] = {e: [] for e in exercises}
-    current = None
-    for cell in notebook["cells"]:
+def progress(exercise_version: dict, notebook: dict, failed: set[str]) -> dict[str, bool]:
+    """``{exercise: passed}``: an exercise passes when each of its test cells (those after
+    its solution cell in the exercise version, found by grade_id in the student's
+    notebook) is there and did not fail; a test cell left with only comments (its tests
+    were hidden) does not count, and an exercise needs at least one that does."""
+    owner, current = {}, None
+    for cell in exercise_version["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if meta.get("solution"):
             current = meta.get("grade_id")
-        elif meta.get("grade") and current in tests:
-            source = cell["source"]
-            text = ("".join(source) if isinstance(source, list) else source).strip()
-            if any(line.strip() and not line.strip().startswith("#")
-                   for line in text.splitlines()):  # not only comments (hidden tests gone)
-                tests[current].append(text)
-    return {e: bool(sources) and not (set(sources) & failed)
-            for e, sources in tests.items()}
+            owner[current] = current
+        elif meta.get("grade") and current is not None:
+            owner[meta.get("grade_id")] = current
+    tests: dict[str, list[str]] = {e: [] for e in owner.values()}
+    expected = {e: 0 for e in tests}
+    for cell in exercise_version["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and _has_code(cell):
+            expected[owner[meta["grade_id"]]] += 1
+    for cell in notebook["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        exercise = owner.get(meta.get("grade_id"))
+        if meta.get("grade") and exercise and _has_code(cell):
+            tests[exercise].append(_source_text(cell).strip())
+    return {e: expected[e] > 0 and len(tests[e]) == expected[e]
+            and not (set(tests[e]) & failed) for e in tests}
+
+
+def _source_text(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def _has_code(cell: dict) -> bool:
+    return any(line.strip() and not line.strip().startswith("#")
+               for line in _source_text(cell).splitlines())
 
 
 def status(args: argparse.Namespace) -> int:
@@ -264,12 +282,17 @@ def status(args: argparse.Namespace) -> int:
         path = folder / f"{stem}.ipynb"
         try:
             notebook = _student_notebook(path, stem)
+            version_path = folder / HIDDEN / "exercise" / f"{stem}.ipynb"
+            if not version_path.exists():
+                raise CourseError(f"{version_path} is missing: run minigrad-course "
+                                  f"workspace {folder} to make it again")
+            version = json.loads(version_path.read_text(encoding="utf-8"))
             failed = _failed_sources(path, args.timeout)
         except CourseError as error:
             rows.append((stem, "-", len(entry["exercises"]), "cannot check: see below"))
             problems.append(str(error))
             continue
-        passed = progress(notebook, entry["exercises"], failed)
+        passed = progress(version, notebook, failed)
         todo = [e for e, ok in passed.items() if not ok]
         rows.append((stem, sum(passed.values()), len(passed),
                      "done" if not todo else "to do: " + ", ".join(todo)))

@@ -181,3 +181,28 @@ def test_a_broken_notebook_gets_a_clear_message_and_is_kept(made, tmp_path, caps
     assert _read(path) == _read(folder / ".minigrad" / "exercise" / chapter.name)
     assert broken in [b.read_text(encoding="utf-8")
                       for b in (folder / ".minigrad" / "backups").glob("*.ipynb")]
+
+
+def _nb(*cells: tuple[str, str, str]) -> dict:
+    """A notebook of (kind, grade_id, source) cells: kind "solution" or "tests"."""
+    return {"cells": [{"cell_type": "code", "source": source, "outputs": [],
+                       "metadata": {"nbgrader": {"grade_id": grade_id,
+                                                 "solution": kind == "solution",
+                                                 "grade": kind == "tests"}}}
+                      for kind, grade_id, source in cells]}
+
+
+def test_progress_counts_an_exercise_only_when_all_its_visible_checks_are_there_and_pass():
+    version = _nb(("solution", "a", "raise NotImplementedError"), ("tests", "a-tests", "ta()"),
+                  ("solution", "b", "raise NotImplementedError"), ("tests", "b-tests", "tb()"),
+                  ("tests", "b-more-tests", "# hidden in this copy\n"))
+    assert student.progress(version, version, set()) == {"a": True, "b": True}
+    assert student.progress(version, version, {"tb()"}) == {"a": True, "b": False}
+    # the solution cell of a deleted: its test still counts for a, not for the one before
+    no_solution = {"cells": [c for c in version["cells"]
+                             if c["metadata"]["nbgrader"]["grade_id"] != "a"]}
+    assert student.progress(version, no_solution, {"ta()"}) == {"a": False, "b": True}
+    # a deleted test cell: its exercise is not counted
+    no_test = {"cells": [c for c in version["cells"]
+                         if c["metadata"]["nbgrader"]["grade_id"] != "b-tests"]}
+    assert student.progress(version, no_test, set()) == {"a": True, "b": False}
