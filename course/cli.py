@@ -13,9 +13,16 @@ For students::
 
     minigrad-course check NOTEBOOK                     run the checks on your own work
 
+Learning alone (a workspace, default my-course/, with every chapter without the answers)::
+
+    minigrad-course workspace [DIR]                    make it, or add new chapters
+    minigrad-course status [DIR]                       exercises passed per chapter
+    minigrad-course solution CHAPTER EXERCISE          print a reference answer
+    minigrad-course reset CHAPTER [EXERCISE]           restore (your copy is backed up)
+
 Teacher commands work on the course folder given with ``--course`` (default: the current
 folder). Each subcommand is a function in ``COMMANDS``; a later command (exchange-based
-release and collect on JupyterHub, or ``status``/``next``/``hint`` for students) adds
+release and collect on JupyterHub, or ``next``/``hint`` for students) adds
 its function and its arguments there.
 """
 
@@ -26,7 +33,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import teacher
+from . import student, teacher
 
 
 @dataclass
@@ -78,6 +85,40 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds a cell may run (default: %(default)s)")
 
 
+def _workspace_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", nargs="?", default=None, metavar="DIR",
+                        help="the workspace folder (default: my-course/ at the repository's "
+                             "root)")
+
+
+def _workspace_arguments(parser: argparse.ArgumentParser) -> None:
+    _workspace_dir(parser)
+    parser.add_argument("--notebooks", default=None, metavar="DIR",
+                        help="where the chapters are (default: this repository's notebooks/)")
+
+
+def _status_arguments(parser: argparse.ArgumentParser) -> None:
+    _workspace_dir(parser)
+    parser.add_argument("--timeout", type=int, default=teacher.DEFAULT_TIMEOUT,
+                        help="seconds a cell may run (default: %(default)s)")
+
+
+def _solution_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("chapter", metavar="CHAPTER", help="a chapter's name or number")
+    parser.add_argument("exercise", metavar="EXERCISE", help="the exercise's id, e.g. mymul")
+    parser.add_argument("--notebooks", default=None, metavar="DIR",
+                        help="where the chapters are (default: this repository's notebooks/)")
+
+
+def _reset_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("chapter", metavar="CHAPTER", help="a chapter's name or number")
+    parser.add_argument("exercise", nargs="?", default=None, metavar="EXERCISE",
+                        help="only this exercise's cell (default: the whole chapter)")
+    parser.add_argument("--workspace", dest="dir", default=None, metavar="DIR",
+                        help="the workspace folder (default: my-course/ at the "
+                             "repository's root)")
+
+
 COMMANDS: dict[str, Command] = {
     "init": Command(teacher.init, "make a course folder with the chosen chapters",
                     _init_arguments),
@@ -90,6 +131,14 @@ COMMANDS: dict[str, Command] = {
     "export": Command(teacher.export, "write the grades as CSV", _export_arguments),
     "check": Command(teacher.check, "(students) run the checks of your notebook",
                      _check_arguments),
+    "workspace": Command(student.workspace, "(learning alone) make or complete your "
+                         "workspace: the chapters without the answers", _workspace_arguments),
+    "status": Command(student.status, "(learning alone) exercises passed per chapter",
+                      _status_arguments),
+    "solution": Command(student.solution, "(learning alone) print an exercise's reference "
+                        "answer", _solution_arguments),
+    "reset": Command(student.reset, "(learning alone) restore a chapter or one exercise "
+                     "(your copy is backed up)", _reset_arguments),
 }
 
 

@@ -4,8 +4,9 @@ A course folder is an ordinary nbgrader course (``source/`` -> ``release/`` ->
 ``submitted/`` -> ``autograded/`` -> ``feedback/``, gradebook ``gradebook.db``) plus
 ``problems.json``: per student and assignment, why a returned notebook could not be
 graded as it was (a broken file, a deleted test cell), which ``grade`` prints and
-``export`` adds to the CSV. nbgrader is imported (or run) only here, so the rest of
-minigrad never needs it.
+``export`` adds to the CSV. nbgrader is imported (or run) only here and in
+``student.py`` (the self-paced student's workspace), so the rest of minigrad never needs
+it.
 """
 
 from __future__ import annotations

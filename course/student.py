@@ -1,0 +1,376 @@
+"""The self-paced student's commands: a workspace without the answers, and progress.
+
+``workspace [DIR]`` makes (or completes) a folder (default ``my-course/`` at the
+repository's root, git-ignored) holding the exercise version of every chapter, made by
+nbgrader's own ``generate_assignment`` (the same stripping as the teacher's ``release``),
+with the outputs of the cells that are not exercises kept. ``DIR/.minigrad/`` holds
+``manifest.json`` (each notebook, the source it was made from and that source's hash) and
+``exercise/``: the latest exercise version of each notebook, which ``reset`` restores.
+``status`` runs the checks of the student's own notebooks (``nbgrader``'s validator, a
+fresh kernel each, with a time limit); ``solution`` prints a reference answer from the
+repository's chapter. No command overwrites a student's notebook without a backup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import teacher
+from .authoring import SOLUTION_MARKERS, apply_exercise_tags, exercise_role
+from .teacher import CourseError
+
+DEFAULT_WORKSPACE = teacher.REPOSITORY_NOTEBOOKS.parent / "my-course"
+HIDDEN = ".minigrad"
+MANIFEST = "manifest.json"
+BACKUPS = "backups"
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _sources(notebooks: Path) -> dict[str, Path]:
+    """``{stem: path}`` of the notebooks the workspace is made from."""
+    return {p.stem: p for p in sorted(notebooks.glob("*.ipynb"))}
+
+
+def _read_source(path: Path) -> dict:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    apply_exercise_tags(notebook)
+    return notebook
+
+
+def _solution_ids(notebook: dict) -> list[str]:
+    return [meta["grade_id"] for cell in notebook["cells"]
+            if (meta := exercise_role(cell)) and meta["solution"]]
+
+
+def _write(path: Path, notebook: dict) -> None:
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+
+
+# --- making the exercise version ------------------------------------------------------
+
+
+def exercise_version(source: Path, target: Path) -> list[str]:
+    """Write the exercise version of chapter ``source`` to ``target`` with nbgrader's
+    ``generate_assignment`` (in a throw-away course folder; outputs are kept, then cleared
+    from the exercise cells only). Returns the exercises' ids (empty: copied as it is)."""
+    notebook = _read_source(source)
+    exercises = _solution_ids(notebook)
+    if not exercises:
+        shutil.copy2(source, target)
+        return []
+    with tempfile.TemporaryDirectory(prefix="minigrad-workspace-") as folder:
+        course = Path(folder)
+        (course / "source" / source.stem).mkdir(parents=True)
+        _write(course / "source" / source.stem / source.name, notebook)
+        (course / "nbgrader_config.py").write_text(teacher.CONFIG.format(
+            course_id="minigrad", root=str(course),
+            db_url=f"sqlite:///{course / 'gradebook.db'}", timeout=teacher.DEFAULT_TIMEOUT),
+            encoding="utf-8")
+        teacher._nbgrader(course, "generate_assignment", source.stem, "--force",
+                          "--ClearOutput.enabled=False")
+        made = json.loads((course / "release" / source.stem / source.name)
+                          .read_text(encoding="utf-8"))
+    for cell in made["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "code" and (meta.get("solution") or meta.get("grade")):
+            cell["outputs"], cell["execution_count"] = [], None  # the answer's own output
+        if cell["cell_type"] == "code" and meta.get("solution"):
+            text = "".join(cell["source"]) if isinstance(cell["source"], list) \
+                else cell["source"]
+            cell["source"] = text.replace(
+                "raise NotImplementedError()",
+                f"raise NotImplementedError(\"exercise {meta['grade_id']}: write your "
+                "code here\")")
+    _write(target, made)
+    return exercises
+
+
+# --- the workspace --------------------------------------------------------------------
+
+
+def _folder(args: argparse.Namespace) -> Path:
+    return Path(args.dir).resolve() if getattr(args, "dir", None) else DEFAULT_WORKSPACE
+
+
+def _manifest(workspace: Path) -> dict:
+    path = workspace / HIDDEN / MANIFEST
+    if not path.exists():
+        raise CourseError(
+            f"no workspace in {workspace} (no {HIDDEN}/{MANIFEST}): make one with "
+            "minigrad-course workspace, or pass the folder you made, e.g. "
+            "minigrad-course status path/to/my-course")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise CourseError(f"{path} is not valid JSON ({error}): delete it and run "
+                          f"minigrad-course workspace {workspace} again (your notebooks are "
+                          "kept)") from None
+
+
+def _save_manifest(workspace: Path, manifest: dict) -> None:
+    path = workspace / HIDDEN / MANIFEST
+    path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def workspace(args: argparse.Namespace) -> int:
+    folder = _folder(args)
+    notebooks = Path(args.notebooks).resolve() if args.notebooks \
+        else teacher.REPOSITORY_NOTEBOOKS
+    sources = _sources(notebooks)
+    if not sources:
+        raise CourseError(f"no notebooks in {notebooks}")
+    (folder / HIDDEN / "exercise").mkdir(parents=True, exist_ok=True)
+    path = folder / HIDDEN / MANIFEST
+    manifest = _manifest(folder) if path.exists() else {"notebooks": {}}
+    entries = manifest["notebooks"]
+    for stem, source in sources.items():
+        entry = entries.get(stem)
+        mine = folder / source.name
+        latest = folder / HIDDEN / "exercise" / source.name
+        digest = _sha(source)
+        if entry and entry["source_sha256"] == digest and mine.exists():
+            print(f"{source.name}: up to date")
+            continue
+        if entry is None or entry.get("latest_sha256") != digest or not latest.exists():
+            exercises = exercise_version(source, latest)
+            entry = {**(entry or {}), "source": str(source), "latest_sha256": digest,
+                     "exercises": exercises}
+            entries[stem] = entry
+        if not mine.exists():
+            shutil.copy2(latest, mine)
+            entry["source_sha256"] = digest
+            print(f"{source.name}: made ({len(entry['exercises'])} exercise(s))")
+        else:
+            print(f"{source.name}: changed upstream since your copy was made; your copy "
+                  f"is untouched. The new exercise version is {latest}; to take it, run "
+                  f"minigrad-course reset {stem} (your copy is backed up first)")
+    if (notebooks / teacher.DATA_FOLDER).is_dir():
+        shutil.copytree(notebooks / teacher.DATA_FOLDER, folder / teacher.DATA_FOLDER,
+                        dirs_exist_ok=True)
+    _save_manifest(folder, manifest)
+    print(f"workspace: {folder}. Open it in JupyterLab; minigrad-course status {folder} "
+          "shows your progress")
+    return 0
+
+
+def _chapter(manifest: dict, name: str) -> str:
+    """The stem of the chapter ``name`` (a stem, a file name, or a number such as 1)."""
+    stems = list(manifest["notebooks"])
+    name = name.removesuffix(".ipynb")
+    if name in stems:
+        return name
+    if name.isdigit():
+        found = [s for s in stems if s.split("_")[0].isdigit()
+                 and int(s.split("_")[0]) == int(name)]
+        if len(found) == 1:
+            return found[0]
+    raise CourseError(f"no chapter {name!r}; there are: {', '.join(stems)} (a name or a "
+                      "number, e.g. 1)")
+
+
+def _exercise(exercises: list[str], chapter: str, name: str) -> str:
+    if name not in exercises:
+        raise CourseError(f"no exercise {name!r} in {chapter}; its exercises are: "
+                          f"{', '.join(exercises) or 'none'}")
+    return name
+
+
+def _student_notebook(path: Path, stem: str) -> dict:
+    if not path.exists():
+        raise CourseError(f"{path} is missing: run minigrad-course workspace "
+                          f"{path.parent} to make it again")
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(notebook.get("cells"), list):
+            raise ValueError("no list of cells")
+        return notebook
+    except (ValueError, UnicodeDecodeError, AttributeError) as error:
+        raise CourseError(
+            f"{path} is not a readable notebook ({error}). It was left as it is: repair "
+            f"it in a text editor, or run minigrad-course reset {stem} to get a fresh "
+            f"exercise version (your file is kept as a backup in "
+            f"{path.parent / HIDDEN / BACKUPS})") from None
+
+
+# --- status ---------------------------------------------------------------------------
+
+
+VALIDATE = """\
+import json, sys
+from traitlets.config import Config
+from nbgrader.validator import Validator
+config = Config()
+config.Execute.timeout = int(sys.argv[2])
+config.Execute.interrupt_on_timeout = True
+print(json.dumps(Validator(config=config, ignore_checksums=True).validate(sys.argv[1])))
+"""
+
+
+def _failed_sources(path: Path, timeout: int) -> set[str]:
+    """The sources of the cells that fail when the notebook runs in a fresh kernel."""
+    teacher._need_nbgrader()
+    try:
+        result = subprocess.run([sys.executable, "-c", VALIDATE, str(path), str(timeout)],
+                                cwd=path.parent, capture_output=True, text=True,
+                                env=teacher._environment(),
+                                timeout=max(600, 20 * timeout))
+    except subprocess.TimeoutExpired:
+        raise CourseError(f"checking {path} took too long") from None
+    if result.returncode != 0:
+        tail = "\n".join(result.stderr.strip().splitlines()[-5:])
+        raise CourseError(f"could not run the checks of {path}:\n{tail}")
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    return {cell["source"] for cell in found.get("failed", [])}
+
+
+def progress(exercise_version: dict, notebook: dict, failed: set[str]) -> dict[str, bool]:
+    """``{exercise: passed}``: an exercise passes when each of its test cells (those after
+    its solution cell in the exercise version, found by grade_id in the student's
+    notebook) is there and did not fail; a test cell left with only comments (its tests
+    were hidden) does not count, and an exercise needs at least one that does."""
+    owner, current = {}, None
+    for cell in exercise_version["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution"):
+            current = meta.get("grade_id")
+            owner[current] = current
+        elif meta.get("grade") and current is not None:
+            owner[meta.get("grade_id")] = current
+    tests: dict[str, list[str]] = {e: [] for e in owner.values()}
+    expected = {e: 0 for e in tests}
+    for cell in exercise_version["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and _has_code(cell):
+            expected[owner[meta["grade_id"]]] += 1
+    for cell in notebook["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        exercise = owner.get(meta.get("grade_id"))
+        if meta.get("grade") and exercise and _has_code(cell):
+            tests[exercise].append(_source_text(cell).strip())
+    return {e: expected[e] > 0 and len(tests[e]) == expected[e]
+            and not (set(tests[e]) & failed) for e in tests}
+
+
+def _source_text(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def _has_code(cell: dict) -> bool:
+    return any(line.strip() and not line.strip().startswith("#")
+               for line in _source_text(cell).splitlines())
+
+
+def status(args: argparse.Namespace) -> int:
+    folder = _folder(args)
+    manifest = _manifest(folder)
+    rows, problems = [], []
+    for stem, entry in manifest["notebooks"].items():
+        if not entry["exercises"]:
+            continue
+        path = folder / f"{stem}.ipynb"
+        try:
+            notebook = _student_notebook(path, stem)
+            version_path = folder / HIDDEN / "exercise" / f"{stem}.ipynb"
+            if not version_path.exists():
+                raise CourseError(f"{version_path} is missing: run minigrad-course "
+                                  f"workspace {folder} to make it again")
+            version = json.loads(version_path.read_text(encoding="utf-8"))
+            failed = _failed_sources(path, args.timeout)
+        except CourseError as error:
+            rows.append((stem, "-", len(entry["exercises"]), "cannot check: see below"))
+            problems.append(str(error))
+            continue
+        passed = progress(version, notebook, failed)
+        todo = [e for e, ok in passed.items() if not ok]
+        rows.append((stem, sum(passed.values()), len(passed),
+                     "done" if not todo else "to do: " + ", ".join(todo)))
+    width = max([len("chapter")] + [len(r[0]) for r in rows])
+    print(f"{'chapter':<{width}}  passed")
+    for stem, done, total, note in rows:
+        print(f"{stem:<{width}}  {done!s:>2} / {total:<2}  {note}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+# --- solution and reset ---------------------------------------------------------------
+
+
+def solution(args: argparse.Namespace) -> int:
+    sources = _sources(Path(args.notebooks).resolve() if args.notebooks
+                       else teacher.REPOSITORY_NOTEBOOKS)
+    index = {"notebooks": {s: None for s in sources}}
+    stem = _chapter(index, args.chapter)
+    notebook = _read_source(sources[stem])
+    name = _exercise(_solution_ids(notebook), stem, args.exercise)
+    (cell,) = [c for c in notebook["cells"]
+               if (m := exercise_role(c)) and m["solution"] and m["grade_id"] == name]
+    text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    lines = [line for line in text.splitlines()
+             if not any(marker in line for marker in SOLUTION_MARKERS)]
+    print(f"# reference answer to exercise {name} of {stem}\n" + "\n".join(lines))
+    return 0
+
+
+def _backup(folder: Path, path: Path) -> Path:
+    backups = folder / HIDDEN / BACKUPS
+    backups.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = backups / f"{path.stem}.{stamp}{path.suffix}"
+    number = 1
+    while target.exists():
+        number += 1
+        target = backups / f"{path.stem}.{stamp}-{number}{path.suffix}"
+    shutil.copy2(path, target)
+    return target
+
+
+def reset(args: argparse.Namespace) -> int:
+    folder = _folder(args)
+    manifest = _manifest(folder)
+    stem = _chapter(manifest, args.chapter)
+    entry = manifest["notebooks"][stem]
+    latest = folder / HIDDEN / "exercise" / f"{stem}.ipynb"
+    mine = folder / f"{stem}.ipynb"
+    if not latest.exists():
+        raise CourseError(f"{latest} is missing: run minigrad-course workspace {folder}")
+    fresh = json.loads(latest.read_text(encoding="utf-8"))
+    if args.exercise is not None:
+        name = _exercise(entry["exercises"], stem, args.exercise)
+        notebook = _student_notebook(mine, stem)
+
+        def cell_of(nb: dict) -> list[int]:
+            return [i for i, c in enumerate(nb["cells"])
+                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == name]
+
+        (source_index,) = cell_of(fresh)
+        found = cell_of(notebook)
+        if len(found) != 1:
+            raise CourseError(f"the cell of exercise {name} is not in {mine} (deleted?): "
+                              f"run minigrad-course reset {stem} to restore the whole "
+                              "chapter (your copy is backed up first)")
+        backup = _backup(folder, mine)
+        notebook["cells"][found[0]] = fresh["cells"][source_index]
+        _write(mine, notebook)
+        print(f"{mine.name}: exercise {name} restored; your copy was backed up to {backup}")
+        return 0
+    if mine.exists():
+        backup = _backup(folder, mine)
+        print(f"your copy was backed up to {backup}")
+    shutil.copy2(latest, mine)
+    entry["source_sha256"] = entry["latest_sha256"]
+    _save_manifest(folder, manifest)
+    print(f"{mine.name}: restored to the exercise version")
+    return 0

@@ -1,0 +1,208 @@
+"""The self-paced student's commands, end to end with real nbgrader, in a temporary
+workspace made once (module fixture): ``workspace``, ``status``, ``solution``, ``reset``.
+
+The workspace is made from a copy of ``notebooks/`` so that a test can add a chapter
+upstream or change one. The tests run in this file's order (they share the workspace).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+
+import pytest
+
+from conftest import need
+from minigrad.course import authoring, cli, student
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+TIMEOUT = 20
+CHAPTERS = [p for p in sorted(NOTEBOOKS.glob("[0-9]*_*.ipynb"))
+            if authoring.graded_cells(json.loads(p.read_text(encoding="utf-8")))]
+
+
+def _read(path: pathlib.Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _cell(notebook: dict, grade_id: str) -> dict:
+    (cell,) = [c for c in notebook["cells"]
+               if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+    return cell
+
+
+def _text(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    try:
+        import nbgrader  # noqa: F401
+    except ImportError:
+        need("nbgrader", "pip install -e '.[grading]'")
+    root = tmp_path_factory.mktemp("alone")
+    upstream = root / "notebooks"
+    shutil.copytree(NOTEBOOKS, upstream, ignore=shutil.ignore_patterns("*.py", "*.md",
+                                                                       "*.cfg"))
+    folder = root / "my-course"
+    assert cli.main(["workspace", str(folder), "--notebooks", str(upstream)]) == 0
+    return {"folder": folder, "upstream": upstream, "chapter": CHAPTERS[0]}
+
+
+def test_the_workspace_holds_the_exercise_version_of_every_chapter(made):
+    folder = made["folder"]
+    for source in made["upstream"].glob("*.ipynb"):
+        assert (folder / source.name).exists()
+    chapter = made["chapter"]
+    original, mine = _read(chapter), _read(folder / chapter.name)
+    text = (folder / chapter.name).read_text(encoding="utf-8")
+    assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
+    for grade_id in student._solution_ids(original):  # stubs naming the exercise
+        cell = _cell(mine, grade_id)
+        assert f'NotImplementedError("exercise {grade_id}:' in _text(cell)
+        assert cell["outputs"] == []
+    for grade_id in authoring.graded_cells(original):  # the visible checks are kept
+        assert _cell(mine, grade_id)
+    kept = [c for c in mine["cells"] if c["cell_type"] == "code" and c["outputs"]
+            and not c["metadata"].get("nbgrader")]
+    assert kept, "the outputs of the cells that are not exercises are kept"
+    manifest = _read(folder / ".minigrad" / "manifest.json")["notebooks"]
+    assert manifest[chapter.stem]["exercises"] == student._solution_ids(original)
+    assert manifest[chapter.stem]["source_sha256"] == student._sha(
+        made["upstream"] / chapter.name)
+    # a notebook without exercises is copied as it is
+    assert (folder / "widgets_tour.ipynb").read_bytes() == \
+        (NOTEBOOKS / "widgets_tour.ipynb").read_bytes()
+
+
+def test_solving_an_exercise_is_counted_by_status(made, capsys):
+    folder, chapter = made["folder"], made["chapter"]
+    exercise = student._solution_ids(_read(chapter))[0]
+    mine = _read(folder / chapter.name)
+    _cell(mine, exercise)["source"] = _text(_cell(_read(chapter), exercise))  # solved
+    (folder / chapter.name).write_text(json.dumps(mine), encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["status", str(folder), "--timeout", str(TIMEOUT)]) == 0
+    out = capsys.readouterr().out
+    total = len(student._solution_ids(_read(chapter)))
+    line = next(line for line in out.splitlines() if line.startswith(chapter.stem))
+    assert f" 1 / {total}" in line and exercise not in line.split("to do:")[1]
+
+
+def test_running_workspace_again_keeps_the_student_s_work_and_reports_changes(made,
+                                                                                capsys):
+    folder, upstream, chapter = made["folder"], made["upstream"], made["chapter"]
+    before = (folder / chapter.name).read_bytes()
+    # upstream: a chapter added, and one changed (neither with exercises: no nbgrader run)
+    shutil.copy2(upstream / "widgets_tour.ipynb", upstream / "99_added.ipynb")
+    tour = _read(upstream / "widgets_tour.ipynb")
+    tour["cells"][0]["source"] = "# changed upstream\n"
+    (upstream / "widgets_tour.ipynb").write_text(json.dumps(tour), encoding="utf-8")
+    mine_tour = _read(folder / "widgets_tour.ipynb")
+    mine_tour["cells"][0]["source"] = "my notes"
+    (folder / "widgets_tour.ipynb").write_text(json.dumps(mine_tour), encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["workspace", str(folder), "--notebooks", str(upstream)]) == 0
+    out = capsys.readouterr().out
+    assert (folder / chapter.name).read_bytes() == before
+    assert f"{chapter.name}: up to date" in out
+    assert (folder / "99_added.ipynb").exists() and "99_added.ipynb: made" in out
+    assert "widgets_tour.ipynb: changed upstream" in out and "reset widgets_tour" in out
+    assert _read(folder / "widgets_tour.ipynb")["cells"][0]["source"] == "my notes"
+    # reset takes the update, keeping a backup of the student's copy
+    assert cli.main(["reset", "widgets_tour", "--workspace", str(folder)]) == 0
+    assert _read(folder / "widgets_tour.ipynb")["cells"][0]["source"] == "# changed upstream\n"
+    backups = list((folder / ".minigrad" / "backups").glob("widgets_tour.*.ipynb"))
+    assert [_read(b)["cells"][0]["source"] for b in backups] == ["my notes"]
+    capsys.readouterr()
+    assert cli.main(["workspace", str(folder), "--notebooks", str(upstream)]) == 0
+    assert "widgets_tour.ipynb: up to date" in capsys.readouterr().out
+
+
+def test_reset_restores_an_exercise_with_a_backup(made):
+    folder, chapter = made["folder"], made["chapter"]
+    exercise = student._solution_ids(_read(chapter))[0]
+    solved = _text(_cell(_read(folder / chapter.name), exercise))
+    assert "NotImplementedError" not in solved  # solved by the test above
+    stub = _cell(_read(folder / ".minigrad" / "exercise" / chapter.name), exercise)
+    assert cli.main(["reset", str(int(chapter.stem.split("_")[0])), exercise,
+                     "--workspace", str(folder)]) == 0
+    assert _cell(_read(folder / chapter.name), exercise) == stub
+    (backup,) = (folder / ".minigrad" / "backups").glob(f"{chapter.stem}.*.ipynb")
+    assert _text(_cell(_read(backup), exercise)) == solved
+
+
+def test_solution_prints_the_reference_answer(capsys):
+    chapter = CHAPTERS[0]
+    exercise = student._solution_ids(_read(chapter))[0]
+    assert cli.main(["solution", chapter.stem, exercise]) == 0
+    out = capsys.readouterr().out
+    answer = [line for line in _text(_cell(_read(chapter), exercise)).splitlines()
+              if "SOLUTION" not in line]
+    assert "\n".join(answer) in out and "BEGIN SOLUTION" not in out
+
+
+def test_an_unknown_chapter_or_exercise_is_named(capsys):
+    assert cli.main(["solution", "42", "mymul"]) == 2
+    err = capsys.readouterr().err
+    assert "no chapter '42'" in err and CHAPTERS[0].stem in err
+    assert cli.main(["solution", CHAPTERS[0].stem, "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no exercise 'nope'" in err and student._solution_ids(_read(CHAPTERS[0]))[0] in err
+
+
+def test_a_missing_workspace_says_how_to_make_one(tmp_path, capsys):
+    assert cli.main(["status", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert "no workspace in" in err and "minigrad-course workspace" in err
+
+
+def test_a_broken_notebook_gets_a_clear_message_and_is_kept(made, tmp_path, capsys):
+    folder = tmp_path / "copy"
+    shutil.copytree(made["folder"], folder)
+    chapter = made["chapter"]
+    path = folder / chapter.name
+    broken = path.read_text(encoding="utf-8")[:500]
+    path.write_text(broken, encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["status", str(folder)]) == 1  # nothing runs for a broken notebook
+    err = capsys.readouterr().err
+    assert str(path) in err and "not a readable notebook" in err
+    assert f"minigrad-course reset {chapter.stem}" in err
+    exercise = student._solution_ids(_read(chapter))[0]
+    assert cli.main(["reset", chapter.stem, exercise, "--workspace", str(folder)]) == 2
+    assert "not a readable notebook" in capsys.readouterr().err
+    assert cli.main(["workspace", str(folder), "--notebooks", str(made["upstream"])]) == 0
+    assert path.read_text(encoding="utf-8") == broken  # nothing of the student's lost
+    assert cli.main(["reset", chapter.stem, "--workspace", str(folder)]) == 0
+    assert _read(path) == _read(folder / ".minigrad" / "exercise" / chapter.name)
+    assert broken in [b.read_text(encoding="utf-8")
+                      for b in (folder / ".minigrad" / "backups").glob("*.ipynb")]
+
+
+def _nb(*cells: tuple[str, str, str]) -> dict:
+    """A notebook of (kind, grade_id, source) cells: kind "solution" or "tests"."""
+    return {"cells": [{"cell_type": "code", "source": source, "outputs": [],
+                       "metadata": {"nbgrader": {"grade_id": grade_id,
+                                                 "solution": kind == "solution",
+                                                 "grade": kind == "tests"}}}
+                      for kind, grade_id, source in cells]}
+
+
+def test_progress_counts_an_exercise_only_when_all_its_visible_checks_are_there_and_pass():
+    version = _nb(("solution", "a", "raise NotImplementedError"), ("tests", "a-tests", "ta()"),
+                  ("solution", "b", "raise NotImplementedError"), ("tests", "b-tests", "tb()"),
+                  ("tests", "b-more-tests", "# hidden in this copy\n"))
+    assert student.progress(version, version, set()) == {"a": True, "b": True}
+    assert student.progress(version, version, {"tb()"}) == {"a": True, "b": False}
+    # the solution cell of a deleted: its test still counts for a, not for the one before
+    no_solution = {"cells": [c for c in version["cells"]
+                             if c["metadata"]["nbgrader"]["grade_id"] != "a"]}
+    assert student.progress(version, no_solution, {"ta()"}) == {"a": False, "b": True}
+    # a deleted test cell: its exercise is not counted
+    no_test = {"cells": [c for c in version["cells"]
+                         if c["metadata"]["nbgrader"]["grade_id"] != "b-tests"]}
+    assert student.progress(version, no_test, set()) == {"a": True, "b": False}
