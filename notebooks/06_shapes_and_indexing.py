@@ -50,6 +50,8 @@
 # will see exactly the numbers printed here.
 
 # %%
+import functools
+
 import numpy as np
 
 import minigrad as mg
@@ -128,8 +130,9 @@ same_as_builtin(lambda t: MyReshape.apply(t, (4, 6)), lambda t: t.reshape(4, 6),
 # %% [markdown]
 # In PyTorch, `view` is a `reshape` that never copies: it shares memory with its input
 # and refuses when the memory layout does not allow it (after a `transpose`, for
-# example). Which numbers go where is the same, so the backward is the same. In
-# minigrad both `x.view(...)` and `x.reshape(...)` make a `Reshape` node.
+# example). Which numbers go where is the same, so the backward is the same. minigrad
+# does not model memory layout: its `x.view(...)` never refuses, and both `x.view(...)`
+# and `x.reshape(...)` make a `Reshape` node.
 #
 # **Predict, then run.** `x` below has shape `(2, 3)`. Is `x.reshape(3, 2)` the same as
 # its transpose `x.T`, which also has shape `(3, 2)`? Decide before you run the cell.
@@ -160,7 +163,9 @@ print("x.T =\n", x.T.numpy())
 # that undoes `dims`: its **inverse**, `inverse` with `inverse[dims[k]] = k` ("dimension
 # `dims[k]` of $x$ went to place $k$; bring it back"). NumPy computes it as
 # `np.argsort(dims)`: for each dimension $0, 1, 2, \dots$ of $x$, the place in `dims`
-# where it sits. Here `np.argsort((1, 2, 0))` is `(2, 0, 1)`, and it takes shape
+# where it sits. (Why sorting gives it: sorting `dims` lists $0, 1, 2, \dots$ in order,
+# and `argsort` returns the position each of them was taken from, which is exactly
+# where each dimension of $x$ went.) Here `np.argsort((1, 2, 0))` is `(2, 0, 1)`, and it takes shape
 # $(3, 4, 2)$ back to $(2, 3, 4)$.
 #
 # `x.transpose(d0, d1)` is the permutation that swaps two dimensions (`x.T` swaps the
@@ -211,13 +216,15 @@ class MyPermute(mg.Function):
 
 
 # %% [markdown]
-# The check runs `MyPermute` on a $(2, 3, 4)$ input with a cycle, on a cube (where a
-# wrong permutation keeps the shape) and on a matrix, and compares with minigrad's
-# `x.permute(dims)`. It knows the classic mistakes: the functions defined in the test
-# cell are known-wrong backwards (`dims` applied again, all dimensions reversed), and
-# when yours gives the same numbers as one of them, the message names that mistake.
-# (The `dims` are written as lists: the checker reads a tuple of numbers such as
-# `(2, 3, 4)` as the shape of a random input.)
+# The check runs `MyPermute` on a $(2, 3, 4)$ input with a 3-cycle, on a cube (where a
+# wrong permutation keeps the shape), on a matrix and on a 4-D input with the 4-cycle
+# `[1, 2, 3, 0]` (for a 3-cycle, applying `dims` twice happens to be the inverse; for a
+# 4-cycle it is not), and compares with minigrad's `x.permute(dims)`. It knows the
+# classic mistakes: the functions defined in the test cell are known-wrong backwards
+# (`dims` applied again or twice, reversed, a reshape), and when yours gives the same
+# numbers as one of them, the message names that mistake.
+# `ctx.dims` is whatever the caller passed, a list here and a tuple elsewhere:
+# `np.transpose` and `np.argsort` accept both.
 
 # %% tags=["tests:mypermute:2"]
 def permutes_again(x, dims, grad_output):
@@ -230,10 +237,35 @@ def reverses_all_dims(x, dims, grad_output):
     return np.transpose(grad_output), None
 
 
+def reverses_dims(x, dims, grad_output):
+    """A known-wrong backward: dims read backwards, dims[::-1]."""
+    return np.transpose(grad_output, list(dims)[::-1]), None
+
+
+def permutes_twice(x, dims, grad_output):
+    """A known-wrong backward: dims applied twice (also [dims[d] for d in dims])."""
+    return np.transpose(np.transpose(grad_output, dims), dims), None
+
+
+def reshapes_back(x, dims, grad_output):
+    """A known-wrong backward: reshape to x's shape instead of moving dimensions back."""
+    return grad_output.reshape(x.shape), None
+
+
 check_function(
-    MyPermute, inputs=[[(2, 3, 4), [1, 2, 0]], [(3, 3, 3), [2, 0, 1]], [(2, 5), [1, 0]]],
+    MyPermute, inputs=[[(2, 3, 4), [1, 2, 0]], [(3, 3, 3), [2, 0, 1]], [(2, 5), [1, 0]],
+                       [(2, 3, 4, 5), [1, 2, 3, 0]]],
     reference=lambda x, dims: x.permute(dims),
-    mistakes={"the forward permutation was applied again in backward. To move the "
+    mistakes={"reshape was used to undo the permutation: reshape keeps the reading order "
+              "and does not move dimensions, so the shape is right and the values are "
+              "not. Transpose back instead, with np.argsort(dims).": reshapes_back,
+              "dims was applied twice (or [dims[d] for d in dims]). There is no matrix "
+              "product here: applying dims twice moves nothing back for a swap, happens "
+              "to undo a 3-cycle, and is wrong for a 4-cycle such as [1, 2, 3, 0]. Use "
+              "the inverse, np.argsort(dims).": permutes_twice,
+              "the dims were reversed (dims[::-1]): that is not the inverse permutation. "
+              "Use np.argsort(dims).": reverses_dims,
+              "the forward permutation was applied again in backward. To move the "
               "gradient back, use the inverse permutation, np.argsort(dims): a swap of two "
               "dimensions is its own inverse, a cycle such as (1, 2, 0) is not.":
               permutes_again,
@@ -242,12 +274,14 @@ check_function(
               "inverse permutation, np.argsort(dims).": reverses_all_dims})
 
 # %% [markdown]
-# `gradcheck` agrees. In minigrad, `x.transpose(d0, d1)`, `x.T` and `x.permute(...)`
-# all make the same node, `Permute`, with the order of the dimensions as its argument:
+# Now `gradcheck`, on the 4-cycle. In minigrad, `x.transpose(d0, d1)`, `x.T` and
+# `x.permute(...)` all make the same node, `Permute`, with the order of the dimensions as
+# its argument:
 
 # %%
+x4 = mg.randn(2, 3, 4, 5, dtype=mg.float64, requires_grad=True)
+print("gradcheck of MyPermute:", mg.gradcheck(lambda t: MyPermute.apply(t, (1, 2, 3, 0)), [x4]))
 x = mg.randn(2, 3, 4, dtype=mg.float64, requires_grad=True)
-print("gradcheck of MyPermute:", mg.gradcheck(lambda t: MyPermute.apply(t, (1, 2, 0)), [x]))
 print("x.transpose(0, 2) makes a", x.transpose(0, 2).grad_fn.name, "node")
 print("x.permute(1, 2, 0) makes a", x.permute(1, 2, 0).grad_fn.name, "node")
 
@@ -374,8 +408,10 @@ class MyIndex(mg.Function):
 
 
 # %% [markdown]
-# The check uses indices with repeats (rows of a matrix, a 2-D index into a vector, and
-# columns: `x[:, [0, 3, 0]]`) and one without, and compares with minigrad's `x[index]`:
+# The check uses indices with repeats (7 rows read from a matrix of 5, a 2-D index into a
+# vector, and columns: `x[:, [0, 3, 0]]`) and one without, and compares with minigrad's
+# `x[index]`. A loop over the index (`for k, i in enumerate(index): grad[i] += ...`) is
+# right for a 1-D index and not for a 2-D one, where each `grad[i]` is again a fancy write:
 
 # %% tags=["tests:myindex:3"]
 def keeps_last_write(x, index, grad_output):
@@ -385,28 +421,54 @@ def keeps_last_write(x, index, grad_output):
     return grad, None
 
 
+def returns_grad_output(x, index, grad_output):
+    """A known-wrong backward: grad_output itself, of the output's shape."""
+    return grad_output, None
+
+
+def loops_over_index(x, index, grad_output):
+    """A known-wrong backward: a loop over the first axis of index, grad[i] += ..."""
+    grad = np.zeros(x.shape)
+    for k, i in enumerate(index):
+        grad[i] += grad_output[k]
+    return grad, None
+
+
 check_function(
-    MyIndex, inputs=[[(5, 3), np.array([0, 2, 0, 4, 2])], [(6,), np.array([[1, 1], [5, 0]])],
+    MyIndex, inputs=[[(5, 3), np.array([0, 2, 0, 4, 2, 1, 2])], [(6,), np.array([[1, 1], [5, 0]])],
                      [(3, 4), (slice(None), np.array([0, 3, 0]))], [(4, 2), np.array([3, 1])]],
     reference=lambda x, index: x[index],
-    mistakes={"a repeated index kept only one of its gradients: grad[index] = grad_output "
+    mistakes={"backward returned grad_output itself, which has the output's shape (one "
+              "row per lookup). The gradient of x has x's shape: start from "
+              "np.zeros(x.shape) and add each gradient at its index.": returns_grad_output,
+              "a loop over the index wrote grad[i] += ... for each row of it: with a 2-D "
+              "index each grad[i] is again a fancy write, and a repeat inside it keeps only "
+              "the last write. Use np.add.at(grad, index, grad_output), which handles any "
+              "index.": loops_over_index,
+              "a repeated index kept only one of its gradients: grad[index] = grad_output "
               "and grad[index] += grad_output write each position once (the last write "
               "wins). Use np.add.at(grad, index, grad_output), which adds every gradient.":
               keeps_last_write})
 
 # %% [markdown]
 # Your `MyIndex` on the embedding table of the picture, with `gradcheck` and against
-# minigrad's `E[ids]`:
+# minigrad's `E[ids]`, then on a batch of two sentences (a 2-D index, with repeats in
+# each sentence):
 
 # %%
 token_ids = np.array([1, 3, 1])
 print("gradcheck:", mg.gradcheck(lambda t: MyIndex.apply(t, token_ids), [E]))
 same_as_builtin(lambda t: MyIndex.apply(t, token_ids), lambda t: t[token_ids], E)
+batch_ids = np.array([[1, 3, 1], [0, 0, 2]])
+print("gradcheck, 2-D index:", mg.gradcheck(lambda t: MyIndex.apply(t, batch_ids), [E]))
+same_as_builtin(lambda t: MyIndex.apply(t, batch_ids), lambda t: t[batch_ids], E)
 
 # %% [markdown]
-# minigrad's own indexing node, `GetItem`, does both: when the index is made only of
-# integers and slices (no element can be read twice) it writes
-# `grad[index] = grad_output`, which is faster; otherwise it uses `np.add.at`.
+# minigrad's own indexing node, `GetItem` (in `minigrad/ops/indexing.py`), does both:
+# when the index is made only of integers and slices (no element can be read twice) it
+# writes `grad[index] = grad_output`, which avoids `np.add.at`'s element-by-element
+# loop; otherwise it uses `np.add.at`. Both give the same numbers, so no cell here can
+# show the difference.
 #
 # ## 4. `cat` and `stack`
 #
@@ -444,7 +506,8 @@ print("blocks cut at the sizes instead:", [block.shape for block in blocks])
 # - `forward` joins the arrays with `np.concatenate` and keeps on `ctx` what backward
 #   will need (plain attributes are fine: `dim`, and each input's size along it);
 # - `backward` cuts `grad_output` into one block per input and returns them as a tuple,
-#   one gradient per input, in order.
+#   one gradient per input, in order. `np.split` returns a **list**, and the engine
+#   reads a list as one gradient: return `tuple(np.split(...))`.
 
 # %% tags=["solution:mycat"]
 class MyCat(mg.Function):
@@ -467,40 +530,50 @@ class MyCat(mg.Function):
 
 
 # %% [markdown]
-# The check joins along `dim=1`: three inputs of sizes $2, 3, 4$, two 3-D inputs, and one
-# tensor joined with itself (`cat([x, x])`: its gradient is the sum of both blocks,
-# which the engine adds up for you).
+# The check joins along `dim=1` (three inputs of sizes $2, 3, 4$, two 3-D inputs, two
+# inputs of the same shape), then along `dim=0` and along `dim=-1`. Where two inputs
+# have the same shape, it also passes one tensor in both places (`cat([x, x])`: its
+# gradient is the sum of both blocks, which the engine adds up for you); that is the
+# fourth case it counts for `dim=1`.
 
 # %% tags=["tests:mycat:3"]
-def split_at_sizes(*inputs_and_grad):
+def split_at_sizes(*inputs_and_grad, dim):
     """A known-wrong backward: the sizes used as cut points instead of their running sum."""
     *xs, grad_output = inputs_and_grad
-    return tuple(np.split(grad_output, [x.shape[1] for x in xs][:-1], axis=1))
+    return tuple(np.split(grad_output, [x.shape[dim] for x in xs][:-1], axis=dim))
 
 
-def split_along_dim_0(*inputs_and_grad):
+def split_along_dim_0(*inputs_and_grad, dim):
     """A known-wrong backward: np.split without axis=, which cuts along dimension 0."""
+    if dim == 0:
+        return None  # right along dimension 0
     *xs, grad_output = inputs_and_grad
-    return tuple(np.split(grad_output, np.cumsum([x.shape[1] for x in xs])[:-1]))
+    return tuple(np.split(grad_output, np.cumsum([x.shape[dim] for x in xs])[:-1]))
 
 
-def split_into_equal_blocks(*inputs_and_grad):
+def split_into_equal_blocks(*inputs_and_grad, dim):
     """A known-wrong backward: np.split(g, n) cuts n blocks of equal size."""
     *xs, grad_output = inputs_and_grad
-    return tuple(np.array_split(grad_output, len(xs), axis=1))
+    return tuple(np.array_split(grad_output, len(xs), axis=dim))
 
 
-check_function(
-    MyCat, inputs=[[(2, 2), (2, 3), (2, 4)], [(3, 1, 2), (3, 4, 2)], [(2, 3), (2, 3)]],
-    kwargs={"dim": 1}, reference=lambda *xs, dim: mg.cat(xs, dim=dim),
-    mistakes={"the gradient was split at the wrong offsets: the cut points are the running "
-              "sums of the sizes, np.cumsum(sizes)[:-1] (where each input starts), not "
-              "the sizes themselves.": split_at_sizes,
-              "the gradient was split along the wrong dimension: np.split cuts along axis "
-              "0 unless you pass axis=ctx.dim.": split_along_dim_0,
-              "the gradient was cut into blocks of equal size (np.split(g, n) with a number "
-              "n), but the inputs have different sizes along dim: give the cut points, "
-              "np.cumsum(sizes)[:-1].": split_into_equal_blocks})
+CAT_CASES = {1: [[(2, 2), (2, 3), (2, 4)], [(3, 1, 2), (3, 4, 2)], [(2, 3), (2, 3)]],
+             0: [[(1, 3), (4, 3)], [(2, 2, 3), (1, 2, 3), (3, 2, 3)]],
+             -1: [[(2, 3, 1), (2, 3, 4)]]}
+for dim, cases in CAT_CASES.items():
+    check_function(
+        MyCat, inputs=cases, kwargs={"dim": dim}, reference=lambda *xs, dim: mg.cat(xs, dim=dim),
+        mistakes={"the gradient was split at the wrong offsets: the cut points are the running "
+                  "sums of the sizes, np.cumsum(sizes)[:-1] (where each input starts), not "
+                  "the sizes themselves.":
+                  functools.partial(split_at_sizes, dim=dim),
+                  "the gradient was split along the wrong dimension: np.split cuts along axis "
+                  "0 unless you pass axis=ctx.dim.":
+                  functools.partial(split_along_dim_0, dim=dim),
+                  "the gradient was cut into blocks of equal size (np.split(g, n) with a number "
+                  "n), but the inputs have different sizes along dim: give the cut points, "
+                  "np.cumsum(sizes)[:-1].":
+                  functools.partial(split_into_equal_blocks, dim=dim)})
 
 # %% [markdown]
 # And `gradcheck`, with an input used twice, `cat([a, b, a])`:
@@ -534,7 +607,8 @@ class MyStack(mg.Function):
 
 
 # %% [markdown]
-# Checked like `MyReshape`, stacking two $(3, 4)$ tensors along `dim=1`:
+# Checked like `MyReshape`, stacking two $(3, 4)$ tensors along `dim=1`, then along
+# `dim=0` and `dim=-1`:
 
 # %%
 a = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
@@ -543,6 +617,11 @@ print("shape:", MyStack.apply(a, b, dim=1).shape)
 print("gradcheck:", mg.gradcheck(lambda p, q: MyStack.apply(p, q, dim=1), [a, b]))
 same_as_builtin(lambda p, q: MyStack.apply(p, q, dim=1),
                 lambda p, q: mg.stack([p, q], dim=1), a, b)
+for dim in (0, -1):
+    print(f"dim={dim}: gradcheck:",
+          mg.gradcheck(lambda p, q: MyStack.apply(p, q, dim=dim), [a, b]), end=", ")
+    same_as_builtin(lambda p, q: MyStack.apply(p, q, dim=dim),
+                    lambda p, q: mg.stack([p, q], dim=dim), a, b)
 
 # %% [markdown]
 # Another way to see it: adding a dimension of size 1 to each input (`unsqueeze`, a
@@ -624,9 +703,17 @@ print("scatter-added gradient =\n", grad)
 # and the index (saved with `save_for_backward`, since it is an array), and reads with
 # `np.take_along_axis`. Write `backward`: the scatter-add of `grad_output` into a
 # gradient of the input's shape, for **any** `dim` and any number of dimensions (start
-# from the coordinate arrays of `np.indices(index.shape, sparse=True)`, as a list, and
-# put `index` in place of the one at `dim`). Return one gradient per forward input: the
-# gradient of `x`, then `None` for `index` and for `dim`.
+# from the coordinate arrays of `np.indices(index.shape, sparse=True)`, as a list so you
+# can put `index` in place of the one at `dim`, then turn it into a **tuple**: like
+# `x[...]`, `np.add.at` reads a tuple as one coordinate array per dimension, and a
+# list as something else). `index` alone is not enough: it gives only the coordinate
+# along `dim`. Return one gradient per forward input: the gradient of `x`, then `None`
+# for `index` and for `dim`.
+#
+# Mind the order of the arguments: `MyGather.apply(x, index, dim)` takes the index
+# before `dim`, the other way round from `mg.gather(x, dim, index)`. And the
+# `(rows, index)` of the cell above is the position for `dim = 1` only: the check also
+# gathers along `dim = 0`.
 
 # %% tags=["solution:mygather"]
 class MyGather(mg.Function):
@@ -664,32 +751,52 @@ def puts_along_axis(x, index, dim, grad_output):
     return grad, None, None
 
 
+def returns_grad_output_gather(x, index, dim, grad_output):
+    """A known-wrong backward: grad_output itself, of index's shape."""
+    return grad_output, None, None
+
+
 check_function(
     MyGather,
-    inputs=[[(3, 4), np.array([[0, 0, 3, 1], [1, 2, 1, 1], [3, 3, 3, 0]]), 1],
+    inputs=[[(3, 4), np.array([[0, 0, 3, 1, 0], [1, 2, 1, 1, 2], [3, 3, 3, 0, 3]]), 1],
             [(4, 2), np.array([[0, 1], [0, 0], [3, 1]]), 0],
             [(2, 3, 2), np.array([[[2, 0], [2, 2]], [[1, 1], [0, 1]]]), 1]],
     reference=lambda x, index, dim: mg.gather(x, dim, index),
-    mistakes={"the gradient of a repeated index was not accumulated: np.put_along_axis "
+    mistakes={"backward returned grad_output itself, which has index's shape. The "
+              "gradient of x has x's shape: start from np.zeros(x.shape) and scatter-add "
+              "into it.": returns_grad_output_gather,
+              "the gradient of a repeated index was not accumulated: np.put_along_axis "
               "(like grad[...] = ...) writes each position once, the last write wins. "
               "Scatter-ADD instead, with np.add.at and the full position of every "
               "element.": puts_along_axis})
 
 # %% [markdown]
 # Here is `MyGather` picking one score per row, at each row's label, as a classifier's
-# loss does, checked with `gradcheck` and against `mg.gather`:
+# loss does, checked with `gradcheck` and against `mg.gather`. One label per row never
+# repeats a position, so this first check cannot catch a backward that loses repeated
+# gradients; the second one gathers along `dim=0` with repeats, and can:
 
 # %%
 x = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
 labels = np.array([[2], [0], [2]])  # one label per row, as for a classifier's loss
 print("gradcheck of MyGather:", mg.gradcheck(lambda t: MyGather.apply(t, labels, 1), [x]))
 same_as_builtin(lambda t: MyGather.apply(t, labels, 1), lambda t: mg.gather(t, 1, labels), x)
+repeats = np.array([[2, 0, 2, 2], [1, 1, 0, 2]])  # rows read twice in each column
+print("gradcheck, dim=0 with repeats:",
+      mg.gradcheck(lambda t: MyGather.apply(t, repeats, 0), [x]))
+same_as_builtin(lambda t: MyGather.apply(t, repeats, 0), lambda t: mg.gather(t, 0, repeats), x)
 
 # %% [markdown]
-# minigrad's `Gather` also accepts an `index` that is *smaller* than the input in the
-# other dimensions (PyTorch allows it: only the first rows or columns are read); it
-# cuts the input to `index`'s size before `np.take_along_axis`.
-#
+# minigrad's `Gather` (in `minigrad/ops/indexing.py`) also accepts an `index` that is
+# *smaller* than the input in the other dimensions, as PyTorch does: only the first
+# rows or columns are read. It cuts the input to `index`'s size before
+# `np.take_along_axis`:
+
+# %%
+small = np.array([[1], [3]])  # 2 rows of 1 column, from a (3, 4) input
+print("gather(x, 1, small) has shape", mg.gather(x, 1, small).shape)
+
+# %% [markdown]
 # ## Summary
 #
 # - Movement operations do no arithmetic, and their backward **puts each gradient back
