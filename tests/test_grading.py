@@ -112,6 +112,44 @@ class MyPermute(mg.Function):
     def backward(ctx, grad_output):
         return np.transpose(grad_output, ctx.dims), None
 ''', "the forward permutation was applied again"),
+        "permute-applied-twice": ("mypermute", '''
+class MyPermute(mg.Function):
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return np.transpose(x, dims)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return np.transpose(np.transpose(grad_output, ctx.dims), ctx.dims), None
+''', "dims was applied twice"),
+        "index-loop-over-rows": ("myindex", '''
+class MyIndex(mg.Function):
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.input_shape = x.shape
+        ctx.index = index
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad = np.zeros(ctx.input_shape)
+        for k, i in enumerate(ctx.index):
+            grad[i] += grad_output[k]
+        return grad, None
+''', "a loop over the index"),
+        "cat-returns-a-list": ("mycat", '''
+class MyCat(mg.Function):
+    @staticmethod
+    def forward(ctx, *xs, dim=0):
+        ctx.dim = dim
+        ctx.sizes = [x.shape[dim] for x in xs]
+        return np.concatenate(xs, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return np.split(grad_output, np.cumsum(ctx.sizes)[:-1], axis=ctx.dim)
+''', "Return a tuple"),
         "index-last-write-wins": ("myindex", '''
 class MyIndex(mg.Function):
     @staticmethod
