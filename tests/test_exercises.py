@@ -124,12 +124,21 @@ def test_a_list_or_a_missing_gradient_is_explained():
     assert "returned 1 gradient(s)" in message and "one gradient per input" in message
 
 
+def test_gradients_returned_as_a_list_ask_for_a_tuple():
+    # the engine would read the list as one gradient; say so before it does
+    message = fails(check_function, mul_function(lambda x, y, g: [g * y, g * x]),
+                    MUL_CASES, mul)
+    assert "a list of 2" in message and "Return a tuple" in message
+    assert "raised" not in message
+
+
 def test_a_missing_solution_says_where_to_write_it():
     def not_written(x, y, g):
         raise NotImplementedError
 
     message = fails(check_function, mul_function(not_written), MUL_CASES, mul)
     assert "NotImplementedError" in message and "Write your solution" in message
+    assert "NotImplementedError:" not in message  # no empty ": " after the name
 
 
 def test_nothing_saved_is_explained():

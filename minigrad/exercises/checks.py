@@ -121,7 +121,8 @@ def _student_error(error: BaseException, doing: str) -> CheckFailed:
               if not f.filename.startswith(ENGINE)]  # the last line that is theirs
     where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line \
         else ""
-    text = f"{doing} raised {type(error).__name__}: {error}{where}"
+    said = f": {error}" if str(error) else ""
+    text = f"{doing} raised {type(error).__name__}{said}{where}"
     if isinstance(error, ValueError) and "matmul" in str(error):
         text += ("\n  It looks like the operands of a matrix product are swapped or one "
                  "needs a transpose: for z = a @ b, grad_a = grad_output @ b.T (shapes "
@@ -199,6 +200,11 @@ def _run_directly(function: type, arrays: list, kwargs: dict, v_for: Callable,
                 f"{call}: backward modified saved array {i} in place (x *= ..., "
                 "x -= ...?). A saved array must stay as forward left it: a second backward "
                 "(retain_graph=True) would use the changed one. Compute into a new array.")
+    if isinstance(raw, list) and len(arrays) > 1:
+        raise CheckFailed(
+            f"{call}: backward returned a list of {len(raw)} item(s), and the engine reads "
+            "a list as one gradient. Return a tuple: `return grad_x, None`, or "
+            "tuple(np.split(...)) since np.split returns a list.")
     grads = list(raw) if isinstance(raw, (tuple, list)) else [raw]
     if len(grads) != len(arrays):
         raise CheckFailed(
