@@ -132,6 +132,21 @@ def test_a_missing_solution_says_where_to_write_it():
     assert "NotImplementedError" in message and "Write your solution" in message
 
 
+def test_an_error_inside_numpy_points_at_the_student_s_line_not_numpy_s():
+    class SumOverRows(mg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.shape = x.shape
+            return x.sum(axis=1)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return np.broadcast_to(grad_output, ctx.shape)  # (3,) cannot become (3, 4)
+
+    message = fails(check_function, SumOverRows, [(3, 4)], lambda x: x.sum(1))
+    assert "np.broadcast_to(grad_output, ctx.shape)" in message
+
+
 def test_nothing_saved_is_explained():
     class Forgetful(mg.Function):
         @staticmethod

@@ -115,10 +115,16 @@ def _name(thing: Any) -> str:
     return getattr(thing, "__name__", None) or type(thing).__name__
 
 
+# libraries are not the student's code either: a bad shape in np.broadcast_to should
+# point at the student's line, not NumPy's
+LIBRARIES = ("/site-packages/", "/dist-packages/")
+
+
 def _student_error(error: BaseException, doing: str) -> CheckFailed:
     """The student's code raised: say where (the last line of theirs) and what."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if not f.filename.startswith(ENGINE)]  # the last line that is theirs
+              if not f.filename.startswith(ENGINE)  # the last line that is theirs
+              and not any(part in f.filename.replace("\\", "/") for part in LIBRARIES)]
     where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line \
         else ""
     text = f"{doing} raised {type(error).__name__}: {error}{where}"
