@@ -592,3 +592,12 @@ def test_messages_are_short():
     message = raw_failure(check_function, mul_function(lambda x, y, g: (-g * y, -g * x)),
                     MUL_CASES, mul)
     assert len(message.splitlines()) <= 12 and max(map(len, message.splitlines())) <= 78
+
+
+def test_an_exercise_s_own_mistake_is_named_before_the_generic_overflow_guess():
+    # a max whose maxima lost their dimension divides 0/0: nan, but nothing overflowed
+    wrong = np.array([np.nan, 1.0, np.nan, 0.0])
+    message = fails(check_value, wrong, [0.0, 1.0, 1.0, 0.0],
+                    mistakes={"the maxima lost their dimension": wrong})
+    assert "lost their dimension" in message and "overflowed" not in message
+    assert "overflowed" in fails(check_value, wrong, [0.0, 1.0, 1.0, 0.0])
