@@ -53,6 +53,8 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.exercises import check_array_function, check_function, check_value
+from minigrad.exercises.reductions import (LOGSUMEXP_MISTAKES, MAX_MISTAKES, MEAN_MISTAKES,
+                                           SUM_MISTAKES, VAR_MISTAKES)
 from minigrad.widgets import ContextInspector
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -188,26 +190,15 @@ class MySum(mg.Function):
 # %% [markdown]
 # The check runs your `MySum` on a square $x$ (where broadcasting the wrong way gives
 # no error), on a non-square one, and with other `dim` and `keepdim` settings, each time
-# with a random upstream gradient. The dictionary at its top lists the classic mistakes
-# it can name, each with the wrong gradient it would give (`g` is the upstream gradient);
-# the checks of the next exercises have one too.
+# with a random upstream gradient. `SUM_MISTAKES` (in `minigrad/exercises/reductions.py`,
+# read it after you have solved the exercise: it holds the wrong answers *and* the right
+# shapes) lists the classic mistakes it can name; the checks of the next exercises have
+# such a table too.
 
 # %% tags=["tests:mysum:2"]
-sum_over_dim_1 = {
-    "the gradient was not broadcast back: it still has the output's shape. Put the "
-    "summed dimension back (np.expand_dims) and stretch it to x's shape "
-    "(np.broadcast_to).": lambda x, g: g,
-    "the gradient was broadcast along the wrong dimension: a bare (m,) broadcasts as a "
-    "row, so each row got the whole upstream vector. Put the summed dimension back with "
-    "np.expand_dims(grad_output, dims) before broadcasting.":
-        lambda x, g: np.broadcast_to(g, x.shape),
-    "the summed dimension is back with size 1, but the gradient was not stretched to "
-    "x's shape: finish with np.broadcast_to(..., x.shape).":
-        lambda x, g: np.expand_dims(g, 1),
-}
 check_function(MySum, inputs=[[(3, 3)], [(4, 3)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.sum(dim, keepdim),
-               mistakes=sum_over_dim_1)
+               mistakes=SUM_MISTAKES)
 for settings in ({"dim": 0, "keepdim": True}, {"dim": (0, 2), "keepdim": False},
                  {"dim": -1, "keepdim": True}, {"dim": None, "keepdim": False}):
     check_function(MySum, inputs=[(2, 3, 4)], kwargs=settings,
@@ -301,20 +292,9 @@ class MyMean(mg.Function):
 
 
 # %% tags=["tests:mymean:2"]
-mean_over_dim_1 = {
-    "the 1/N is missing: this is the gradient of the sum. Divide by N, the number of "
-    "elements averaged into each output.":
-        lambda x, g: np.broadcast_to(g[:, None], x.shape),
-    "it was divided by x.size, the number of ALL elements, instead of N, the number "
-    "averaged into each output (the product of the reduced dimensions' sizes).":
-        lambda x, g: np.broadcast_to(g[:, None], x.shape) / x.size,
-    "the gradient was broadcast along the wrong dimension: put the reduced dimension "
-    "back with np.expand_dims (the unreduce helper) before broadcasting.":
-        lambda x, g: np.broadcast_to(g, x.shape) / x.shape[1],
-}
 check_function(MyMean, inputs=[[(4, 4)], [(2, 5)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.mean(dim, keepdim),
-               mistakes=mean_over_dim_1)
+               mistakes=MEAN_MISTAKES)
 for settings in ({"dim": (0, 2), "keepdim": True}, {"dim": None, "keepdim": False}):
     check_function(MyMean, inputs=[(2, 3, 4)], kwargs=settings,
                    reference=lambda x, dim, keepdim: x.mean(dim, keepdim))
@@ -336,6 +316,9 @@ compare_with_builtin(lambda t: MyMean.apply(t, dim=(0, 1)), lambda t: t.mean(), 
 # $$\frac{\partial L}{\partial x_{ij}} = \frac{\partial L}{\partial y_i}\,
 # [\,x_{ij} = y_i\,].$$
 #
+# The bracket $[\,P\,]$ (Iverson's) is $1$ when $P$ is true and $0$ when it is false:
+# here, $1$ at the maximum of row $i$ and $0$ elsewhere.
+#
 # **Ties.** If $k$ elements share the maximum, the max has a kink there and no single
 # derivative; any split of the upstream gradient that adds up to it is a valid choice.
 # minigrad splits it **evenly**: each tied element gets $1/k$ of it. PyTorch does the same
@@ -346,8 +329,8 @@ compare_with_builtin(lambda t: MyMean.apply(t, dim=(0, 1)), lambda t: t.mean(), 
 #
 # Take $x$ = `[1., 3., 3., 2.]` and $L = 2 \cdot \max(x)$, so the max's upstream gradient is
 # $2$. Predict `x.grad` in minigrad, as a list of four floats, before the next cell shows
-# it: write `max_grad_prediction = [...]`. (Its check runs when your work is graded; here
-# the check cell only prints what you predicted.)
+# it: write `max_grad_prediction = [...]`. (Here the check cell only looks at what your
+# four numbers add up to; their values are checked when your work is graded.)
 
 # %% tags=["solution:max-prediction"]
 # BEGIN SOLUTION
@@ -355,10 +338,14 @@ max_grad_prediction = [0.0, 1.0, 1.0, 0.0]
 # END SOLUTION
 
 # %% tags=["tests:max-prediction:1"]
-print(f"your prediction: {np.asarray(max_grad_prediction, dtype=float)} (it is checked "
-      "when your work is graded; the next cell shows the answer)")
+check_value(float(np.sum(max_grad_prediction)), 2.0,
+            "what your prediction adds up to (its values are checked when graded)", mistakes={
+    "the upstream gradient is 2, not 1: a max passes all of it on, so the shares of x's "
+    "elements add up to 2.": 1.0})
 ### BEGIN HIDDEN TESTS
 check_value(max_grad_prediction, [0.0, 1.0, 1.0, 0.0], "your predicted gradient", mistakes={
+    "the upstream gradient is 2: the shares must add up to 2, so each of the two tied "
+    "elements gets 1 (you split 1).": [0.0, 0.5, 0.5, 0.0],
     "each tied element got the whole upstream gradient (2 each). With a tie, minigrad "
     "splits it evenly: each of the k tied elements gets 1/k of it.": [0.0, 2.0, 2.0, 0.0],
     "only one of the tied elements got it: that is what torch.max(x, dim) does (it "
@@ -388,7 +375,7 @@ print(f"minigrad: x.grad = {x.grad.numpy()}")
 # what lets `x == biggest` compare each row with its own maximum.
 #
 # `backward`: `winners = (x == biggest)` marks the maxima; divide by the number of winners
-# in each row (`winners.sum(axis=ctx.dims, keepdims=True)`) to get each one's share, and
+# in each reduced slice (each row, for `dim=1`: `winners.sum(axis=ctx.dims, keepdims=True)`) to get each one's share, and
 # multiply by the upstream gradient, unreduced.
 #
 # (minigrad's `x.max(dim)` also returns the indices, as PyTorch's does; yours returns only
@@ -428,38 +415,14 @@ with_ties = np.array([[1.0, 3.0, 3.0, 0.0],
                       [0.5, -2.0, 0.5, 0.0]])
 
 
-def winners_over_dim_1(x):
-    return x == x.max(axis=1, keepdims=True)
-
-
-def first_winner_over_dim_1(x):
-    return np.eye(x.shape[1])[x.argmax(axis=1)]
-
-
-max_over_dim_1 = {
-    "every element got the upstream gradient, as for a sum. Only the maximal elements "
-    "affect a max: the others get 0.": lambda x, g: np.broadcast_to(g[:, None], x.shape),
-    "each tied element got the WHOLE upstream gradient. With k ties, each gets 1/k of it "
-    "(divide by the number of winners in its row).":
-        lambda x, g: g[:, None] * winners_over_dim_1(x),
-    "only the first of the tied elements got the gradient (argmax picks one; "
-    "torch.max(x, dim) does this). minigrad splits it evenly between ties.":
-        lambda x, g: g[:, None] * first_winner_over_dim_1(x),
-    "the gradient was broadcast along the wrong dimension: put the reduced dimension "
-    "back with np.expand_dims (the unreduce helper) before multiplying.":
-        lambda x, g: g[None, :] * winners_over_dim_1(x) / winners_over_dim_1(x).sum(
-            axis=1, keepdims=True),
-}
 check_function(MyMax, inputs=[[with_ties], [(3, 5)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.max(dim, keepdim).values,
-               mistakes=max_over_dim_1)
-### BEGIN HIDDEN TESTS
+               mistakes=MAX_MISTAKES)
 check_function(MyMax, inputs=[[with_ties], [(2, 3, 4)]], kwargs={"dim": 0, "keepdim": True},
                reference=lambda x, dim, keepdim: x.max(dim, keepdim).values)
 check_function(MyMax, inputs=[[with_ties], [np.array([[1.0, 5.0], [5.0, 5.0]])]],
                kwargs={"dim": None, "keepdim": False},
                reference=lambda x, dim, keepdim: x.max())
-### END HIDDEN TESTS
 
 # %% [markdown]
 # What did your `MyMax` keep for backward? The `ContextInspector` widget shows a
@@ -481,14 +444,14 @@ ContextInspector(y)
 #
 # `gradcheck` compares with finite differences, which need a smooth function: at a tie
 # the max has a kink, so we gradcheck on random numbers (no ties). The comparison with
-# minigrad's `max` uses the matrix with ties.
+# minigrad's `max` uses the matrix with ties of the check, `with_ties`.
 
 # %%
 x64 = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
 print(f"gradcheck, dim=1: {mg.gradcheck(lambda t: MyMax.apply(t, dim=1), [x64])}")
 print(f"gradcheck, all  : {mg.gradcheck(lambda t: MyMax.apply(t), [x64])}")
 compare_with_builtin(lambda t: MyMax.apply(t, dim=1), lambda t: t.max(dim=1).values,
-                     x.numpy().astype(np.float64))
+                     with_ties)
 
 # %% [markdown]
 # ## 5. Variance and standard deviation
@@ -571,11 +534,14 @@ check_array_function(
 
 # %% [markdown]
 # **The gradient.** Write $d_j = x_j - \bar{x}$ for the deviations. The variance is
-# $\frac{1}{N-c}\sum_j d_j^2$, and $x_k$ enters it twice: through its own $d_k$ (with
-# $\partial d_k / \partial x_k = 1$) and through the mean, which every $d_j$ contains
-# ($\partial d_j / \partial x_k = -1/N$ from $\bar{x}$). So
+# $\frac{1}{N-c}\sum_j d_j^2$, and $x_k$ enters every $d_j$: directly in its own $d_k$,
+# and through the mean $\bar{x}$ in all of them. So
+# $\partial d_j / \partial x_k = \delta_{jk} - 1/N$ ($\delta_{jk}$ is $1$ if $j = k$,
+# else $0$), and the chain rule sums over the $d_j$:
 #
 # $$\frac{\partial \operatorname{var}}{\partial x_k}
+# = \frac{1}{N-c}\sum_j 2\,d_j\,\frac{\partial d_j}{\partial x_k}
+# = \frac{2}{N-c}\sum_j d_j\Big(\delta_{jk} - \frac{1}{N}\Big)
 # = \frac{2}{N-c}\Big(d_k - \frac{1}{N}\sum_j d_j\Big)
 # = \frac{2\,(x_k - \bar{x})}{N - c},$$
 #
@@ -618,28 +584,11 @@ class MyVar(mg.Function):
 
 # %% tags=["tests:myvar:2"]
 
-def deviations_over_dim_1(x):
-    return x - x.mean(axis=1, keepdims=True)
-
-
-var_over_dim_1 = {  # correction=1, so N - c = x.shape[1] - 1
-    "the 2 from the square is missing: d(u^2)/du = 2u.":
-        lambda x, g: g[:, None] * deviations_over_dim_1(x) / (x.shape[1] - 1),
-    "backward divides by N, but forward divided by N - correction: use the same "
-    "denominator in both (keep it on ctx).":
-        lambda x, g: g[:, None] * 2 * deviations_over_dim_1(x) / x.shape[1],
-    "the mean was not subtracted: the gradient is 2 (x - mean) / (N - c), with the "
-    "deviations from the mean, not x itself.":
-        lambda x, g: g[:, None] * 2 * x / (x.shape[1] - 1),
-    "the gradient was broadcast along the wrong dimension: put the reduced dimension "
-    "back with np.expand_dims (the unreduce helper) before multiplying.":
-        lambda x, g: g[None, :] * 2 * deviations_over_dim_1(x) / (x.shape[1] - 1),
-}
 check_function(MyVar, inputs=[[(3, 3)], [(4, 6)]],
                kwargs={"dim": 1, "keepdim": False, "correction": 1},
                reference=lambda x, dim, keepdim, correction:
                    x.var(dim, keepdim=keepdim, correction=correction),
-               mistakes=var_over_dim_1)
+               mistakes=VAR_MISTAKES)
 for settings in ({"dim": 0, "keepdim": True, "correction": 0},
                  {"dim": None, "keepdim": False, "correction": 1}):
     check_function(MyVar, inputs=[(5, 4)], kwargs=settings,
@@ -669,8 +618,16 @@ compare_with_builtin(lambda t: my_std(t, dim=1), lambda t: t.std(dim=1), x64.num
 # %% [markdown]
 # One edge case: if all the elements are equal, the variance is $0$ and
 # $\frac{1}{2\sqrt{0}}$ is infinite, so the gradient of `std` there is `nan` (in PyTorch
-# too). Layer norm and batch norm add a small $\varepsilon$ under the square root for
-# exactly this reason.
+# too):
+
+# %%
+flat = mg.tensor([2.0, 2.0, 2.0], dtype=mg.float64, requires_grad=True)
+flat.std().backward()
+print(f"std of [2, 2, 2] = {flat.std().item()}, its gradient: {flat.grad.numpy()}")
+
+# %% [markdown]
+# Layer norm and batch norm add a small $\varepsilon$ under the square root for exactly
+# this reason.
 #
 # ## 6. Log-sum-exp, without overflow
 #
@@ -743,22 +700,9 @@ class MyLogSumExp(mg.Function):
 
 # %% tags=["tests:mylogsumexp:2"]
 
-def softmax_numerator_over_dim_1(x):
-    return np.exp(x - x.max(axis=1, keepdims=True))
-
-
-logsumexp_over_dim_1 = {
-    "the gradient is exp(x - max), softmax's numerator only: divide by the sum over the "
-    "dimension (or use exp(x - out), with out the logsumexp itself).":
-        lambda x, g: g[:, None] * softmax_numerator_over_dim_1(x),
-    "the gradient was broadcast along the wrong dimension: put the reduced dimension "
-    "back with np.expand_dims (the unreduce helper) before multiplying.":
-        lambda x, g: g[None, :] * softmax_numerator_over_dim_1(x)
-        / softmax_numerator_over_dim_1(x).sum(axis=1, keepdims=True),
-}
 check_function(MyLogSumExp, inputs=[[(3, 3)], [(2, 5)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.logsumexp(dim, keepdim),
-               large_inputs=True, mistakes=logsumexp_over_dim_1)
+               large_inputs=True, mistakes=LOGSUMEXP_MISTAKES)
 for settings in ({"dim": 0, "keepdim": True}, {"dim": None, "keepdim": False}):
     check_function(MyLogSumExp, inputs=[(4, 3)], kwargs=settings,
                    reference=lambda x, dim, keepdim: x.logsumexp(dim, keepdim),
