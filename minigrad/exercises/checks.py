@@ -210,7 +210,9 @@ def _run_directly(function: type, arrays: list, kwargs: dict, v_for: Callable,
         raise CheckFailed(
             f"{call}: backward returned {len(grads)} gradient(s) ({describe(raw)}), but "
             f"forward has {len(arrays)} input(s). Return one gradient per input, in order "
-            "(None for an input that needs none); a tuple for several.")
+            "(None for an input that needs none); a tuple for several." + (
+                f" Keyword arguments ({', '.join(kwargs)}) are not inputs and get no "
+                "gradient." if kwargs else ""))
     return out, [as_array(g) for g in grads], v
 
 
