@@ -54,7 +54,8 @@ import numpy as np
 import minigrad as mg
 from minigrad.exercises import check_array_function, check_function, check_value
 from minigrad.exercises.reductions import (LOGSUMEXP_MISTAKES, MAX_MISTAKES, MEAN_MISTAKES,
-                                           SUM_MISTAKES, VAR_MISTAKES)
+                                           SUM_MISTAKES, VAR_MISTAKES, VARIANCE_MISTAKES,
+                                           builtin_var)
 from minigrad.widgets import ContextInspector
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -496,34 +497,9 @@ def variance(x, dim=None, keepdim=False, correction=1):
 
 # %% tags=["tests:variance:1"]
 matrix = np.random.default_rng(5).standard_normal((3, 5))
-
-
-def builtin_var(x, dim, keepdim, correction):
-    return mg.tensor(x).var(dim, keepdim=keepdim, correction=correction).numpy()
-
-
-def count_over(x, dim):
-    return int(np.prod([x.shape[d] for d in dims_of(dim, x.ndim)]))
-
-
 check_array_function(
     variance, cases=[(matrix, 1, False, 1), (matrix, 0, True, 0), (matrix, None, False, 1)],
-    reference=builtin_var,
-    mistakes={
-        "the correction was ignored: you divided by N. Divide by N - correction (the "
-        "default, correction=1, gives N - 1).":
-            lambda x, dim, keepdim, correction: None if correction == 0 else
-            builtin_var(x, dim, keepdim, correction) * (count_over(x, dim) - correction)
-            / count_over(x, dim),
-        "you divided by N - 1 whatever the correction: with correction=0, divide by N.":
-            lambda x, dim, keepdim, correction: None if correction == 1 else
-            builtin_var(x, dim, keepdim, 1),
-        "the mean was not subtracted: that is the average of the squares, not of the "
-        "squared deviations from the mean.":
-            lambda x, dim, keepdim, correction:
-            np.sum(x**2, axis=dims_of(dim, x.ndim), keepdims=keepdim)
-            / (count_over(x, dim) - correction),
-    })
+    reference=builtin_var, mistakes=VARIANCE_MISTAKES)
 ### BEGIN HIDDEN TESTS
 tensor_3d = np.random.default_rng(6).standard_normal((2, 3, 4))
 check_array_function(
@@ -583,7 +559,6 @@ class MyVar(mg.Function):
 
 
 # %% tags=["tests:myvar:2"]
-
 check_function(MyVar, inputs=[[(3, 3)], [(4, 6)]],
                kwargs={"dim": 1, "keepdim": False, "correction": 1},
                reference=lambda x, dim, keepdim, correction:
@@ -699,7 +674,6 @@ class MyLogSumExp(mg.Function):
 
 
 # %% tags=["tests:mylogsumexp:2"]
-
 check_function(MyLogSumExp, inputs=[[(3, 3)], [(2, 5)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.logsumexp(dim, keepdim),
                large_inputs=True, mistakes=LOGSUMEXP_MISTAKES)
@@ -716,6 +690,8 @@ compare_with_builtin(lambda t: MyLogSumExp.apply(t, dim=1), lambda t: t.logsumex
 
 big = mg.tensor([[1000.0, 1000.0], [-1000.0, -1000.0]], dtype=mg.float64)
 print(f"MyLogSumExp at +-1000: {MyLogSumExp.apply(big, dim=1).numpy()}")
+compare_with_builtin(lambda t: MyLogSumExp.apply(t, dim=1), lambda t: t.logsumexp(dim=1),
+                     big.numpy())
 
 # %% [markdown]
 # ## Summary

@@ -601,3 +601,42 @@ def test_an_exercise_s_own_mistake_is_named_before_the_generic_overflow_guess():
                     mistakes={"the maxima lost their dimension": wrong})
     assert "lost their dimension" in message and "overflowed" not in message
     assert "overflowed" in fails(check_value, wrong, [0.0, 1.0, 1.0, 0.0])
+
+
+def test_chapter_5_s_max_without_keepdims_is_named_not_blamed_on_an_overflow():
+    from minigrad.exercises.reductions import MAX_MISTAKES
+
+    class MyMax(mg.Function):  # the maxima saved without keepdims: 0/0 in some rows
+        @staticmethod
+        def forward(ctx, x, dim=None, keepdim=False):
+            biggest = np.max(x, axis=1)
+            ctx.save_for_backward(x, biggest)
+            return biggest
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, biggest = ctx.saved_tensors
+            winners = x == biggest
+            return grad_output[:, None] * winners / winners.sum(axis=1, keepdims=True)
+
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [-1.0, 5.0, 0.0]])
+    with np.errstate(invalid="ignore"):
+        message = fails(check_function, MyMax, [[ties]], lambda x, dim: x.max(dim).values,
+                        kwargs={"dim": 1}, mistakes=MAX_MISTAKES)
+    assert "lost their dimension" in message and "overflowed" not in message
+
+
+def test_a_gradient_returned_for_a_keyword_argument_is_explained():
+    class MySum(mg.Function):
+        @staticmethod
+        def forward(ctx, x, dim=None):
+            ctx.shape = x.shape
+            return x.sum(axis=dim)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return np.broadcast_to(grad_output[:, None], ctx.shape), None
+
+    message = fails(check_function, MySum, [(3, 4)], lambda x, dim: x.sum(dim),
+                    kwargs={"dim": 1})
+    assert "returned 2 gradient(s)" in message and "(dim) are not inputs" in message

@@ -172,6 +172,21 @@ class MyLogSumExp(mg.Function):
         x, out = ctx.saved_tensors
         return unreduce(grad_output, ctx) * np.exp(x - out)
 ''', "something overflowed"),
+        "max-maxima-without-keepdims": ("mymax", '''
+class MyMax(mg.Function):
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        dims = remember(ctx, x, dim, keepdim)
+        biggest = np.max(x, axis=dims)
+        ctx.save_for_backward(x, biggest)
+        return np.expand_dims(biggest, dims) if keepdim else biggest
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, biggest = ctx.saved_tensors
+        winners = x == biggest
+        return unreduce(grad_output, ctx) * winners / winners.sum(axis=ctx.dims, keepdims=True)
+''', "lost their dimension"),
     },
 }
 

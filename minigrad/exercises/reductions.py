@@ -33,6 +33,40 @@ def _numerator(x: np.ndarray) -> np.ndarray:  # softmax's
     return np.exp(x - x.max(axis=1, keepdims=True))
 
 
+def _dims(dim, ndim: int) -> tuple:
+    if dim is None:
+        return tuple(range(ndim))
+    return tuple(sorted(d % ndim for d in ((dim,) if isinstance(dim, int) else dim)))
+
+
+def _count(x: np.ndarray, dim) -> int:
+    return int(np.prod([x.shape[d] for d in _dims(dim, x.ndim)]))
+
+
+def builtin_var(x: np.ndarray, dim, keepdim: bool, correction: int) -> np.ndarray:
+    """minigrad's own var, on and to arrays: the reference for the ``variance`` exercise."""
+    import minigrad as mg
+
+    return mg.tensor(x).var(dim, keepdim=keepdim, correction=correction).numpy()
+
+
+# for the plain-NumPy variance(x, dim, keepdim, correction): fn(x, dim, keepdim, correction)
+VARIANCE_MISTAKES = {
+    "the correction was ignored: you divided by N. Divide by N - correction (the "
+    "default, correction=1, gives N - 1).":
+        lambda x, dim, keepdim, correction: None if correction == 0 else
+        builtin_var(x, dim, keepdim, correction) * (_count(x, dim) - correction)
+        / _count(x, dim),
+    "you divided by N - 1 whatever the correction: with correction=0, divide by N.":
+        lambda x, dim, keepdim, correction: None if correction == 1 else
+        builtin_var(x, dim, keepdim, 1),
+    "the mean was not subtracted: that is the average of the squares, not of the "
+    "squared deviations from the mean.":
+        lambda x, dim, keepdim, correction:
+        np.sum(x**2, axis=_dims(dim, x.ndim), keepdims=keepdim)
+        / (_count(x, dim) - correction),
+}
+
 SUM_MISTAKES = {
     "the gradient was not broadcast back: it still has the output's shape. Put the "
     "summed dimension back (np.expand_dims) and stretch it to x's shape "
@@ -114,4 +148,4 @@ LOGSUMEXP_MISTAKES = {
 }
 
 __all__ = ["LOGSUMEXP_MISTAKES", "MAX_MISTAKES", "MEAN_MISTAKES", "SUM_MISTAKES",
-           "VAR_MISTAKES"]
+           "VARIANCE_MISTAKES", "VAR_MISTAKES", "builtin_var"]
