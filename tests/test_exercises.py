@@ -640,3 +640,21 @@ def test_a_gradient_returned_for_a_keyword_argument_is_explained():
     message = fails(check_function, MySum, [(3, 4)], lambda x, dim: x.sum(dim),
                     kwargs={"dim": 1})
     assert "returned 2 gradient(s)" in message and "(dim) are not inputs" in message
+
+
+def test_other_settings_are_checked_in_the_same_call_with_one_line(capsys):
+    class MySum(mg.Function):  # right for dim=1 only: always sums over dimension 1
+        @staticmethod
+        def forward(ctx, x, dim=None):
+            ctx.shape = x.shape
+            return x.sum(axis=1)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return np.broadcast_to(grad_output[:, None], ctx.shape)
+
+    check_function(MySum, [(3, 4)], lambda x, dim: x.sum(dim), kwargs={"dim": 1},
+                   more=[({"dim": 1}, [(2, 5)])])
+    assert capsys.readouterr().out.count("\n") == 1
+    assert "dim=0" in fails(check_function, MySum, [(3, 4)], lambda x, dim: x.sum(dim),
+                            kwargs={"dim": 1}, more=[({"dim": 0}, [(3, 3)])])
