@@ -199,11 +199,11 @@ class MySum(mg.Function):
 # %% tags=["tests:mysum:2"]
 check_function(MySum, inputs=[[(3, 3)], [(4, 3)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.sum(dim, keepdim),
-               mistakes=SUM_MISTAKES)
-for settings in ({"dim": 0, "keepdim": True}, {"dim": (0, 2), "keepdim": False},
-                 {"dim": -1, "keepdim": True}, {"dim": None, "keepdim": False}):
-    check_function(MySum, inputs=[(2, 3, 4)], kwargs=settings,
-                   reference=lambda x, dim, keepdim: x.sum(dim, keepdim))
+               mistakes=SUM_MISTAKES,
+               more=[({"dim": 0, "keepdim": True}, [(2, 3, 4)]),
+                     ({"dim": (0, 2), "keepdim": False}, [(2, 3, 4)]),
+                     ({"dim": -1, "keepdim": True}, [(2, 3, 4)]),
+                     ({"dim": None, "keepdim": False}, [(2, 3, 4)])])
 
 # %% [markdown]
 # Now the two checks you will run on every Function you write: `mg.gradcheck` in float64
@@ -295,10 +295,9 @@ class MyMean(mg.Function):
 # %% tags=["tests:mymean:2"]
 check_function(MyMean, inputs=[[(4, 4)], [(2, 5)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.mean(dim, keepdim),
-               mistakes=MEAN_MISTAKES)
-for settings in ({"dim": (0, 2), "keepdim": True}, {"dim": None, "keepdim": False}):
-    check_function(MyMean, inputs=[(2, 3, 4)], kwargs=settings,
-                   reference=lambda x, dim, keepdim: x.mean(dim, keepdim))
+               mistakes=MEAN_MISTAKES,
+               more=[({"dim": (0, 2), "keepdim": True}, [(2, 3, 4)]),
+                     ({"dim": None, "keepdim": False}, [(2, 3, 4)])])
 
 # %%
 x64 = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
@@ -417,13 +416,12 @@ with_ties = np.array([[1.0, 3.0, 3.0, 0.0],
 
 
 check_function(MyMax, inputs=[[with_ties], [(3, 5)]], kwargs={"dim": 1, "keepdim": False},
-               reference=lambda x, dim, keepdim: x.max(dim, keepdim).values,
-               mistakes=MAX_MISTAKES)
-check_function(MyMax, inputs=[[with_ties], [(2, 3, 4)]], kwargs={"dim": 0, "keepdim": True},
-               reference=lambda x, dim, keepdim: x.max(dim, keepdim).values)
-check_function(MyMax, inputs=[[with_ties], [np.array([[1.0, 5.0], [5.0, 5.0]])]],
-               kwargs={"dim": None, "keepdim": False},
-               reference=lambda x, dim, keepdim: x.max())
+               reference=lambda x, dim, keepdim:
+                   x.max() if dim is None else x.max(dim, keepdim).values,
+               mistakes=MAX_MISTAKES,
+               more=[({"dim": 0, "keepdim": True}, [[with_ties], [(2, 3, 4)]]),
+                     ({"dim": None, "keepdim": False},
+                      [[with_ties], [np.array([[1.0, 5.0], [5.0, 5.0]])]])])
 
 # %% [markdown]
 # What did your `MyMax` keep for backward? The `ContextInspector` widget shows a
@@ -563,12 +561,9 @@ check_function(MyVar, inputs=[[(3, 3)], [(4, 6)]],
                kwargs={"dim": 1, "keepdim": False, "correction": 1},
                reference=lambda x, dim, keepdim, correction:
                    x.var(dim, keepdim=keepdim, correction=correction),
-               mistakes=VAR_MISTAKES)
-for settings in ({"dim": 0, "keepdim": True, "correction": 0},
-                 {"dim": None, "keepdim": False, "correction": 1}):
-    check_function(MyVar, inputs=[(5, 4)], kwargs=settings,
-                   reference=lambda x, dim, keepdim, correction:
-                       x.var(dim, keepdim=keepdim, correction=correction))
+               mistakes=VAR_MISTAKES,
+               more=[({"dim": 0, "keepdim": True, "correction": 0}, [(5, 4)]),
+                     ({"dim": None, "keepdim": False, "correction": 1}, [(5, 4)])])
 
 # %% [markdown]
 # **The standard deviation** needs no Function of its own: it is the square root of the
@@ -676,11 +671,9 @@ class MyLogSumExp(mg.Function):
 # %% tags=["tests:mylogsumexp:2"]
 check_function(MyLogSumExp, inputs=[[(3, 3)], [(2, 5)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.logsumexp(dim, keepdim),
-               large_inputs=True, mistakes=LOGSUMEXP_MISTAKES)
-for settings in ({"dim": 0, "keepdim": True}, {"dim": None, "keepdim": False}):
-    check_function(MyLogSumExp, inputs=[(4, 3)], kwargs=settings,
-                   reference=lambda x, dim, keepdim: x.logsumexp(dim, keepdim),
-                   large_inputs=True)
+               large_inputs=True, mistakes=LOGSUMEXP_MISTAKES,
+               more=[({"dim": 0, "keepdim": True}, [(4, 3)]),
+                     ({"dim": None, "keepdim": False}, [(4, 3)])])
 
 # %%
 x64 = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
