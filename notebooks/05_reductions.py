@@ -38,10 +38,10 @@
 # Each piece follows the same steps: the maths (shapes first), your `Function`, then a
 # check with `mg.gradcheck` in float64 and against minigrad's built-in operation.
 #
-# Along the way come seven **exercises** (12 points): a cell where you write code (this
-# copy has the answers, between two "SOLUTION" marker comments; in the copy your teacher
-# hands out they are replaced by `raise NotImplementedError()`), and after it a test cell
-# that checks your code. A check that passes prints one line; one that fails says what
+# Along the way come seven **exercises** (12 points): a cell where you write code (the
+# teacher's copy has the answers between two "SOLUTION" marker comments; in the copy
+# handed out to students they are replaced by `raise NotImplementedError()`), and after
+# it a test cell that checks your code. A check that passes prints one line; one that fails says what
 # it called, what came back, what was expected, and which classic mistake it looks like.
 # The checks come from `minigrad.exercises`.
 #
@@ -436,6 +436,8 @@ y = MyMax.apply(x, dim=1)
 ContextInspector(y)
 
 # %% [markdown]
+# The title names the Function and its node's number (`MyMax #` and a number): nodes are
+# numbered in the order they are made, so yours may differ if you ran other cells first.
 # Saved array 0 *is* the input (`input 0`): keeping it costs no memory, it is the same
 # array. Saved array 1 is new: the two row maxima, 3 and 5, in shape $(2, 1)$.
 # Both rows have a tie (two 3s, two 5s): in backward, each of those gets half of its
@@ -468,8 +470,8 @@ compare_with_builtin(lambda t: MyMax.apply(t, dim=1), lambda t: t.max(dim=1).val
 
 # %%
 sample = np.array([1.0, 2.0, 3.0, 6.0])
-print(f"np.var(sample)                     = {np.var(sample):.4f}")
-print(f"mg.tensor(sample).var()            = {mg.tensor(sample).var().item():.4f}")
+print(f"np.var(sample)                      = {np.var(sample):.4f}")
+print(f"mg.tensor(sample).var()             = {mg.tensor(sample).var().item():.4f}")
 print(f"mg.tensor(sample).var(correction=0) = {mg.tensor(sample).var(correction=0).item():.4f}")
 
 # %% [markdown]
