@@ -54,8 +54,8 @@ import numpy as np
 import minigrad as mg
 from minigrad.exercises import check_array_function, check_function, check_value
 from minigrad.exercises.reductions import (LOGSUMEXP_MISTAKES, MAX_MISTAKES, MEAN_MISTAKES,
-                                           SUM_MISTAKES, VAR_MISTAKES, VARIANCE_MISTAKES,
-                                           builtin_var)
+                                           MEAN_OVER_0_2_MISTAKES, SUM_MISTAKES, VAR_MISTAKES,
+                                           VARIANCE_MISTAKES, builtin_var)
 from minigrad.widgets import ContextInspector
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -296,7 +296,7 @@ class MyMean(mg.Function):
 check_function(MyMean, inputs=[[(4, 4)], [(2, 5)]], kwargs={"dim": 1, "keepdim": False},
                reference=lambda x, dim, keepdim: x.mean(dim, keepdim),
                mistakes=MEAN_MISTAKES,
-               more=[({"dim": (0, 2), "keepdim": True}, [(2, 3, 4)]),
+               more=[({"dim": (0, 2), "keepdim": True}, [(3, 2, 4)], MEAN_OVER_0_2_MISTAKES),
                      ({"dim": None, "keepdim": False}, [(2, 3, 4)])])
 
 # %%

@@ -658,3 +658,23 @@ def test_other_settings_are_checked_in_the_same_call_with_one_line(capsys):
     assert capsys.readouterr().out.count("\n") == 1
     assert "dim=0" in fails(check_function, MySum, [(3, 4)], lambda x, dim: x.sum(dim),
                             kwargs={"dim": 1}, more=[({"dim": 0}, [(3, 3)])])
+
+
+def test_a_setting_in_more_can_bring_its_own_mistakes():
+    from minigrad.exercises.reductions import MEAN_OVER_0_2_MISTAKES
+
+    class MyMean(mg.Function):  # N from the first reduced dimension only
+        @staticmethod
+        def forward(ctx, x, dim=None, keepdim=False):
+            ctx.shape, ctx.count = x.shape, x.shape[dim[0]]
+            return x.mean(axis=dim, keepdims=keepdim)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return np.broadcast_to(grad_output, ctx.shape) / ctx.count
+
+    message = fails(check_function, MyMean, [(3, 1, 1)], lambda x, dim, keepdim:
+                    x.mean(dim, keepdim), kwargs={"dim": (0, 2), "keepdim": True},
+                    more=[({"dim": (0, 2), "keepdim": True}, [(3, 2, 4)],
+                           MEAN_OVER_0_2_MISTAKES)])
+    assert "the size of only one reduced dimension" in message

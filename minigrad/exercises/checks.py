@@ -326,7 +326,8 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
     ``{sentence naming the mistake: fn(*arrays, grad_output) -> wrong gradients}``.
     ``batch_size``: names an off-by-N factor as a mean/sum mix-up.
     ``more``: other settings, ``[(kwargs, inputs), ...]``, checked in the same call (so
-    that a cell prints one line) without ``mistakes``, which are written for ``kwargs``.
+    that a cell prints one line) without ``mistakes``, which are written for ``kwargs``;
+    ``(kwargs, inputs, mistakes)`` gives a setting mistakes of its own.
 
     Each case is also run with an input used twice (the same Tensor in two positions
     of equal shape), where it has them.
@@ -339,13 +340,14 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
         cases += [[a * (1000.0 / np.abs(a).max()) if _wants_grad(a) and a.size else a
                    for a in case] for case in list(cases)]
     runs = [(arrays, kwargs, mistakes or {}) for arrays in cases]
-    for other, other_inputs in more:
+    for other, other_inputs, *other_mistakes in more:
         other_cases = [[_make_input(spec, rng, domain) for spec in case]
                        for case in _cases(other_inputs)]
         if large_inputs:
             other_cases += [[a * (1000.0 / np.abs(a).max()) if _wants_grad(a) and a.size
                              else a for a in case] for case in list(other_cases)]
-        runs += [(arrays, other, {}) for arrays in other_cases]
+        runs += [(arrays, other, other_mistakes[0] if other_mistakes else {})
+                 for arrays in other_cases]
     checked = 0
     for arrays, settings, case_mistakes in runs:
         _check_case(function, name, arrays, reference, settings, rng, case_mistakes,

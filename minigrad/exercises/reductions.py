@@ -96,6 +96,18 @@ MEAN_MISTAKES = {
         lambda x, g: _column(g) / x.shape[1],
 }
 
+# MyMean with dim=(0, 2), keepdim=True on a 3-D x of shape (3, m, 4): g is (1, m, 1)
+ONE_SIZE = (
+    "it was divided by the size of only one reduced dimension: for dim=(0, 2), N is the "
+    "product of both sizes (x.shape[0] * x.shape[2]), the number of elements averaged "
+    "into each output.")
+MEAN_OVER_0_2_MISTAKES = {
+    ONE_SIZE: lambda x, g: np.broadcast_to(g, x.shape) / x.shape[0],
+    ONE_SIZE + " ": lambda x, g: np.broadcast_to(g, x.shape) / x.shape[2],
+    "it was divided by len(dims), the number of reduced dimensions: N is the product of "
+    "their sizes.": lambda x, g: np.broadcast_to(g, x.shape) / 2,
+}
+
 MAX_MISTAKES = {
     "every element got the upstream gradient, as for a sum. Only the maximal elements "
     "affect a max: the others get 0.": lambda x, g: np.broadcast_to(_column(g), x.shape),
@@ -147,5 +159,5 @@ LOGSUMEXP_MISTAKES = {
             - x.max(axis=1)[None, :]),
 }
 
-__all__ = ["LOGSUMEXP_MISTAKES", "MAX_MISTAKES", "MEAN_MISTAKES", "SUM_MISTAKES",
-           "VARIANCE_MISTAKES", "VAR_MISTAKES", "builtin_var"]
+__all__ = ["LOGSUMEXP_MISTAKES", "MAX_MISTAKES", "MEAN_MISTAKES", "MEAN_OVER_0_2_MISTAKES",
+           "SUM_MISTAKES", "VARIANCE_MISTAKES", "VAR_MISTAKES", "builtin_var"]
