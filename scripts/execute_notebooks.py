@@ -41,6 +41,7 @@ def execute(path: pathlib.Path) -> None:
                                      resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     keep_static_pictures(notebook)
+    join_stream_pieces(notebook)
     nbformat.write(notebook, path)
     print(f"executed {path.relative_to(ROOT)}")
 
@@ -57,6 +58,24 @@ def keep_static_pictures(notebook) -> None:
             if WIDGET_VIEW in data and "text/html" in data:
                 del data[WIDGET_VIEW]
     notebook.metadata.pop("widgets", None)
+
+
+def join_stream_pieces(notebook) -> None:
+    """Join consecutive outputs of the same stream. The kernel sends stdout on a timer, so
+    one cell's prints (even one print: its text, then its newline) can arrive in two
+    pieces or one depending on timing; joined, the saved file is the same on every run
+    and the text reads as one block."""
+    for cell in notebook.cells:
+        joined = []
+        for output in cell.get("outputs", []):
+            last = joined[-1] if joined else None
+            if output.get("output_type") == "stream" and last is not None and \
+                    last.get("output_type") == "stream" and last["name"] == output["name"]:
+                last["text"] += output["text"]
+            else:
+                joined.append(output)
+        if cell.cell_type == "code":
+            cell.outputs = joined
 
 
 if __name__ == "__main__":

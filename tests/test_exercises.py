@@ -141,6 +141,21 @@ def test_a_missing_solution_says_where_to_write_it():
     assert "NotImplementedError:" not in message  # no empty ": " after the name
 
 
+def test_an_error_inside_numpy_points_at_the_student_s_line_not_numpy_s():
+    class SumOverRows(mg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.shape = x.shape
+            return x.sum(axis=1)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return np.broadcast_to(grad_output, ctx.shape)  # (3,) cannot become (3, 4)
+
+    message = fails(check_function, SumOverRows, [(3, 4)], lambda x: x.sum(1))
+    assert "np.broadcast_to(grad_output, ctx.shape)" in message
+
+
 def test_nothing_saved_is_explained():
     class Forgetful(mg.Function):
         @staticmethod
@@ -586,3 +601,89 @@ def test_messages_are_short():
     message = raw_failure(check_function, mul_function(lambda x, y, g: (-g * y, -g * x)),
                     MUL_CASES, mul)
     assert len(message.splitlines()) <= 12 and max(map(len, message.splitlines())) <= 78
+
+
+def test_an_exercise_s_own_mistake_is_named_before_the_generic_overflow_guess():
+    # a max whose maxima lost their dimension divides 0/0: nan, but nothing overflowed
+    wrong = np.array([np.nan, 1.0, np.nan, 0.0])
+    message = fails(check_value, wrong, [0.0, 1.0, 1.0, 0.0],
+                    mistakes={"the maxima lost their dimension": wrong})
+    assert "lost their dimension" in message and "overflowed" not in message
+    assert "overflowed" in fails(check_value, wrong, [0.0, 1.0, 1.0, 0.0])
+
+
+def test_chapter_5_s_max_without_keepdims_is_named_not_blamed_on_an_overflow():
+    from minigrad.exercises.reductions import MAX_MISTAKES
+
+    class MyMax(mg.Function):  # the maxima saved without keepdims: 0/0 in some rows
+        @staticmethod
+        def forward(ctx, x, dim=None, keepdim=False):
+            biggest = np.max(x, axis=1)
+            ctx.save_for_backward(x, biggest)
+            return biggest
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, biggest = ctx.saved_tensors
+            winners = x == biggest
+            return grad_output[:, None] * winners / winners.sum(axis=1, keepdims=True)
+
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [-1.0, 5.0, 0.0]])
+    with np.errstate(invalid="ignore"):
+        message = fails(check_function, MyMax, [[ties]], lambda x, dim: x.max(dim).values,
+                        kwargs={"dim": 1}, mistakes=MAX_MISTAKES)
+    assert "lost their dimension" in message and "overflowed" not in message
+
+
+def test_a_gradient_returned_for_a_keyword_argument_is_explained():
+    class MySum(mg.Function):
+        @staticmethod
+        def forward(ctx, x, dim=None):
+            ctx.shape = x.shape
+            return x.sum(axis=dim)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return np.broadcast_to(grad_output[:, None], ctx.shape), None
+
+    message = fails(check_function, MySum, [(3, 4)], lambda x, dim: x.sum(dim),
+                    kwargs={"dim": 1})
+    assert "returned 2 gradient(s)" in message and "(dim) are not inputs" in message
+
+
+def test_other_settings_are_checked_in_the_same_call_with_one_line(capsys):
+    class MySum(mg.Function):  # right for dim=1 only: always sums over dimension 1
+        @staticmethod
+        def forward(ctx, x, dim=None):
+            ctx.shape = x.shape
+            return x.sum(axis=1)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return np.broadcast_to(grad_output[:, None], ctx.shape)
+
+    check_function(MySum, [(3, 4)], lambda x, dim: x.sum(dim), kwargs={"dim": 1},
+                   more=[({"dim": 1}, [(2, 5)])])
+    assert capsys.readouterr().out.count("\n") == 1
+    assert "dim=0" in fails(check_function, MySum, [(3, 4)], lambda x, dim: x.sum(dim),
+                            kwargs={"dim": 1}, more=[({"dim": 0}, [(3, 3)])])
+
+
+def test_a_setting_in_more_can_bring_its_own_mistakes():
+    from minigrad.exercises.reductions import MEAN_OVER_0_2_MISTAKES
+
+    class MyMean(mg.Function):  # N from the first reduced dimension only
+        @staticmethod
+        def forward(ctx, x, dim=None, keepdim=False):
+            ctx.shape, ctx.count = x.shape, x.shape[dim[0]]
+            return x.mean(axis=dim, keepdims=keepdim)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return np.broadcast_to(grad_output, ctx.shape) / ctx.count
+
+    message = fails(check_function, MyMean, [(3, 1, 1)], lambda x, dim, keepdim:
+                    x.mean(dim, keepdim), kwargs={"dim": (0, 2), "keepdim": True},
+                    more=[({"dim": (0, 2), "keepdim": True}, [(3, 2, 4)],
+                           MEAN_OVER_0_2_MISTAKES)])
+    assert "the size of only one reduced dimension" in message

@@ -124,6 +124,17 @@ def test_widget_outputs_are_saved_as_static_pictures(path):
     assert "widgets" not in metadata
 
 
+@chapters
+def test_stream_outputs_are_saved_joined(path):
+    # the kernel sends stdout on a timer, so a cell's prints can arrive in pieces;
+    # scripts/execute_notebooks.py joins them, so the saved file is the same on every run
+    split = [i for i, cell in enumerate(code_cells(path))
+             for a, b in zip(cell["outputs"], cell["outputs"][1:])
+             if a["output_type"] == b["output_type"] == "stream" and a["name"] == b["name"]]
+    assert split == [], (f"{path.name}: code cells {split} saved one stream in several "
+                         "pieces; re-execute with scripts/execute_notebooks.py")
+
+
 # --- exercises: tags in the .py, nbgrader metadata in the .ipynb -----------------------
 
 sys.path.insert(0, str(NOTEBOOKS_DIR.parent / "course"))

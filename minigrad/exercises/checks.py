@@ -115,10 +115,16 @@ def _name(thing: Any) -> str:
     return getattr(thing, "__name__", None) or type(thing).__name__
 
 
+# libraries are not the student's code either: a bad shape in np.broadcast_to should
+# point at the student's line, not NumPy's
+LIBRARIES = ("/site-packages/", "/dist-packages/")
+
+
 def _student_error(error: BaseException, doing: str) -> CheckFailed:
     """The student's code raised: say where (the last line of theirs) and what."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if not f.filename.startswith(ENGINE)]  # the last line that is theirs
+              if not f.filename.startswith(ENGINE)  # the last line that is theirs
+              and not any(part in f.filename.replace("\\", "/") for part in LIBRARIES)]
     where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line \
         else ""
     said = f": {error}" if str(error) else ""
@@ -210,7 +216,9 @@ def _run_directly(function: type, arrays: list, kwargs: dict, v_for: Callable,
         raise CheckFailed(
             f"{call}: backward returned {len(grads)} gradient(s) ({describe(raw)}), but "
             f"forward has {len(arrays)} input(s). Return one gradient per input, in order "
-            "(None for an input that needs none); a tuple for several.")
+            "(None for an input that needs none); a tuple for several." + (
+                f" Keyword arguments ({', '.join(kwargs)}) are not inputs and get no "
+                "gradient." if kwargs else ""))
     return out, [as_array(g) for g in grads], v
 
 
@@ -306,7 +314,7 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
                    kwargs: dict | None = None, domain: tuple[float, float] = (-2.0, 2.0),
                    large_inputs: bool = False, mistakes: dict | None = None,
                    batch_size: int | None = None, atol: float = 1e-6, rtol: float = 1e-4,
-                   seed: int = 0) -> None:
+                   seed: int = 0, more: Sequence[tuple[dict, Any]] = ()) -> None:
     """Check a differentiable operation: its output and the gradient for every input.
 
     ``function``: an ``mg.Function`` subclass (its forward and backward are called
@@ -323,6 +331,9 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
     log-softmax overflow). ``mistakes``: exercise-specific wrong answers,
     ``{sentence naming the mistake: fn(*arrays, grad_output) -> wrong gradients}``.
     ``batch_size``: names an off-by-N factor as a mean/sum mix-up.
+    ``more``: other settings, ``[(kwargs, inputs), ...]``, checked in the same call (so
+    that a cell prints one line) without ``mistakes``, which are written for ``kwargs``;
+    ``(kwargs, inputs, mistakes)`` gives a setting mistakes of its own.
 
     Each case is also run with an input used twice (the same Tensor in two positions
     of equal shape), where it has them.
@@ -334,15 +345,24 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
     if large_inputs:
         cases += [[a * (1000.0 / np.abs(a).max()) if _wants_grad(a) and a.size else a
                    for a in case] for case in list(cases)]
+    runs = [(arrays, kwargs, mistakes or {}) for arrays in cases]
+    for other, other_inputs, *other_mistakes in more:
+        other_cases = [[_make_input(spec, rng, domain) for spec in case]
+                       for case in _cases(other_inputs)]
+        if large_inputs:
+            other_cases += [[a * (1000.0 / np.abs(a).max()) if _wants_grad(a) and a.size
+                             else a for a in case] for case in list(other_cases)]
+        runs += [(arrays, other, other_mistakes[0] if other_mistakes else {})
+                 for arrays in other_cases]
     checked = 0
-    for arrays in cases:
-        _check_case(function, name, arrays, reference, kwargs, rng, mistakes or {},
+    for arrays, settings, case_mistakes in runs:
+        _check_case(function, name, arrays, reference, settings, rng, case_mistakes,
                     batch_size, atol, rtol)
         checked += 1
         same = [i for i in range(1, len(arrays)) if _wants_grad(arrays[i])
                 and _wants_grad(arrays[0]) and arrays[i].shape == arrays[0].shape]
         if same:
-            _check_reused_input(function, name, arrays, same[0], reference, kwargs, rng,
+            _check_reused_input(function, name, arrays, same[0], reference, settings, rng,
                                 atol, rtol)
             checked += 1
     print(f"{name}: forward and backward are right ({checked} case(s) checked).")

@@ -67,10 +67,11 @@ def preview(array: np.ndarray, limit: int = 6) -> str:
     return f"[{shown}{', ...' if flat.size > limit else ''}]"
 
 
-def close(got: Any, expected: Any, atol: float, rtol: float) -> bool:
+def close(got: Any, expected: Any, atol: float, rtol: float, equal_nan: bool = False) -> bool:
     got, expected = np.asarray(got), np.asarray(expected)
     return got.shape == expected.shape and bool(
-        np.allclose(got.astype(np.float64), expected.astype(np.float64), atol=atol, rtol=rtol))
+        np.allclose(got.astype(np.float64), expected.astype(np.float64), atol=atol, rtol=rtol,
+                    equal_nan=equal_nan))
 
 
 def sum_to_shape(array: np.ndarray, shape: tuple) -> np.ndarray | None:
@@ -223,11 +224,13 @@ def compare(got: Any, expected: Any, what: str, *, atol: float = 1e-6, rtol: flo
     if close(got_array, expected_array, atol, rtol):
         return
     table = mismatch_table(got_array, expected_array, atol, rtol, right=right)
-    mistake = nonfinite_mistake(got_array, expected_array)
-    for variant in variants:
-        if mistake is None and close(got_array, as_array(variant.value), atol, rtol):
+    mistake = None
+    for variant in variants:  # the exercise's own mistakes first: they know the cause
+        if mistake is None and close(got_array, as_array(variant.value), atol, rtol,
+                                     equal_nan=True):  # a nan where the mistake has one
             mistake = variant.mistake
-    mistake = mistake or factor_mistake(got_array, expected_array, atol, rtol, batch_size) \
+    mistake = mistake or nonfinite_mistake(got_array, expected_array) \
+        or factor_mistake(got_array, expected_array, atol, rtol, batch_size) \
         or transpose_mistake(got_array, expected_array, atol, rtol)
     message = f"{what}: wrong values.\n{table}"
     if mistake:
