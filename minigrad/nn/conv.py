@@ -65,8 +65,8 @@ class Conv2d(Module):
         return conv_extra_repr(self, dims=2)
 
 
-class MaxPool2d(Module):
-    """The maximum of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
+class _Pool(Module):
+    """What the pooling layers share: the window's size, stride and padding."""
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
         super().__init__()
@@ -74,30 +74,33 @@ class MaxPool2d(Module):
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
-
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
-    """The mean of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
+class _AvgPool(_Pool):
+    """What AvgPool1d and AvgPool2d share: the window's settings, and whether padding
+    counts in the mean."""
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  count_include_pad: bool = True) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
+        super().__init__(kernel_size, stride, padding)
         self.count_include_pad = count_include_pad
+
+
+class MaxPool2d(_Pool):
+    """The maximum of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
+
+
+class AvgPool2d(_AvgPool):
+    """The mean of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
                             self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class ResidualBlock(Module):
@@ -182,38 +185,19 @@ class Conv1d(Module):
         return conv_extra_repr(self, dims=1)
 
 
-class MaxPool1d(Module):
+class MaxPool1d(_Pool):
     """The maximum of each ``kernel_size`` window along the last dimension."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
 
     def forward(self, input: Tensor) -> Tensor:
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPool):
     """The mean of each ``kernel_size`` window along the last dimension."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 count_include_pad: bool = True) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding, self.count_include_pad = padding, count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding,
                             self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AdaptiveAvgPool2d(Module):
