@@ -7,10 +7,10 @@ node that made that input (a tensor used twice gets the sum of two gradients).
 ``Tensor.backward()`` runs the iterator to the end; the BackwardStepper widget runs it one
 step at a time and only looks. There is no other implementation of backward.
 
-Around the loop, each in its own module: the order (newest node first) comes from
-``graph.backward_order``; the seed gradients and the checks of what a backward returned
-from ``gradients.py``; hooks from ``hooks.py``; in-place edits of saved arrays are caught
-by ``versions.check_saved_versions``; and the sums reuse arrays through ``reuse.py``.
+Around the loop, one module each: the order (newest node first) is
+``graph.backward_order``; the seed gradients and the check of what a backward returned
+are in ``gradients.py``, the hooks in ``hooks.py``, the check for in-place edits of saved
+arrays in ``versions.py``, and the array reuse of the sums in ``reuse.py``.
 
 ``mg.autograd`` is also PyTorch's ``torch.autograd`` namespace: ``backward`` is defined
 here; ``Function`` (the Tensor form), ``grad``, ``gradcheck``, ``detect_anomaly`` ... live
@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import function  # noqa: F401 (mg.autograd.function, as torch.autograd.function)
 from . import tensor_class
 from .function import Node
 from .gradients import fit_gradients, roots, seed_gradient
@@ -35,6 +36,7 @@ from .reuse import accumulate, accumulate_into_grad, made_for_this_input
 from .state import state
 from .unsupported import module_getattr
 from .versions import check_saved_versions
+
 
 class BackwardStep(NamedTuple):
     """One node's part of the backward pass."""

@@ -332,7 +332,6 @@ class Function:
         return result
 
 
-
 def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     """``apply`` in lazy mode: record the node now, with its results' shapes and dtypes;
     ``lazy_mode.realize`` runs its forward when a value is needed."""
