@@ -35,10 +35,11 @@ from typing import Any
 import numpy as np
 
 from . import function
-from .autograd import _roots, gradients_of
+from .autograd import gradients_of
 from .autograd import backward  # noqa: F401  (mg.autograd.backward is the engine's)
 from .function import Context
 from .gradcheck import gradcheck as _gradcheck
+from .gradients import roots
 from .state import (detect_anomaly, enable_grad, lazy, no_grad,  # noqa: F401
                     set_detect_anomaly, set_grad_enabled, state)
 from .tensor import Tensor
@@ -114,7 +115,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
     An input that the outputs do not depend on raises, unless ``allow_unused=True``
     (then its gradient is None, or zeros with ``materialize_grads=True``). First order
     only: ``create_graph=True`` raises ``NotImplementedError``."""
-    tensors, gradients = _roots(outputs, grad_outputs, create_graph, "grad")
+    tensors, gradients = roots(outputs, grad_outputs, create_graph, "grad")
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor) or not t.requires_grad:

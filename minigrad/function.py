@@ -28,19 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from .messages import check_finite, explain
+from . import lazy_mode, tensor_class
+from .forward import run_forward, wrap_outputs
+from .hooks import RemovableHandle
 from .state import state
 from .versions import clock, record_write, share_version  # noqa: F401 (record_write: re-exported)
-
-# Tensor is defined in tensor.py, which imports this module (its methods call Functions),
-# so it cannot be imported here. tensor.py hands its class over once it is defined, and
-# the engine reaches Tensor this one way: ``function.Tensor``.
-Tensor: type = type(None)
-
-
-def register_tensor_class(cls: type) -> None:
-    global Tensor
-    Tensor = cls
 
 
 class Context:
@@ -81,8 +73,8 @@ class Context:
         """The saved arrays, without raising: ``()`` once they were released (the arrays
         of the Tensors an ``mg.autograd.Function`` saved)."""
         saved = self._saved or ()
-        if any(isinstance(a, Tensor) for a in saved):
-            saved = tuple([a._data if isinstance(a, Tensor) else a for a in saved])
+        if any(isinstance(a, tensor_class.Tensor) for a in saved):
+            saved = tuple([a._data if isinstance(a, tensor_class.Tensor) else a for a in saved])
         return saved
 
     @property
@@ -160,8 +152,9 @@ class Node(Context):
         self.args = args
         self.group = state.group
         if next_functions is None:
-            next_functions = tuple([(a.grad_fn, a._output_index) if isinstance(a, Tensor)
-                                    else (None, 0) for a in args])
+            next_functions = tuple([(a.grad_fn, a._output_index)
+                                    if isinstance(a, tensor_class.Tensor) else (None, 0)
+                                    for a in args])
         self.next_functions = next_functions
         self._outputs, self.output_meta = [], []  # filled by record_output
         if state.anomaly:
@@ -189,7 +182,7 @@ class Node(Context):
     @property
     def inputs(self) -> tuple:
         """The Tensor inputs (after a backward without ``retain_graph``: the leaves)."""
-        return tuple([a for a in self.args if isinstance(a, Tensor)])
+        return tuple([a for a in self.args if isinstance(a, tensor_class.Tensor)])
 
     @property
     def outputs(self) -> tuple:
@@ -216,7 +209,7 @@ class Node(Context):
     @property
     def input_meta(self) -> tuple:
         """``(shape, dtype)`` of every positional input (``None`` for constants)."""
-        return tuple(self.input_shape_dtype(i) if isinstance(a, Tensor)
+        return tuple(self.input_shape_dtype(i) if isinstance(a, tensor_class.Tensor)
                      or (a is None and self.next_functions[i][0] is not None)  # freed
                      else None for i, a in enumerate(self.args))
 
@@ -249,17 +242,6 @@ class Node(Context):
 
     def __repr__(self) -> str:
         return f"<{self.name} #{self.id}>"
-
-
-class RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away."""
-
-    def __init__(self, hooks: dict, key: int) -> None:
-        # the dict itself (a plain dict cannot be weakly referenced); it keeps no tensor alive
-        self._hooks, self._key = hooks, key
-
-    def remove(self) -> None:
-        self._hooks.pop(self._key, None)
 
 
 class Function:
@@ -318,6 +300,7 @@ class Function:
         """Run the Function on Tensors (or numbers) and record it in the graph."""
         if state.lazy:
             return _apply_lazy(cls, args, kwargs)
+        Tensor = tensor_class.Tensor
         recording = cls.differentiable and state.grad_enabled
         # one pass over the arguments, collecting the node's edges too: this runs per op
         arrays, needs_input_grad, edges = [], [], []
@@ -338,8 +321,9 @@ class Function:
             node, ctx = None, Context()
             ctx.needs_input_grad = (False,) * len(args)
         outputs = run_forward(cls, ctx, arrays, kwargs, args)
-        if type(outputs) is not np.ndarray or ctx._non_differentiable:
-            return _wrap_outputs(cls, ctx, node, args, arrays, outputs)
+        if type(outputs) is not np.ndarray or ctx._non_differentiable \
+                or outputs.dtype.kind not in "biufc":  # wrap_outputs checks and says why
+            return wrap_outputs(cls, ctx, node, args, arrays, outputs)
         result = Tensor._make(outputs, node is not None, node)  # the usual case: one array
         if node is not None:
             node.record_output(result, outputs.shape, outputs.dtype)
@@ -348,73 +332,12 @@ class Function:
         return result
 
 
-def run_forward(cls: type[Function], ctx: Context, arrays: list, kwargs: dict,
-                args: tuple) -> Any:
-    """Call ``cls``'s forward (either form); a NumPy error comes out explained."""
-    try:
-        if cls._uses_setup_context:
-            outputs = cls.forward(*arrays, **kwargs)
-            cls.setup_context(ctx, tuple(arrays), outputs)
-        else:
-            outputs = cls.forward(ctx, *arrays, **kwargs)
-    except (ValueError, IndexError, TypeError, RuntimeError) as error:
-        if getattr(error, "minigrad", False):
-            raise
-        raise explain(cls, error, args) from error
-    if state.anomaly:
-        where = f"{cls.oper} (forward" + (f", group {state.group})" if state.group else ")")
-        check_finite(outputs, where, args)
-    return outputs
-
-
-def _wrap_outputs(cls: type[Function], ctx: Context, node: Node | None, args: tuple,
-                  arrays: list, outputs: Any) -> Any:
-    """``apply`` for any other result: several outputs, NumPy scalars, or outputs marked
-    non-differentiable (those get no history)."""
-    several = isinstance(outputs, tuple)
-    outputs, marked = as_output_tuple(outputs, ctx)
-    results = []
-    for i, out in enumerate(outputs):
-        recorded = node is not None and not marked[i]
-        results.append(Tensor._make(out, recorded, node if recorded else None, i))
-        if node is not None:
-            node.record_output(results[i], out.shape, out.dtype)
-    if cls.view and isinstance(args[0], Tensor):
-        share_version(results[0], args[0], arrays[0])
-    return tuple(results) if several else results[0]
-
-
-def as_output_tuple(outputs: Any, ctx: Context) -> tuple[tuple, tuple]:
-    """A forward's result (one array or a tuple; NumPy scalars too) as a tuple of arrays,
-    and which of them were marked non-differentiable (asked before NumPy scalars
-    become arrays, which makes new objects)."""
-    raw = outputs if isinstance(outputs, tuple) else (outputs,)
-    marked = tuple(any(o is nd for nd in ctx._non_differentiable) for o in raw)
-    return tuple(o if type(o) is np.ndarray else np.asarray(o) for o in raw), marked
-
-
 def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
-    """Lazy mode: record the op with its results' shapes and dtypes, without running
-    its forward (``lazy_mode.realize`` does that later)."""
-    needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    """``apply`` in lazy mode: record the node now, with its results' shapes and dtypes;
+    ``lazy_mode.realize`` runs its forward when a value is needed."""
+    metas = lazy_mode.result_metas(cls, args, kwargs)
+    needs_input_grad = tuple(isinstance(a, tensor_class.Tensor) and a.requires_grad
+                             for a in args)
     record = cls.differentiable and state.grad_enabled and True in needs_input_grad
-    try:
-        shape, dtype = cls.output_shape(*args, **kwargs), cls.output_dtype(*args, **kwargs)
-    except (ValueError, IndexError, TypeError) as error:
-        if getattr(error, "minigrad", False):
-            raise
-        raise explain(cls, error, args) from error
-    several = len(shape) > 0 and isinstance(shape[0], tuple)
-    shapes = shape if several else (shape,)
-    dtypes = dtype if isinstance(dtype, tuple) else (dtype,) * len(shapes)
     node = Node(cls, args, needs_input_grad if record else (False,) * len(args))
-    node._pending = kwargs
-    results = []
-    for index, (shape, dtype) in enumerate(zip(shapes, dtypes)):
-        shape, dtype = tuple(shape), np.dtype(dtype)
-        differentiable = record and dtype.kind == "f"  # not the indices of max
-        t = Tensor._make(None, differentiable, node if differentiable else None, index)
-        t._lazy_node = node
-        node.record_output(t, shape, dtype)
-        results.append(t)
-    return tuple(results) if several else results[0]
+    return lazy_mode.defer(node, kwargs, metas, record)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import tensor_class
 from .errors import ShapeError
 
 
@@ -23,7 +24,7 @@ def describe_args(args: tuple) -> str:
             parts.append(f"input {i}: (freed by an earlier backward)")
         elif isinstance(a, (np.ndarray, np.generic)):
             parts.append(f"input {i}: array of shape {a.shape}, {a.dtype}")
-        elif hasattr(a, "shape"):  # a Tensor
+        elif isinstance(a, tensor_class.Tensor):
             name = f" '{a.label}'" if a.label else ""
             parts.append(f"input {i}{name}: shape {tuple(a.shape)}, {a.dtype}")
         else:
@@ -48,20 +49,36 @@ def explain(function: type, error: Exception, args: tuple) -> Exception:
     return new
 
 
-def check_finite(outputs: Any, who: str, args: tuple, trace: list | None = None) -> None:
+def check_finite(outputs: Any, who: str, args: tuple, trace: list | None = None,
+                 received: list | None = None) -> None:
     """Anomaly mode: raise if an array in ``outputs`` holds NaN or Inf, naming ``who``
-    made it (and, from ``trace``, where the op was created)."""
+    made it (and, from ``trace``, where the op was created). ``received``: the arrays
+    ``who`` was given; if one of them already held NaN or Inf, the message says that the
+    input was bad, rather than blaming ``who``."""
     arrays = outputs if isinstance(outputs, tuple) else (outputs,)
     for i, a in enumerate(arrays):
         if a is None:
             continue
         a = np.asarray(a)
         if a.dtype.kind in "fc" and not np.all(np.isfinite(a)):
-            bad = "NaN" if np.isnan(a).any() else "Inf"
-            message = (f"detect_anomaly: {who} produced {bad} in output {i} "
-                       f"(shape {a.shape})\n  {describe_args(args)}")
+            message = (f"detect_anomaly: {who} produced {_bad(a)} in output {i} "
+                       f"(shape {a.shape})")
+            for position, given in enumerate(received or ()):
+                if isinstance(given, np.ndarray) and given.dtype.kind in "fc" \
+                        and not np.all(np.isfinite(given)):
+                    message = (f"detect_anomaly: input {position} of {who} was already "
+                               f"{_bad(given)} (shape {given.shape}) before the op ran, so "
+                               f"the {_bad(a)} in its output {i} comes from that input, not "
+                               "from the op. Look where the input was made: a leaf's "
+                               "values, or an op run outside detect_anomaly()")
+                    break
+            message += f"\n  {describe_args(args)}"
             if trace:
                 message += "\n  the op was created here:\n" + "".join(trace[-4:])
             error = FloatingPointError(message)
             error.minigrad = True
             raise error
+
+
+def _bad(array: np.ndarray) -> str:
+    return "NaN" if np.isnan(array).any() else "Inf"

@@ -14,11 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd
+from . import autograd, tensor_class
 from .device import CPU, DEVICE_TYPES, check_device, device, not_on_cpu
 from .dtypes import DTYPES, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
 from .errors import ShapeError
-from .function import Node, RemovableHandle, register_tensor_class
+from .function import Node
+from .hooks import RemovableHandle
+from .lazy_mode import realize_readers
 from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat, Ceil, Clamp,
                   Clone, Compare, Cos, Cumsum, Div, Erf, Exp, Expand, Expm1, Floor, Gather,
                   GetItem, Log, Log1p, LogSoftmax, LogSumExp, MatMul, Max, Maximum, Mean, Min,
@@ -147,6 +149,7 @@ class Tensor:
         if self.requires_grad and array.dtype.kind not in "fc":
             raise TypeError(f"data: this tensor requires grad, so its data must be "
                             f"floating point, got {array.dtype} (shape {array.shape})")
+        realize_readers(self)  # deferred ops that read the old array run first
         self._data = array
 
     @property
@@ -416,6 +419,7 @@ class Tensor:
                 f"in-place: the result is {values.dtype} but this tensor is {self.dtype}; "
                 "it cannot hold it. Use the out-of-place op, or convert first."
             )
+        realize_readers(self)  # deferred ops that read the old values run first
         try:
             self._data[...] = values
         except ValueError as error:  # e.g. a read-only view made by expand()
@@ -511,6 +515,7 @@ class Tensor:
                 "or do it inside `with mg.no_grad():`."
             )
         self.realize()
+        realize_readers(self)  # deferred ops that read it run with its old shape
         previous, state.lazy = state.lazy, False
         try:
             if record:
@@ -1089,7 +1094,7 @@ class Tensor:
         return repr(self)
 
 
-register_tensor_class(Tensor)
+tensor_class.register(Tensor)  # the engine reaches Tensor through tensor_class.py
 
 
 def _operand(value: Any) -> Any:

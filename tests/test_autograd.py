@@ -204,8 +204,9 @@ def test_node_hook_with_the_wrong_number_of_gradients_names_the_node():
     x = leaf(2)
     y = x * 2.0
     y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (None, None, None))
-    with pytest.raises(RuntimeError, match=r"a hook on Mul #\d+ returned 3 gradient\(s\), but "
-                                           r"forward received 2 positional input\(s\)"):
+    with pytest.raises(RuntimeError, match=r"hook '<lambda>' on Mul #\d+ returned 3 "
+                                           r"gradient\(s\), but forward received 2 "
+                                           r"positional input\(s\)"):
         y.sum().backward()
 
 

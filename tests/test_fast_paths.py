@@ -20,9 +20,9 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad.autograd import _ADOPT_MIN_SIZE
+from minigrad.reuse import ADOPT_MIN_SIZE
 
-BIG = (_ADOPT_MIN_SIZE + 100,)  # big enough for backward to reuse arrays
+BIG = (ADOPT_MIN_SIZE + 100,)  # big enough for backward to reuse arrays
 
 
 def leaf(shape=BIG, seed=0, dtype=np.float32):

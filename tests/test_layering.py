@@ -107,11 +107,66 @@ def test_no_two_modules_import_each_other():
     assert pairs == []
 
 
+CORE = ["function", "forward", "autograd", "gradients", "hooks", "reuse", "graph",
+        "lazy_mode", "versions", "messages", "state", "errors", "tensor_class"]
+
+
 def test_the_engine_core_imports_tensor_nowhere():
-    """tensor.py imports the engine; the engine reaches Tensor one way (function.Tensor)."""
+    """tensor.py imports the engine; the engine reaches Tensor one way (tensor_class)."""
     graph = import_graph()
-    core = ["function", "autograd", "graph", "lazy_mode", "versions", "messages", "state"]
-    assert {m for m in core if "minigrad.tensor" in graph[f"minigrad.{m}"]} == set()
+    assert {m for m in CORE if "minigrad.tensor" in graph[f"minigrad.{m}"]} == set()
+
+
+def test_the_engine_core_imports_at_the_top_of_its_modules_only():
+    """No import inside a function or under ``if TYPE_CHECKING:``: a module's imports are
+    the arrows the other tests check, all of them in one place."""
+    late = []
+    for name in CORE:
+        tree = ast.parse((ENGINE / f"{name}.py").read_text())
+        top = {id(node) for node in tree.body}
+        late += [f"{name}.py:{node.lineno}" for node in ast.walk(tree)
+                 if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top]
+    assert late == []
+
+
+def test_tensor_class_is_handed_over_once_by_tensor_py_and_imports_nothing():
+    registrations = []
+    for path in ENGINE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "register" and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id == "tensor_class":
+                registrations.append(str(path.relative_to(ENGINE)))
+    assert registrations == ["tensor.py"]
+    tree = ast.parse((ENGINE / "tensor_class.py").read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def test_the_engine_core_reads_the_tensor_class_only_as_tensor_class_tensor():
+    """``from .tensor_class import Tensor`` would keep the placeholder; a bare ``Tensor``
+    is allowed only in a function that binds it ``Tensor = tensor_class.Tensor`` (apply
+    does, to look the class up once per op)."""
+    offenders = []
+    for name in [m for m in CORE if m != "tensor_class"]:  # (which defines the name)
+        tree = ast.parse((ENGINE / f"{name}.py").read_text())
+        offenders += [f"{name}.py:{n.lineno}: from tensor_class import" for n in ast.walk(tree)
+                      if isinstance(n, ast.ImportFrom) and (n.module or "") == "tensor_class"]
+        bare = {n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "Tensor"}
+        for function in ast.walk(tree):
+            if isinstance(function, ast.FunctionDef) and any(
+                    isinstance(n, ast.Assign) and ast.unparse(n) == "Tensor = tensor_class.Tensor"
+                    for n in function.body):
+                bare -= set(ast.walk(function))
+        offenders += [f"{name}.py:{n.lineno}: Tensor" for n in bare]
+    assert offenders == []
+
+
+def test_the_tensor_class_the_engine_reads_is_minigrads_tensor():
+    import minigrad
+    from minigrad import tensor_class
+
+    assert tensor_class.Tensor is minigrad.Tensor
+    assert type(minigrad.tensor([1.0]).exp()) is minigrad.Tensor
 
 
 # --- the widgets use the engine's public surface only ------------------------------------------

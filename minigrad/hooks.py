@@ -1,0 +1,70 @@
+"""Hooks: the user's functions that backward calls on a gradient on its way.
+
+``t.register_hook(hook)`` runs ``hook(grad)`` when ``t``'s gradient is known; a returned
+tensor replaces it, and must have its shape. ``node.register_hook(hook)`` runs
+``hook(grad_inputs, grad_outputs)`` after the node's backward; a returned tuple replaces
+the gradients for its inputs. Both return a ``RemovableHandle``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import tensor_class
+from .errors import ShapeError
+from .gradients import fit_gradients
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away."""
+
+    def __init__(self, hooks: dict, key: int) -> None:
+        # the dict itself (a plain dict cannot be weakly referenced); it keeps no tensor alive
+        self._hooks, self._key = hooks, key
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+
+def run_tensor_hooks(tensor: Any, grad: np.ndarray) -> np.ndarray:
+    """Run ``tensor``'s hooks on its gradient; a returned tensor replaces it."""
+    for hook in list((tensor._hooks or {}).values()):
+        result = hook(tensor_class.Tensor._make(grad))
+        if result is None:
+            continue
+        if isinstance(result, tensor_class.Tensor):
+            result = result.realize()._data
+        replaced = np.asarray(result)
+        if replaced.shape != grad.shape:
+            raise ShapeError(
+                f"hook '{getattr(hook, '__name__', type(hook).__name__)}' registered on "
+                f"{_which_tensor(tensor)} returned a gradient of shape {replaced.shape}, "
+                f"but the gradient it was given has shape {grad.shape}. A tensor hook may "
+                "change the gradient's values, not its shape."
+            )
+        grad = replaced
+    return grad
+
+
+def _which_tensor(tensor: Any) -> str:
+    """``"the tensor 'h' (shape (2, 3), made by Exp #4)"``, or ``"a leaf tensor ..."``."""
+    name = f" '{tensor.label}'" if tensor.label else ""
+    made = f", made by {tensor.grad_fn.describe()}" if tensor.grad_fn is not None else ""
+    kind = "the tensor" if tensor.grad_fn is not None else "the leaf tensor"
+    return f"{kind}{name} (shape {tuple(tensor.shape)}{made})"
+
+
+def run_node_hooks(node: Any, grad_inputs: tuple, grad_outputs: list) -> tuple:
+    """Call the hooks registered with ``node.register_hook``; a hook's returned tuple
+    replaces the gradients for the inputs (checked as a backward's result is)."""
+    make = tensor_class.Tensor._make
+    received = tuple(None if g is None else make(g) for g in grad_outputs)
+    for hook in list(node._node_hooks.values()):
+        result = hook(tuple(None if g is None else make(g) for g in grad_inputs), received)
+        if result is not None:
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            name = getattr(hook, "__name__", type(hook).__name__)
+            grad_inputs = fit_gradients(node, result, f"hook '{name}' on {node.describe()}")
+    return grad_inputs
