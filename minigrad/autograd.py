@@ -104,11 +104,12 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
     own: dict = {}  # key (a pending slot, or id of a tensor) -> id of the sum this pass
     # made for it, which it may add into in place (see accumulate)
     pending: dict = {}  # node -> the gradient for each of its outputs
+    held: dict = {}  # id of a leaf with hooks -> [leaf, the sum of its gradients so far]
     for tensor, gradient in zip(tensors, gradients):
         seed = seed_gradient(tensor, gradient)
         root = tensor.grad_fn
         if root is None:  # backward of a leaf: its gradient is the seed itself
-            _accumulate_into_leaf(tensor, seed, own, False, captured)
+            _accumulate_into_leaf(tensor, seed, own, False, captured, held)
             continue
         slots = pending.setdefault(root, [None] * len(root._outputs))
         total = slots[tensor._output_index]
@@ -124,7 +125,7 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
             parent, index = node.next_functions[position]
             if parent is None:  # a leaf: into its .grad
                 new = made_for_this_input(grad, position, node, grad_outputs, grad_inputs)
-                _accumulate_into_leaf(node.args[position], grad, own, new, captured)
+                _accumulate_into_leaf(node.args[position], grad, own, new, captured, held)
                 continue
             slots = pending.get(parent)  # else: into the sum for the node that made it
             if slots is None:
@@ -137,14 +138,19 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
             node._retained = True
         else:
             node.free()  # after the step is seen, so a stepper can still show the node
+    for leaf, total in held.values():  # every gradient has arrived: hooks once, on the sum
+        _accumulate_into_leaf(leaf, run_tensor_hooks(leaf, total), own, False, captured)
 
 
 def _accumulate_into_leaf(leaf: Any, grad: np.ndarray, own: dict, new: bool,
-                          captured: dict | None = None) -> None:
-    """A leaf's gradient: through its hooks, into its ``.grad`` (or, for
-    ``gradients_of``, into its entry in ``captured``, if it has one)."""
-    if leaf._hooks:
-        grad, new = run_tensor_hooks(leaf, grad), False
+                          captured: dict | None = None, held: dict | None = None) -> None:
+    """A leaf's gradient into its ``.grad`` (or, for ``gradients_of``, into its entry in
+    ``captured``, if it has one). A leaf with hooks is ``held`` until the pass ends, so
+    that, as in PyTorch, its hooks run once, on the sum of all its gradients."""
+    if held is not None and leaf._hooks:
+        entry = held.setdefault(id(leaf), [leaf, None])
+        entry[1] = grad if entry[1] is None else entry[1] + grad
+        return
     if captured is None:
         accumulate_into_grad(leaf, grad, own, new)
     elif id(leaf) in captured:

@@ -559,3 +559,23 @@ def test_a_second_backward_through_freed_save_free_ops_sums_gradients_to_the_inp
     y.sum().backward()
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))
+
+
+@pytest.mark.parametrize("clip", [5.0, 100.0])
+def test_a_leaf_hook_runs_once_on_the_sum_of_its_gradients_as_in_pytorch(clip):
+    # x is used three times: PyTorch sums the three gradients before the leaf's hooks run,
+    # so a hook that clips sees 3 x**2 once (a per-gradient hook would clip each x**2)
+    torch = pytest.importorskip("torch")
+    seen = {}
+    for lib in (mg, torch):
+        calls = []
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        x.register_hook(lambda g, calls=calls: (calls.append(g.detach().numpy().copy()),
+                                                 g.clamp(max=clip))[1])
+        (x * x * x).sum().backward()
+        seen[lib.__name__] = (calls, x.grad.detach().numpy().copy())
+    (ours, our_grad), (theirs, their_grad) = seen["minigrad"], seen["torch"]
+    assert len(ours) == len(theirs) == 1
+    np.testing.assert_allclose(ours[0], theirs[0])
+    np.testing.assert_allclose(our_grad, their_grad)
+    np.testing.assert_allclose(our_grad, np.minimum(3 * np.array([1.0, 4.0, 9.0]), clip))
