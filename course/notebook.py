@@ -22,33 +22,11 @@ from .authoring import SOLUTION_MARKERS, exercise_role
 from .teacher import CourseError
 
 
-def find_workspace(start: Path | None = None) -> Path:
-    """The workspace holding ``start`` (default: the current folder, where a notebook's
-    kernel runs), else the default ``my-course/``."""
-    start = (start or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if (folder / student.HIDDEN / student.MANIFEST).exists():
-            return folder
-    return student.DEFAULT_WORKSPACE
-
-
-def _chapter_sources(workspace: Path) -> dict[str, Path]:
-    """``{stem: chapter with its answers}``: those the workspace was made from, else the
-    repository's ``notebooks/``."""
-    manifest = workspace / student.HIDDEN / student.MANIFEST
-    if manifest.exists():
-        entries = student._manifest(workspace)["notebooks"]
-        found = {stem: Path(e["source"]) for stem, e in entries.items() if "source" in e}
-        if all(p.exists() for p in found.values()) and found:
-            return found
-    return student._sources(teacher.REPOSITORY_NOTEBOOKS)
-
-
 def reference_source(exercise: str, chapter: str | int | None = None,
                      workspace: Path | None = None) -> tuple[str, str]:
     """``(chapter stem, code)``: the solution cell of ``exercise`` with its answer, the
     marker lines removed."""
-    sources = _chapter_sources(workspace or find_workspace())
+    sources = student.chapter_sources(workspace or student.find_workspace())
     if chapter is not None:
         stems = [student._chapter({"notebooks": dict.fromkeys(sources)}, str(chapter))]
     else:
@@ -165,5 +143,5 @@ def status(workspace: str | Path | None = None, timeout: int = teacher.DEFAULT_T
     """Exercises passed per chapter of the workspace (by default the one this notebook
     is in), checked as ``minigrad-course status`` does: save your notebook first, its
     checks run on the saved file, in a fresh kernel."""
-    folder = Path(workspace).resolve() if workspace else find_workspace()
+    folder = Path(workspace).resolve() if workspace else student.find_workspace()
     return StatusTable(folder, timeout, recheck)

@@ -103,8 +103,19 @@ def exercise_version(source: Path, target: Path) -> list[str]:
 # --- the workspace --------------------------------------------------------------------
 
 
+def find_workspace(start: Path | None = None) -> Path:
+    """The workspace holding ``start`` (default: the current folder, where a notebook's
+    kernel runs) or its ``my-course/`` subfolder, else the default ``my-course/`` at the
+    repository's root."""
+    start = (start or Path.cwd()).resolve()
+    for folder in (start, *start.parents, start / DEFAULT_WORKSPACE.name):
+        if (folder / HIDDEN / MANIFEST).exists():
+            return folder
+    return DEFAULT_WORKSPACE
+
+
 def _folder(args: argparse.Namespace) -> Path:
-    return Path(args.dir).resolve() if getattr(args, "dir", None) else DEFAULT_WORKSPACE
+    return Path(args.dir).resolve() if getattr(args, "dir", None) else find_workspace()
 
 
 def _manifest(workspace: Path) -> dict:
@@ -553,9 +564,20 @@ def hint(args: argparse.Namespace) -> int:
 # --- solution and reset ---------------------------------------------------------------
 
 
+def chapter_sources(workspace: Path) -> dict[str, Path]:
+    """``{stem: chapter with its answers}``: those the workspace was made from (when they
+    are still there), else the repository's ``notebooks/``."""
+    if (workspace / HIDDEN / MANIFEST).exists():
+        entries = _manifest(workspace)["notebooks"]
+        found = {stem: Path(e["source"]) for stem, e in entries.items() if "source" in e}
+        if found and all(p.exists() for p in found.values()):
+            return found
+    return _sources(teacher.REPOSITORY_NOTEBOOKS)
+
+
 def solution(args: argparse.Namespace) -> int:
-    sources = _sources(Path(args.notebooks).resolve() if args.notebooks
-                       else teacher.REPOSITORY_NOTEBOOKS)
+    sources = _sources(Path(args.notebooks).resolve()) if args.notebooks \
+        else chapter_sources(find_workspace())
     index = {"notebooks": {s: None for s in sources}}
     stem = _chapter(index, args.chapter)
     notebook = _read_source(sources[stem])
