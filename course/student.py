@@ -303,8 +303,9 @@ def _references_used(notebook: dict) -> set[str]:
     """Exercises whose reference the student loaded (a ``use_reference("id")`` call in a
     code cell): the checks then test the reference, so they do not count."""
     return {name for cell in notebook["cells"] if cell["cell_type"] == "code"
-            for name in REFERENCE_CALL.findall(_source_text(cell))
-            if not _source_text(cell).lstrip().startswith("#")}
+            for line in _source_text(cell).splitlines()
+            if not line.lstrip().startswith("#")
+            for name in REFERENCE_CALL.findall(line)}
 
 
 def changed_test_cells(exercise_version: dict, notebook: dict) -> tuple[list[str], list[str]]:

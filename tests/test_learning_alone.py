@@ -264,6 +264,10 @@ def test_a_missing_workspace_says_how_to_make_one(tmp_path, capsys):
     assert cli.main(["status", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "no workspace in" in err and "minigrad-course workspace" in err
+    for command in (["next", str(tmp_path / "nowhere")],
+                    ["hint", "1", "mymul", "--workspace", str(tmp_path / "nowhere")]):
+        assert cli.main(command) == 2
+        assert "no workspace in" in capsys.readouterr().err
 
 
 def test_a_broken_notebook_gets_a_clear_message_and_is_kept(made, tmp_path, capsys):
@@ -278,6 +282,9 @@ def test_a_broken_notebook_gets_a_clear_message_and_is_kept(made, tmp_path, caps
     err = capsys.readouterr().err
     assert str(path) in err and "not a readable notebook" in err
     assert f"minigrad-course reset {chapter.stem}" in err
+    assert cli.main(["next", str(folder)]) == 1  # next: that notebook needs repair first
+    err = capsys.readouterr().err
+    assert f"repair {chapter.name} first" in err and "not a readable notebook" in err
     exercise = student._solution_ids(_read(chapter))[0]
     assert cli.main(["reset", chapter.stem, exercise, "--workspace", str(folder)]) == 2
     assert "not a readable notebook" in capsys.readouterr().err
