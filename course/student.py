@@ -7,8 +7,13 @@ with the outputs of the cells that are not exercises kept. ``DIR/.minigrad/`` ho
 ``manifest.json`` (each notebook, the source it was made from and that source's hash) and
 ``exercise/``: the latest exercise version of each notebook, which ``reset`` restores.
 ``status`` runs the checks of the student's own notebooks (``nbgrader``'s validator, a
-fresh kernel each, with a time limit); ``solution`` prints a reference answer from the
-repository's chapter. No command overwrites a student's notebook without a backup.
+fresh kernel each, with a time limit; the results are kept in ``checks.json`` and reused
+while a notebook is unchanged), and does not count an exercise whose locked test cell was
+edited (nbgrader's checksum) or whose reference is loaded (``use_reference``); ``next``
+names the first exercise still to do; ``hint`` shows the next step of an exercise's hints
+(``notebooks/hints/<chapter>.toml``, progress in ``hints.json``); ``solution`` prints a
+reference answer from the repository's chapter. No command overwrites a student's
+notebook without a backup.
 """
 
 from __future__ import annotations
