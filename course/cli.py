@@ -17,13 +17,18 @@ Learning alone (a workspace, default my-course/, with every chapter without the 
 
     minigrad-course workspace [DIR]                    make it, or add new chapters
     minigrad-course status [DIR]                       exercises passed per chapter
+    minigrad-course next [DIR]                         the first exercise still to do
+    minigrad-course hint CHAPTER EXERCISE              the next hint step for it
     minigrad-course solution CHAPTER EXERCISE          print a reference answer
     minigrad-course reset CHAPTER [EXERCISE]           restore (your copy is backed up)
 
+In a notebook of the workspace, ``from minigrad.course import status, use_reference``:
+``status()`` shows the same table, ``use_reference("mysum")`` loads one exercise's
+reference answer so the rest of the chapter runs (it is then not counted as done).
+
 Teacher commands work on the course folder given with ``--course`` (default: the current
 folder). Each subcommand is a function in ``COMMANDS``; a later command (exchange-based
-release and collect on JupyterHub, or ``next``/``hint`` for students) adds
-its function and its arguments there.
+release and collect on JupyterHub) adds its function and its arguments there.
 """
 
 from __future__ import annotations
@@ -101,6 +106,21 @@ def _status_arguments(parser: argparse.ArgumentParser) -> None:
     _workspace_dir(parser)
     parser.add_argument("--timeout", type=int, default=teacher.DEFAULT_TIMEOUT,
                         help="seconds a cell may run (default: %(default)s)")
+    parser.add_argument("--recheck", action="store_true",
+                        help="run every notebook's checks again, even those unchanged since "
+                             "the last check")
+
+
+def _workspace_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", dest="dir", default=None, metavar="DIR",
+                        help="the workspace folder (default: my-course/ at the "
+                             "repository's root)")
+
+
+def _hint_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("chapter", metavar="CHAPTER", help="a chapter's name or number")
+    parser.add_argument("exercise", metavar="EXERCISE", help="the exercise's id, e.g. mymul")
+    _workspace_option(parser)
 
 
 def _solution_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,10 +133,9 @@ def _solution_arguments(parser: argparse.ArgumentParser) -> None:
 def _reset_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("chapter", metavar="CHAPTER", help="a chapter's name or number")
     parser.add_argument("exercise", nargs="?", default=None, metavar="EXERCISE",
-                        help="only this exercise's cell (default: the whole chapter)")
-    parser.add_argument("--workspace", dest="dir", default=None, metavar="DIR",
-                        help="the workspace folder (default: my-course/ at the "
-                             "repository's root)")
+                        help="only this exercise's cell, or one test cell such as "
+                             "mymul-tests (default: the whole chapter)")
+    _workspace_option(parser)
 
 
 COMMANDS: dict[str, Command] = {
@@ -135,6 +154,10 @@ COMMANDS: dict[str, Command] = {
                          "workspace: the chapters without the answers", _workspace_arguments),
     "status": Command(student.status, "(learning alone) exercises passed per chapter",
                       _status_arguments),
+    "next": Command(student.next_exercise, "(learning alone) the first exercise still to "
+                    "do: which notebook, which cell", _status_arguments),
+    "hint": Command(student.hint, "(learning alone) the next hint step for an exercise",
+                    _hint_arguments),
     "solution": Command(student.solution, "(learning alone) print an exercise's reference "
                         "answer", _solution_arguments),
     "reset": Command(student.reset, "(learning alone) restore a chapter or one exercise "

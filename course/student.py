@@ -7,8 +7,13 @@ with the outputs of the cells that are not exercises kept. ``DIR/.minigrad/`` ho
 ``manifest.json`` (each notebook, the source it was made from and that source's hash) and
 ``exercise/``: the latest exercise version of each notebook, which ``reset`` restores.
 ``status`` runs the checks of the student's own notebooks (``nbgrader``'s validator, a
-fresh kernel each, with a time limit); ``solution`` prints a reference answer from the
-repository's chapter. No command overwrites a student's notebook without a backup.
+fresh kernel each, with a time limit; the results are kept in ``checks.json`` and reused
+while a notebook is unchanged), and does not count an exercise whose locked test cell was
+edited (nbgrader's checksum) or whose reference is loaded (``use_reference``); ``next``
+names the first exercise still to do; ``hint`` shows the next step of an exercise's hints
+(``notebooks/hints/<chapter>.toml``, progress in ``hints.json``); ``solution`` prints a
+reference answer from the repository's chapter. No command overwrites a student's
+notebook without a backup.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import teacher
@@ -100,8 +108,19 @@ def exercise_version(source: Path, target: Path) -> list[str]:
 # --- the workspace --------------------------------------------------------------------
 
 
+def find_workspace(start: Path | None = None) -> Path:
+    """The workspace holding ``start`` (default: the current folder, where a notebook's
+    kernel runs) or its ``my-course/`` subfolder, else the default ``my-course/`` at the
+    repository's root."""
+    start = (start or Path.cwd()).resolve()
+    for folder in (start, *start.parents, start / DEFAULT_WORKSPACE.name):
+        if (folder / HIDDEN / MANIFEST).exists():
+            return folder
+    return DEFAULT_WORKSPACE
+
+
 def _folder(args: argparse.Namespace) -> Path:
-    return Path(args.dir).resolve() if getattr(args, "dir", None) else DEFAULT_WORKSPACE
+    return Path(args.dir).resolve() if getattr(args, "dir", None) else find_workspace()
 
 
 def _manifest(workspace: Path) -> dict:
@@ -240,14 +259,7 @@ def progress(exercise_version: dict, notebook: dict, failed: set[str]) -> dict[s
     its solution cell in the exercise version, found by grade_id in the student's
     notebook) is there and did not fail; a test cell left with only comments (its tests
     were hidden) does not count, and an exercise needs at least one that does."""
-    owner, current = {}, None
-    for cell in exercise_version["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution"):
-            current = meta.get("grade_id")
-            owner[current] = current
-        elif meta.get("grade") and current is not None:
-            owner[meta.get("grade_id")] = current
+    owner = _owners(exercise_version)
     tests: dict[str, list[str]] = {e: [] for e in owner.values()}
     expected = {e: 0 for e in tests}
     for cell in exercise_version["cells"]:
@@ -272,14 +284,109 @@ def _has_code(cell: dict) -> bool:
                for line in _source_text(cell).splitlines())
 
 
-def status(args: argparse.Namespace) -> int:
-    folder = _folder(args)
+@dataclass
+class Chapter:
+    """One chapter's progress: ``passed`` is ``{exercise: passed}`` (None when it could
+    not be checked: ``problem`` says why); ``notes`` name exercises not counted and why."""
+
+    stem: str
+    path: Path
+    exercises: list[str]
+    passed: dict[str, bool] | None = None
+    problem: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def todo(self) -> list[str]:
+        return [e for e, ok in (self.passed or {}).items() if not ok]
+
+
+REFERENCE_CALL = re.compile(r"""use_reference\(\s*["']([^"']+)["']""")
+
+
+def _references_used(notebook: dict) -> set[str]:
+    """Exercises whose reference the student loaded (a ``use_reference("id")`` call in a
+    code cell): the checks then test the reference, so they do not count."""
+    return {name for cell in notebook["cells"] if cell["cell_type"] == "code"
+            for line in _source_text(cell).splitlines()
+            if not line.lstrip().startswith("#")
+            for name in REFERENCE_CALL.findall(line)}
+
+
+def changed_test_cells(exercise_version: dict, notebook: dict) -> tuple[list[str], list[str]]:
+    """``(edited, deleted)`` grade_ids of the locked and test cells: edited when the
+    student's cell no longer has the checksum nbgrader gave it in the exercise version."""
+    from nbformat import from_dict
+    from nbgrader.utils import compute_checksum
+
+    mine = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c
+            for c in notebook["cells"]}
+    edited, deleted = [], []
+    for cell in exercise_version["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if not (meta.get("grade") or meta.get("locked")) or meta.get("solution") \
+                or "checksum" not in meta:
+            continue
+        theirs = mine.get(meta["grade_id"])
+        if theirs is None:
+            deleted.append(meta["grade_id"])
+            continue
+        copy = from_dict({**theirs, "source": _source_text(theirs),
+                          "metadata": {**theirs.get("metadata", {}), "nbgrader": meta}})
+        if compute_checksum(copy) != meta["checksum"]:
+            edited.append(meta["grade_id"])
+    return edited, deleted
+
+
+def _owners(exercise_version: dict) -> dict[str, str]:
+    """``{grade_id: exercise}`` for each solution cell and the test cells after it."""
+    owner, current = {}, None
+    for cell in exercise_version["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution"):
+            current = meta.get("grade_id")
+            owner[current] = current
+        elif meta.get("grade") and current is not None:
+            owner[meta.get("grade_id")] = current
+    return owner
+
+
+CHECKS = "checks.json"
+
+
+def _checked_failures(folder: Path, stem: str, path: Path, version_path: Path,
+                      timeout: int, recheck: bool) -> set[str]:
+    """The failing cells of the student's notebook, from the last check when neither it
+    nor its exercise version changed since (``.minigrad/checks.json``), else run now."""
+    cache_path = folder / HIDDEN / CHECKS
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        cache = {}
+    key = {"notebook_sha256": _sha(path), "exercise_sha256": _sha(version_path),
+           "timeout": timeout}
+    entry = cache.get(stem)
+    if not recheck and entry and all(entry.get(k) == v for k, v in key.items()):
+        return set(entry["failed"])
+    failed = _failed_sources(path, timeout)
+    cache[stem] = {**key, "failed": sorted(failed)}
+    cache_path.write_text(json.dumps(cache, indent=1) + "\n", encoding="utf-8")
+    return failed
+
+
+def check_chapters(folder: Path, timeout: int = teacher.DEFAULT_TIMEOUT,
+                   recheck: bool = False) -> list[Chapter]:
+    """Every chapter with exercises of the workspace, in course order, with its progress:
+    the checks of the student's own notebook, run in a fresh kernel (or the last results,
+    when the notebook has not changed since)."""
     manifest = _manifest(folder)
-    rows, problems = [], []
+    chapters = []
     for stem, entry in manifest["notebooks"].items():
         if not entry["exercises"]:
             continue
         path = folder / f"{stem}.ipynb"
+        chapter = Chapter(stem, path, list(entry["exercises"]))
+        chapters.append(chapter)
         try:
             notebook = _student_notebook(path, stem)
             version_path = folder / HIDDEN / "exercise" / f"{stem}.ipynb"
@@ -287,30 +394,196 @@ def status(args: argparse.Namespace) -> int:
                 raise CourseError(f"{version_path} is missing: run minigrad-course "
                                   f"workspace {folder} to make it again")
             version = json.loads(version_path.read_text(encoding="utf-8"))
-            failed = _failed_sources(path, args.timeout)
+            failed = _checked_failures(folder, stem, path, version_path, timeout, recheck)
         except CourseError as error:
-            rows.append((stem, "-", len(entry["exercises"]), "cannot check: see below"))
-            problems.append(str(error))
+            chapter.problem = str(error)
             continue
-        passed = progress(version, notebook, failed)
-        todo = [e for e, ok in passed.items() if not ok]
-        rows.append((stem, sum(passed.values()), len(passed),
-                     "done" if not todo else "to do: " + ", ".join(todo)))
+        chapter.passed = progress(version, notebook, failed)
+        owners = _owners(version)
+        edited, deleted = changed_test_cells(version, notebook)
+        for grade_id in edited + deleted:
+            exercise = owners.get(grade_id)
+            how = "was edited" if grade_id in edited else "was deleted"
+            if exercise:
+                chapter.passed[exercise] = False
+            chapter.notes.append(
+                f"{path.name}: the locked cell {grade_id} {how}"
+                + (f", so exercise {exercise} is not counted" if exercise else "")
+                + f". Restore it with minigrad-course reset {stem} {grade_id} (your "
+                "notebook is backed up first; the other cells stay as they are)")
+        for exercise in sorted(_references_used(notebook) & set(chapter.passed)):
+            chapter.passed[exercise] = False
+            chapter.notes.append(
+                f"{path.name}: exercise {exercise} runs the reference "
+                f"(use_reference(\"{exercise}\")), so it is not counted: write your own "
+                "answer in its cell and remove that call")
+    return chapters
+
+
+def status_table(chapters: list[Chapter]) -> list[tuple[str, str, str]]:
+    """``(chapter, "passed / total", what is left)`` rows, as ``status`` prints them."""
+    rows = []
+    for chapter in chapters:
+        if chapter.passed is None:
+            rows.append((chapter.stem, f"- / {len(chapter.exercises)}",
+                         "cannot check: see below"))
+            continue
+        done = sum(chapter.passed.values())
+        rows.append((chapter.stem, f"{done} / {len(chapter.passed)}",
+                     "done" if not chapter.todo else "to do: " + ", ".join(chapter.todo)))
+    return rows
+
+
+def status(args: argparse.Namespace) -> int:
+    chapters = check_chapters(_folder(args), args.timeout, getattr(args, "recheck", False))
+    rows = status_table(chapters)
     width = max([len("chapter")] + [len(r[0]) for r in rows])
     print(f"{'chapter':<{width}}  passed")
-    for stem, done, total, note in rows:
-        print(f"{stem:<{width}}  {done!s:>2} / {total:<2}  {note}")
+    for stem, score, note in rows:
+        done, total = score.split(" / ")
+        print(f"{stem:<{width}}  {done:>2} / {total:<2}  {note}")
+    for chapter in chapters:
+        for note in chapter.notes:
+            print(f"warning: {note}", file=sys.stderr)
+    problems = [c.problem for c in chapters if c.problem]
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0
 
 
+# --- next and hint --------------------------------------------------------------------
+
+
+def _heading_before(notebook: dict, index: int) -> str:
+    """The last markdown heading above cell ``index`` (what the student sees there)."""
+    for cell in reversed(notebook["cells"][:index]):
+        if cell["cell_type"] == "markdown":
+            headings = [line.lstrip("#").strip() for line in _source_text(cell).splitlines()
+                        if line.startswith("#")]
+            if headings:
+                return headings[-1]
+    return ""
+
+
+def next_exercise(args: argparse.Namespace) -> int:
+    folder = _folder(args)
+    chapters = check_chapters(folder, args.timeout, getattr(args, "recheck", False))
+    for chapter in chapters:
+        if chapter.problem:
+            print(f"next: repair {chapter.path.name} first\n{chapter.problem}",
+                  file=sys.stderr)
+            return 1
+        if not chapter.todo:
+            continue
+        exercise = chapter.todo[0]
+        notebook = _student_notebook(chapter.path, chapter.stem)
+        found = [i for i, c in enumerate(notebook["cells"])
+                 if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == exercise]
+        where = (f"cell {found[0] + 1} of {len(notebook['cells'])}, under "
+                 f"\"{_heading_before(notebook, found[0])}\"" if found
+                 else f"its cell is missing: minigrad-course reset {chapter.stem} "
+                 f"{exercise} restores it")
+        print(f"next: exercise {exercise} of {chapter.stem} "
+              f"({len(chapter.passed) - len(chapter.todo)} of {len(chapter.passed)} done)")
+        print(f"open  {chapter.path}")
+        print(f"      {where}")
+        for note in chapter.notes:
+            print(f"note: {note}")
+        print(f"stuck? minigrad-course hint {chapter.stem} {exercise}")
+        return 0
+    total = sum(len(c.exercises) for c in chapters)
+    print(f"all {total} exercises of the {len(chapters)} chapters with exercises pass: "
+          "well done")
+    return 0
+
+
+HINTS = "hints"
+HINTS_SEEN = "hints.json"
+
+
+def read_hints(path: Path) -> dict[str, list[str]]:
+    """``{exercise: [step, ...]}`` from a chapter's hint file (``notebooks/hints/``)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            raise CourseError("reading hints needs Python 3.11, or pip install tomli") \
+                from None
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise CourseError(f"{path} is not valid TOML ({error})") from None
+    hints = {}
+    for exercise, entry in table.items():
+        steps = entry.get("hints") if isinstance(entry, dict) else None
+        if not (isinstance(steps, list) and steps
+                and all(isinstance(s, str) and s.strip() for s in steps)):
+            raise CourseError(f"{path}: [{exercise}] needs hints = [\"a nudge\", ...], a "
+                              "list of non-empty strings")
+        hints[exercise] = steps
+    return hints
+
+
+def hint(args: argparse.Namespace) -> int:
+    folder = _folder(args)
+    manifest = _manifest(folder)
+    stem = _chapter(manifest, args.chapter)
+    entry = manifest["notebooks"][stem]
+    name = _exercise(entry["exercises"], stem, args.exercise)
+    source = Path(entry.get("source", teacher.REPOSITORY_NOTEBOOKS / f"{stem}.ipynb"))
+    path = source.parent / HINTS / f"{stem}.toml"
+    number = stem.split("_")[0]
+    answer = f"minigrad-course solution {number} {name}"
+    if not path.exists():
+        raise CourseError(f"no hints for {stem} yet ({path} does not exist); the "
+                          f"reference answer: {answer}")
+    steps = read_hints(path).get(name)
+    if not steps:
+        raise CourseError(f"{path} has no hints for exercise {name} yet; the reference "
+                          f"answer: {answer}")
+    seen_path = folder / HIDDEN / HINTS_SEEN
+    try:
+        seen = json.loads(seen_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        seen = {}
+    shown = seen.get(stem, {}).get(name, 0)
+    if shown >= len(steps):
+        print(f"You have seen all {len(steps)} hints for exercise {name} ({stem}):")
+        for i, step in enumerate(steps, 1):
+            print(textwrap.fill(f"{i}. {step}", width=88, subsequent_indent="   "))
+        print(f"The reference answer, when you want it: {answer}")
+        return 0
+    step = steps[shown]
+    seen.setdefault(stem, {})[name] = shown + 1
+    seen_path.write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"hint {shown + 1} of {len(steps)} for exercise {name} ({stem}):")
+    print(textwrap.fill(step, width=88, initial_indent="  ", subsequent_indent="  "))
+    if shown + 1 < len(steps):
+        print(f"(run minigrad-course hint {number} {name} again for the next step)")
+    else:
+        print(f"That was the last hint. The reference answer, when you want it: {answer}")
+    return 0
+
+
 # --- solution and reset ---------------------------------------------------------------
 
 
+def chapter_sources(workspace: Path) -> dict[str, Path]:
+    """``{stem: chapter with its answers}``: those the workspace was made from (when they
+    are still there), else the repository's ``notebooks/``."""
+    if (workspace / HIDDEN / MANIFEST).exists():
+        entries = _manifest(workspace)["notebooks"]
+        found = {stem: Path(e["source"]) for stem, e in entries.items() if "source" in e}
+        if found and all(p.exists() for p in found.values()):
+            return found
+    return _sources(teacher.REPOSITORY_NOTEBOOKS)
+
+
 def solution(args: argparse.Namespace) -> int:
-    sources = _sources(Path(args.notebooks).resolve() if args.notebooks
-                       else teacher.REPOSITORY_NOTEBOOKS)
+    sources = _sources(Path(args.notebooks).resolve()) if args.notebooks \
+        else chapter_sources(find_workspace())
     index = {"notebooks": {s: None for s in sources}}
     stem = _chapter(index, args.chapter)
     notebook = _read_source(sources[stem])
@@ -337,6 +610,44 @@ def _backup(folder: Path, path: Path) -> Path:
     return target
 
 
+def _grade_id(cell: dict) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def _reset_cell(folder: Path, stem: str, entry: dict, mine: Path, fresh: dict,
+                name: str) -> int:
+    """Restore one cell of the exercise version: an exercise's solution cell (by its id)
+    or one of its locked test cells (e.g. ``mysum-tests``), put back if deleted."""
+    cells = {_grade_id(c): i for i, c in enumerate(fresh["cells"]) if _grade_id(c)}
+    if name not in entry["exercises"] and name not in cells:
+        _exercise(entry["exercises"], stem, name)  # raises, naming the exercises
+    if name not in cells:
+        raise CourseError(f"no cell {name!r} in the exercise version of {stem}")
+    notebook = _student_notebook(mine, stem)
+    found = [i for i, c in enumerate(notebook["cells"]) if _grade_id(c) == name]
+    if len(found) > 1:
+        raise CourseError(f"{mine} has {len(found)} cells {name} (copied?): delete the "
+                          f"copies, or run minigrad-course reset {stem} to restore the "
+                          "whole chapter (your copy is backed up first)")
+    restored = fresh["cells"][cells[name]]
+    if found:
+        notebook["cells"][found[0]] = restored
+    else:  # deleted: back after the nearest cell above it that is still there
+        before = [_grade_id(c) for c in fresh["cells"][:cells[name]] if _grade_id(c)]
+        mine_ids = [_grade_id(c) for c in notebook["cells"]]
+        anchor = next((g for g in reversed(before) if g in mine_ids), None)
+        if anchor is None:
+            raise CourseError(f"the cell {name} is not in {mine} (deleted?), nor any cell "
+                              f"above it: run minigrad-course reset {stem} to restore the "
+                              "whole chapter (your copy is backed up first)")
+        notebook["cells"].insert(mine_ids.index(anchor) + 1, restored)
+    backup = _backup(folder, mine)
+    _write(mine, notebook)
+    what = f"exercise {name}" if name in entry["exercises"] else f"the cell {name}"
+    print(f"{mine.name}: {what} restored; your copy was backed up to {backup}")
+    return 0
+
+
 def reset(args: argparse.Namespace) -> int:
     folder = _folder(args)
     manifest = _manifest(folder)
@@ -348,24 +659,7 @@ def reset(args: argparse.Namespace) -> int:
         raise CourseError(f"{latest} is missing: run minigrad-course workspace {folder}")
     fresh = json.loads(latest.read_text(encoding="utf-8"))
     if args.exercise is not None:
-        name = _exercise(entry["exercises"], stem, args.exercise)
-        notebook = _student_notebook(mine, stem)
-
-        def cell_of(nb: dict) -> list[int]:
-            return [i for i, c in enumerate(nb["cells"])
-                    if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == name]
-
-        (source_index,) = cell_of(fresh)
-        found = cell_of(notebook)
-        if len(found) != 1:
-            raise CourseError(f"the cell of exercise {name} is not in {mine} (deleted?): "
-                              f"run minigrad-course reset {stem} to restore the whole "
-                              "chapter (your copy is backed up first)")
-        backup = _backup(folder, mine)
-        notebook["cells"][found[0]] = fresh["cells"][source_index]
-        _write(mine, notebook)
-        print(f"{mine.name}: exercise {name} restored; your copy was backed up to {backup}")
-        return 0
+        return _reset_cell(folder, stem, entry, mine, fresh, args.exercise)
     if mine.exists():
         backup = _backup(folder, mine)
         print(f"your copy was backed up to {backup}")

@@ -208,6 +208,9 @@ check_function(MySum, inputs=[[(3, 3)], [(4, 3)]], kwargs={"dim": 1, "keepdim": 
 # %% [markdown]
 # Now the two checks you will run on every Function you write: `mg.gradcheck` in float64
 # (finite differences, as in chapter 1) and a comparison with minigrad's own `sum`.
+#
+# *Stuck on `MySum`? `from minigrad.course import use_reference; use_reference("mysum")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x64 = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
@@ -298,6 +301,12 @@ check_function(MyMean, inputs=[[(4, 4)], [(2, 5)]], kwargs={"dim": 1, "keepdim":
                mistakes=MEAN_MISTAKES,
                more=[({"dim": (0, 2), "keepdim": True}, [(3, 2, 4)], MEAN_OVER_0_2_MISTAKES),
                      ({"dim": None, "keepdim": False}, [(2, 3, 4)])])
+
+# %% [markdown]
+# Your `MyMean`, with `gradcheck` and against minigrad's `mean`.
+#
+# *Stuck on `MyMean`? `from minigrad.course import use_reference; use_reference("mymean")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x64 = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
@@ -428,6 +437,9 @@ check_function(MyMax, inputs=[[with_ties], [(3, 5)]], kwargs={"dim": 1, "keepdim
 # Function's context: its input, `needs_input_grad`, the attributes set by `remember`, and
 # the two saved arrays. Look at the shape of the second one: $(2, 1)$, the maximum of each
 # row with its dimension kept.
+#
+# *Stuck on `MyMax`? `from minigrad.course import use_reference; use_reference("mymax")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x = mg.tensor([[1.0, 3.0, 3.0, 0.0],
@@ -535,6 +547,9 @@ check_array_function(
 # with `ctx.save_for_backward`, keep $N - c$ on `ctx` (call it `ctx.denominator`), and
 # return `variance(x, dim, keepdim, correction)`. `backward`: the formula above, with
 # `unreduce` for `grad_output`.
+#
+# *`forward` uses your `variance` of exercise 5: if it is not done yet,
+# `from minigrad.course import use_reference; use_reference("variance")` loads the reference one.*
 
 # %% tags=["solution:myvar"]
 class MyVar(mg.Function):
@@ -576,6 +591,9 @@ check_function(MyVar, inputs=[[(3, 3)], [(4, 6)]],
 #
 # minigrad's `x.std()` is built exactly so, `x.var(...).sqrt()`. Build yours on `MyVar`
 # and check it against the built-in `std`, in float64:
+#
+# *Stuck on `MyVar`? `from minigrad.course import use_reference; use_reference("myvar")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 def my_std(t, dim=None, keepdim=False, correction=1):
@@ -676,6 +694,12 @@ check_function(MyLogSumExp, inputs=[[(3, 3)], [(2, 5)]], kwargs={"dim": 1, "keep
                large_inputs=True, mistakes=LOGSUMEXP_MISTAKES,
                more=[({"dim": 0, "keepdim": True}, [(4, 3)]),
                      ({"dim": None, "keepdim": False}, [(4, 3)])])
+
+# %% [markdown]
+# Your `MyLogSumExp`, with `gradcheck`, against minigrad's `logsumexp`, and at $\pm 1000$.
+#
+# *Stuck on `MyLogSumExp`? `from minigrad.course import use_reference; use_reference("mylogsumexp")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x64 = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)

@@ -277,6 +277,9 @@ check_function(
 # Now `gradcheck`, on the 4-cycle. In minigrad, `x.transpose(d0, d1)`, `x.T` and
 # `x.permute(...)` all make the same node, `Permute`, with the order of the dimensions as
 # its argument:
+#
+# *Stuck on `MyPermute`? `from minigrad.course import use_reference; use_reference("mypermute")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x4 = mg.randn(2, 3, 4, 5, dtype=mg.float64, requires_grad=True)
@@ -454,6 +457,9 @@ check_function(
 # Your `MyIndex` on the embedding table of the picture, with `gradcheck` and against
 # minigrad's `E[ids]`, then on a batch of two sentences (a 2-D index, with repeats in
 # each sentence):
+#
+# *Stuck on `MyIndex`? `from minigrad.course import use_reference; use_reference("myindex")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 token_ids = np.array([1, 3, 1])
@@ -577,6 +583,9 @@ for dim, cases in CAT_CASES.items():
 
 # %% [markdown]
 # And `gradcheck`, with an input used twice, `cat([a, b, a])`:
+#
+# *Stuck on `MyCat`? `from minigrad.course import use_reference; use_reference("mycat")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 a = mg.randn(2, 2, dtype=mg.float64, requires_grad=True)
@@ -775,6 +784,9 @@ check_function(
 # loss does, checked with `gradcheck` and against `mg.gather`. One label per row never
 # repeats a position, so this first check cannot catch a backward that loses repeated
 # gradients; the second one gathers along `dim=0` with repeats, and can:
+#
+# *Stuck on `MyGather`? `from minigrad.course import use_reference; use_reference("mygather")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)

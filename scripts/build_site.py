@@ -221,7 +221,9 @@ class Book:
             "only_build_toc_files": True,
             "exclude_patterns": ["_build", "_ext", "**.ipynb_checkpoints"],
             "execute": {"execute_notebooks": "off"},  # shown as committed
-            "repository": {"url": self.course.repository, "path_to_book": "notebooks",
+            # Binder buttons open the student's copy (binder/postBuild makes my-course/)
+            "repository": {"url": self.course.repository,
+                           "path_to_book": course_index.WORKSPACE,
                            "branch": self.course.branch},
             "launch_buttons": {"binderhub_url": "https://mybinder.org",
                                "notebook_interface": "jupyterlab"},

@@ -33,6 +33,7 @@ CHAPTER = re.compile(r"(\d+)_\w+")
 README_TABLE_START = ("<!-- course table: made by "
                       "`python scripts/course_index.py --write-readme` -->")
 README_TABLE_END = "<!-- end of course table -->"
+WORKSPACE = "my-course"  # the student's workspace, made by binder/postBuild on Binder
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,12 @@ class Course:
         return f"{self.repository}/blob/{self.branch}/{relative_path}"
 
     def binder_url(self, notebook: Notebook) -> str:
-        """Binder opening this notebook in JupyterLab (the same link as the website's)."""
+        """Binder opening this notebook in JupyterLab (the same link as the website's):
+        the student's copy in the workspace that binder/postBuild makes, without the
+        answers."""
         owner_and_name = self.repository.removeprefix("https://github.com/")
-        relative = notebook.path.relative_to(self.root).as_posix()
         return (f"https://mybinder.org/v2/gh/{owner_and_name}/{self.branch}"
-                f"?urlpath=lab/tree/{relative}")
+                f"?urlpath=lab/tree/{WORKSPACE}/{notebook.path.name}")
 
     def page_url(self, notebook: Notebook) -> str:
         """The notebook's page on the website."""

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Set up the Jupyter environment (once) and open the chapters in JupyterLab.
+# Set up the Jupyter environment and your workspace (once), and open the course in
+# JupyterLab at its first chapter. The workspace, my-course/, holds every chapter without
+# the answers (made by nbgrader's stripping, with the grading extra); running this again
+# never overwrites your work there: it only adds chapters that are new upstream.
 # Extra arguments go to jupyter lab, e.g.  bash scripts/lab.sh --port 8899
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,9 +12,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 "${pip[@]}" --upgrade pip
-"${pip[@]}" -e ".[jupyter]"
+"${pip[@]}" -e ".[jupyter,grading]"
+
+.venv/bin/minigrad-course workspace my-course --notebooks notebooks
+# chapter 00 if there is one, else the first chapter in course order (NN_name.ipynb)
+first=$(cd my-course && ls -1 [0-9]*_*.ipynb 2>/dev/null | sort | head -n 1 || true)
 
 if [ "$(id -u)" = 0 ]; then
   set -- --allow-root "$@"  # Jupyter refuses to run as root without it
 fi
-exec .venv/bin/jupyter lab notebooks/ "$@"
+exec .venv/bin/jupyter lab --ServerApp.root_dir=my-course \
+  ${first:+--LabApp.default_url="/lab/tree/$first"} "$@"

@@ -60,3 +60,25 @@ def test_the_binder_environment_runs_the_chapters(binder_env, tmp_path):
          "--nbval-current-env", "--nbval-sanitize-with", "sanitize.cfg", *CHAPTERS],
         cwd=notebooks, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+def test_binder_makes_the_workspace_that_the_course_links_open(binder_env, tmp_path):
+    # what repo2docker does after installing the requirements: run binder/postBuild in
+    # the repository's root, with the environment's commands on PATH
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "notebooks", repo / "notebooks")
+    shutil.copytree(ROOT / "binder", repo / "binder")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = str(binder_env / "bin") + os.pathsep + env["PATH"]
+    result = subprocess.run(["bash", "binder/postBuild"], cwd=repo, capture_output=True,
+                            text=True, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import course_index
+
+    for notebook in course_index.load(ROOT).notebooks():
+        url = course_index.load(ROOT).binder_url(notebook)
+        opened = repo / url.split("?urlpath=lab/tree/")[1]
+        assert opened.exists(), url
+        assert "BEGIN SOLUTION" not in opened.read_text(encoding="utf-8")
+    assert (repo / "my-course" / ".minigrad" / "manifest.json").exists()

@@ -8,12 +8,16 @@ upstream or change one. The tests run in this file's order (they share the works
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shutil
+import subprocess
+import sys
 
 import pytest
 
 from conftest import need
+import minigrad.course as course
 from minigrad.course import authoring, cli, student
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -92,6 +96,108 @@ def test_solving_an_exercise_is_counted_by_status(made, capsys):
     assert f" 1 / {total}" in line and exercise not in line.split("to do:")[1]
 
 
+def test_next_names_the_first_exercise_still_to_do_from_the_last_check(made, capsys,
+                                                                         monkeypatch):
+    folder, chapter = made["folder"], made["chapter"]
+    first, second = student._solution_ids(_read(chapter))[:2]
+    monkeypatch.setattr(student, "_failed_sources", None)  # the notebook did not change:
+    capsys.readouterr()                                      # no new check is run
+    assert cli.main(["next", str(folder), "--timeout", str(TIMEOUT)]) == 0
+    out = capsys.readouterr().out
+    assert f"next: exercise {second} of {chapter.stem} (1 of " in out
+    index = [i for i, c in enumerate(_read(folder / chapter.name)["cells"])
+             if c["metadata"].get("nbgrader", {}).get("grade_id") == second][0]
+    assert f"open  {folder / chapter.name}" in out and f"cell {index + 1} of" in out
+    assert f"hint {chapter.stem} {second}" in out and first not in out
+
+
+def test_status_in_a_notebook_is_a_table_widget(made, monkeypatch):
+    monkeypatch.setattr(student, "_failed_sources", None)  # from the last check
+    monkeypatch.chdir(made["folder"])  # where a notebook's kernel runs
+    table = course.status(timeout=TIMEOUT)
+    chapter = made["chapter"]
+    total = len(student._solution_ids(_read(chapter)))
+    text = table._repr_html_()
+    assert f"<code>{chapter.stem}</code></td><td" in text and f">1 / {total}<" in text
+    bundle = table._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and bundle["text/html"] == text
+    assert table.widget.children[0].value == text
+    table.button.click()  # checks again (nothing changed: same table)
+    assert table.widget.children[0].value == text
+
+
+def test_an_edited_test_cell_or_a_loaded_reference_is_not_counted(made, tmp_path, capsys):
+    folder = tmp_path / "copy"
+    shutil.copytree(made["folder"], folder)
+    chapter = made["chapter"]
+    first, second = student._solution_ids(_read(chapter))[:2]
+    path = folder / chapter.name
+    mine = _read(path)
+    owners = student._owners(_read(folder / ".minigrad" / "exercise" / chapter.name))
+    test_of_first = next(g for g, e in owners.items() if e == first and g != first)
+    _cell(mine, test_of_first)["source"] = "pass  # no more checks"
+    index = mine["cells"].index(_cell(mine, second))
+    mine["cells"].insert(index + 1, {"cell_type": "code", "execution_count": None,
+                                     "metadata": {}, "outputs": [], "source":
+                                     f'from minigrad.course import use_reference\n'
+                                     f'use_reference("{second}")'})
+    path.write_text(json.dumps(mine), encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["status", str(folder), "--timeout", str(TIMEOUT)]) == 0
+    captured = capsys.readouterr()
+    line = next(line for line in captured.out.splitlines() if line.startswith(chapter.stem))
+    assert " 0 / " in line and first in line and second in line
+    assert f"the locked cell {test_of_first} was edited" in captured.err
+    assert f"exercise {second} runs the reference" in captured.err
+    # the reference did run in the fresh kernel: the second exercise's checks passed
+    failed = _read(folder / ".minigrad" / "checks.json")[chapter.stem]["failed"]
+    tests_of_second = [_text(c) for c in mine["cells"] if owners.get(
+        c["metadata"].get("nbgrader", {}).get("grade_id")) == second
+        and c["metadata"]["nbgrader"].get("grade")]
+    assert tests_of_second and not set(tests_of_second) & set(failed)
+    # the edited test cell is restored alone; the student's solution stays
+    solved = _text(_cell(mine, first))
+    assert cli.main(["reset", chapter.stem, test_of_first, "--workspace", str(folder)]) == 0
+    restored = _read(path)
+    assert _cell(restored, test_of_first) == _cell(
+        _read(folder / ".minigrad" / "exercise" / chapter.name), test_of_first)
+    assert _text(_cell(restored, first)) == solved
+    assert student.changed_test_cells(_read(folder / ".minigrad" / "exercise" /
+                                            chapter.name), restored) == ([], [])
+    # a deleted test cell is put back in its place
+    restored["cells"].remove(_cell(restored, test_of_first))
+    path.write_text(json.dumps(restored), encoding="utf-8")
+    assert student.changed_test_cells(_read(folder / ".minigrad" / "exercise" /
+                                            chapter.name), restored)[1] == [test_of_first]
+    assert cli.main(["reset", chapter.stem, test_of_first, "--workspace", str(folder)]) == 0
+    again = _read(path)["cells"]
+    ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in again]
+    assert ids.index(test_of_first) == ids.index(first) + 1
+
+
+def test_hint_gives_the_next_step_each_time_then_points_to_the_solution(made, capsys):
+    folder, chapter = made["folder"], made["chapter"]
+    exercise = student._solution_ids(_read(chapter))[0]
+    steps = student.read_hints(NOTEBOOKS / "hints" / f"{chapter.stem}.toml")[exercise]
+    number = str(int(chapter.stem.split("_")[0]))
+    outputs = []
+    for _ in range(len(steps) + 1):
+        capsys.readouterr()
+        assert cli.main(["hint", number, exercise, "--workspace", str(folder)]) == 0
+        outputs.append(" ".join(capsys.readouterr().out.split()))
+    for i, step in enumerate(steps):
+        assert f"hint {i + 1} of {len(steps)} for exercise {exercise}" in outputs[i]
+        assert " ".join(step.split()) in outputs[i]
+        assert all(" ".join(s.split()) not in outputs[i] for s in steps[i + 1:])
+    assert "That was the last hint" in outputs[len(steps) - 1]
+    assert f"minigrad-course solution {chapter.stem.split('_')[0]} {exercise}" in outputs[-1]
+    assert f"You have seen all {len(steps)} hints" in outputs[-1]
+    seen = _read(folder / ".minigrad" / "hints.json")
+    assert seen[chapter.stem][exercise] == len(steps)
+    assert cli.main(["hint", number, "nope", "--workspace", str(folder)]) == 2
+    assert "no exercise 'nope'" in capsys.readouterr().err
+
+
 def test_running_workspace_again_keeps_the_student_s_work_and_reports_changes(made,
                                                                                 capsys):
     folder, upstream, chapter = made["folder"], made["upstream"], made["chapter"]
@@ -158,6 +264,10 @@ def test_a_missing_workspace_says_how_to_make_one(tmp_path, capsys):
     assert cli.main(["status", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "no workspace in" in err and "minigrad-course workspace" in err
+    for command in (["next", str(tmp_path / "nowhere")],
+                    ["hint", "1", "mymul", "--workspace", str(tmp_path / "nowhere")]):
+        assert cli.main(command) == 2
+        assert "no workspace in" in capsys.readouterr().err
 
 
 def test_a_broken_notebook_gets_a_clear_message_and_is_kept(made, tmp_path, capsys):
@@ -172,6 +282,9 @@ def test_a_broken_notebook_gets_a_clear_message_and_is_kept(made, tmp_path, caps
     err = capsys.readouterr().err
     assert str(path) in err and "not a readable notebook" in err
     assert f"minigrad-course reset {chapter.stem}" in err
+    assert cli.main(["next", str(folder)]) == 1  # next: that notebook needs repair first
+    err = capsys.readouterr().err
+    assert f"repair {chapter.name} first" in err and "not a readable notebook" in err
     exercise = student._solution_ids(_read(chapter))[0]
     assert cli.main(["reset", chapter.stem, exercise, "--workspace", str(folder)]) == 2
     assert "not a readable notebook" in capsys.readouterr().err
@@ -206,3 +319,74 @@ def test_progress_counts_an_exercise_only_when_all_its_visible_checks_are_there_
     no_test = {"cells": [c for c in version["cells"]
                          if c["metadata"]["nbgrader"]["grade_id"] != "b-tests"]}
     assert student.progress(version, no_test, set()) == {"a": True, "b": False}
+
+
+HINT_FILES = sorted((NOTEBOOKS / "hints").glob("*.toml"))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_every_exercise_has_hints_in_two_steps_or_more(chapter):
+    path = NOTEBOOKS / "hints" / f"{chapter.stem}.toml"
+    assert path.exists(), f"write the hints of {chapter.stem}'s exercises in {path}"
+    hints = student.read_hints(path)
+    for exercise in student._solution_ids(_read(chapter)):
+        assert len(hints.get(exercise, [])) >= 2, f"{path}: [{exercise}] needs 2+ hints"
+
+
+@pytest.mark.parametrize("path", HINT_FILES, ids=lambda p: p.name)
+def test_no_hint_file_names_an_unknown_chapter_or_exercise(path):
+    chapter = NOTEBOOKS / f"{path.stem}.ipynb"
+    assert chapter.exists(), f"{path.name}: no chapter {chapter.name}"
+    unknown = set(student.read_hints(path)) - set(student._solution_ids(_read(chapter)))
+    assert not unknown, f"{path.name}: no exercise {sorted(unknown)} in {chapter.name}"
+
+
+def test_use_reference_defines_the_reference_answer_in_the_caller(capsys):
+    chapter = CHAPTERS[0]
+    exercise = student._solution_ids(_read(chapter))[0]
+    stem, code = course.notebook.reference_source(exercise, chapter.stem)
+    namespace = {"__name__": "notebook"}
+    exec("import numpy as np\nimport minigrad as mg\nfrom minigrad.course import "
+         f"use_reference\nuse_reference({exercise!r})", namespace)
+    names = course.notebook._defined_names(code)
+    assert stem == chapter.stem and names and all(n in namespace for n in names)
+    assert "BEGIN SOLUTION" not in code
+    out = capsys.readouterr().out
+    assert f"reference answer to exercise {exercise}" in out and "not your work" in out
+    with pytest.raises(LookupError, match="no exercise 'nope'"):
+        course.use_reference("nope")
+
+
+def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
+    # the repository in miniature, with a .venv whose pip and jupyter are stand-ins
+    # (the workspace is made by the real minigrad-course)
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts" / "lab.sh", repo / "scripts" / "lab.sh")
+    (repo / "notebooks").mkdir()
+    shutil.copy2(CHAPTERS[0], repo / "notebooks")
+    shutil.copy2(NOTEBOOKS / "widgets_tour.ipynb", repo / "notebooks" / "00_welcome.ipynb")
+    bin_ = repo / ".venv" / "bin"
+    bin_.mkdir(parents=True)
+    course_command = pathlib.Path(sys.executable).parent / "minigrad-course"
+    for name, text in {"python": "exit 0\n",  # pip install: nothing to do here
+                       "minigrad-course": f'exec "{course_command}" "$@"\n',
+                       "jupyter": 'echo "$@" > "$(dirname "$0")/jupyter-args"\n'}.items():
+        (bin_ / name).write_text("#!/bin/sh\n" + text)
+        (bin_ / name).chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    run = subprocess.run(["bash", "scripts/lab.sh", "--port", "8999"], cwd=repo,
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    args = (bin_ / "jupyter-args").read_text().split()
+    assert args[:3] == ["lab", "--ServerApp.root_dir=my-course",
+                        "--LabApp.default_url=/lab/tree/00_welcome.ipynb"]
+    assert args[-2:] == ["--port", "8999"]
+    mine = repo / "my-course" / CHAPTERS[0].name
+    assert "BEGIN SOLUTION" not in mine.read_text() and "NotImplementedError" in mine.read_text()
+    mine.write_text(mine.read_text().replace("NotImplementedError", "NotImplementedError "))
+    before = mine.read_bytes()
+    again = subprocess.run(["bash", "scripts/lab.sh"], cwd=repo, capture_output=True,
+                           text=True, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert mine.read_bytes() == before and f"{CHAPTERS[0].name}: up to date" in again.stdout

@@ -76,7 +76,7 @@ def test_a_fork_changes_one_line_of_course_toml(tmp_path):
     assert fork.page_url(notebook) == f"https://someone.github.io/their-fork/{notebook.stem}.html"
     assert fork.binder_url(notebook) == (
         f"https://mybinder.org/v2/gh/someone/their-fork/{fork.branch}"
-        f"?urlpath=lab/tree/notebooks/{notebook.path.name}")
+        f"?urlpath=lab/tree/my-course/{notebook.path.name}")
 
 
 def test_the_readme_links_every_notebook_to_its_page_on_the_website():
@@ -300,7 +300,7 @@ def test_a_chapter_page_reads_as_in_jupyterlab(reader, site, notebook):
         "links => links.map(a => a.href)")
     assert len(binder) == 2 and set(binder) == {COURSE.binder_url(notebook)}
     assert COURSE.repository.removeprefix("https://github.com/") in binder[0]
-    assert binder[0].endswith(f"notebooks/{notebook.path.name}")
+    assert binder[0].endswith(f"my-course/{notebook.path.name}")  # the workspace copy
     run_line = article.locator("p.mg-run")
     assert run_line.locator("a.mg-binder").is_visible()
 
