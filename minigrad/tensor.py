@@ -60,7 +60,7 @@ class Tensor:
     # Every op makes a Tensor, so making one must be cheap: the attributes every tensor
     # sets are slots; those that most tensors leave at their default are class
     # attributes, written to the instance only when they change.
-    __slots__ = ("_data", "requires_grad", "grad_fn", "_output_index", "__weakref__",
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_index", "__weakref__",
                  "__dict__")
     grad: Tensor | None = None
     label: str | None = None
@@ -109,7 +109,7 @@ class Tensor:
 
     def _init(self, data, requires_grad: bool, grad_fn: Node | None, output_index: int) -> None:
         self._data = data
-        self.requires_grad = requires_grad
+        self._requires_grad = requires_grad
         self.grad_fn = grad_fn
         self._output_index = output_index
 
@@ -119,7 +119,7 @@ class Tensor:
         """Wrap an array without any checks or copies (the engine's fast path)."""
         t = object.__new__(cls)
         t._data = data  # _init's lines, repeated: this runs for every op
-        t.requires_grad = requires_grad
+        t._requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_index = output_index
         return t
@@ -149,6 +149,11 @@ class Tensor:
             raise TypeError(f"data: this tensor requires grad, so its data must be "
                             f"floating point, got {array.dtype} (shape {array.shape})")
         self._data = array
+
+    # ``t.requires_grad = True`` checks as requires_grad_() does; reading it costs one C call
+    requires_grad = property(operator.attrgetter("_requires_grad"),
+                             lambda self, value: self.requires_grad_(value),
+                             doc="Will backward compute a gradient for this tensor?")
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -199,7 +204,7 @@ class Tensor:
             )
         if not requires_grad and not self.is_leaf:
             raise RuntimeError("requires_grad_(False) works only on leaf tensors; use detach()")
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     # --- conversions ----------------------------------------------------------------------
@@ -433,7 +438,7 @@ class Tensor:
                 node = result.grad_fn
                 node._outputs[result._output_index] = weakref.ref(self)
                 self.grad_fn, self._output_index = node, result._output_index
-                self.requires_grad = True
+                self._requires_grad = True
             else:
                 arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
                 with no_grad():
@@ -1221,14 +1226,6 @@ def _numpy_variance(method: str) -> Callable:
     return reduce
 
 
-def _numpy_only_tensors(function: Callable) -> Callable:
-    def call(*args, **kwargs):
-        if kwargs:
-            raise TypeError
-        return function(*args)
-    return call
-
-
 # NumPy's ufuncs (by name) that are minigrad ops: np.exp(t) is t.exp(), with its gradient
 NUMPY_UFUNCS: dict[str, Callable] = {
     "exp": Tensor.exp, "log": Tensor.log, "sqrt": Tensor.sqrt, "sin": Tensor.sin,
@@ -1251,13 +1248,13 @@ NUMPY_FUNCTIONS: dict[str, Callable] = {
     "min": _numpy_reduction("amin"), "amin": _numpy_reduction("amin"),
     "prod": _numpy_reduction("prod"), "var": _numpy_variance("var"),
     "std": _numpy_variance("std"),
-    "reshape": _numpy_only_tensors(lambda x, shape: x.reshape(shape)),
-    "transpose": _numpy_only_tensors(lambda x, axes=None: x.permute(
-        *(axes if axes is not None else reversed(range(x.ndim))))),
-    "concatenate": _numpy_only_tensors(lambda tensors, axis=0: cat(tensors, axis)),
-    "stack": _numpy_only_tensors(lambda tensors, axis=0: stack(tensors, axis)),
-    "where": _numpy_only_tensors(lambda condition, x, y: where(condition, x, y)),
-    "clip": _numpy_only_tensors(lambda x, low, high: x.clamp(low, high)),
+    "reshape": lambda x, shape: x.reshape(shape),
+    "transpose": lambda x, axes=None: x.permute(
+        *(axes if axes is not None else reversed(range(x.ndim)))),
+    "concatenate": lambda tensors, axis=0: cat(tensors, axis),
+    "stack": lambda tensors, axis=0: stack(tensors, axis),
+    "where": lambda condition, x, y: where(condition, x, y),
+    "clip": lambda x, a_min=None, a_max=None: x.clamp(a_min, a_max),
 }
 
 
