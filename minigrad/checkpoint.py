@@ -19,10 +19,11 @@ from .state import enable_grad, get_rng_state, lazy, no_grad, set_rng_state, sta
 from .tensor import Tensor
 
 
-def _as_tensors(values: Any) -> tuple[tuple, list | None]:
+def _as_tensors(values: Any) -> tuple[tuple, tuple | None]:
     """The Tensors among fn's results, and the layout to put them back in: None for a
-    single Tensor, else fn's container type and one entry per result (``TENSOR`` for a Tensor's place, the value
-    itself for anything else, which passes through as in PyTorch)."""
+    single Tensor, else fn's container type and one entry per result (``TENSOR`` for a
+    Tensor's place, the value itself for anything else, which passes through as in
+    PyTorch)."""
     if isinstance(values, Tensor):
         return (values,), None
     if isinstance(values, (tuple, list)):

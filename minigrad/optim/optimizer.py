@@ -163,7 +163,7 @@ class Optimizer:
             if not (param.is_leaf or param.retains_grad):
                 raise ValueError(
                     f"{name}: can't optimize a non-leaf Tensor (the one at {where}, shape "
-                    f"{param.shape}, made by {type(param.grad_fn).__name__}); the optimizer "
+                    f"{param.shape}, made by {param.grad_fn.name}); the optimizer "
                     "updates tensors you created, such as model.parameters()"
                 )
         group = dict(param_group)
