@@ -1248,6 +1248,8 @@ NUMPY_FUNCTIONS: dict[str, Callable] = {
     "min": _numpy_reduction("amin"), "amin": _numpy_reduction("amin"),
     "prod": _numpy_reduction("prod"), "var": _numpy_variance("var"),
     "std": _numpy_variance("std"),
+    "shape": lambda a: a.shape, "ndim": lambda a: a.ndim, "size": lambda a, axis=None:
+    a.numel() if axis is None else a.shape[axis],  # (these only read the shape)
     "reshape": lambda x, shape: x.reshape(shape),
     "transpose": lambda x, axes=None: x.permute(
         *(axes if axes is not None else reversed(range(x.ndim)))),
