@@ -790,3 +790,14 @@ def test_the_readme_stepper_example_gives_what_backward_gives():
     for got, param in zip(stepped, model.parameters()):
         np.testing.assert_allclose(got, param.grad.numpy(), rtol=1e-6)
     assert "zero_grad" in example and "names=model" in example
+
+
+@pytest.mark.parametrize("thing", [None, "loss", 3.0, [1, 2]], ids=["None", "str", "float",
+                                                                     "list"])
+def test_show_of_something_it_cannot_draw_says_what_it_draws(thing):
+    widgets()
+    from minigrad.widgets import show
+
+    view = show(thing)
+    assert type(thing).__name__ in view.text and "Tensors" in view.text
+    assert_engine_intact()
