@@ -10,7 +10,7 @@ import numpy as _np
 
 from .unsupported import module_getattr as _module_getattr
 
-from .autograd import BackwardStep, backward_steps, realize, walk
+from .autograd import BackwardStep, backward_steps, walk
 from .checkpoint import checkpoint
 from .errors import DimensionError, GradcheckError, ShapeError
 from .factories import (arange, eye, full, full_like, linspace, ones, ones_like, rand, randint,
@@ -21,7 +21,7 @@ from .serialization import load, save
 from .state import (current_group, detect_anomaly, enable_grad,
                     get_rng_state, group, is_anomaly_enabled, is_grad_enabled, is_lazy, lazy,
                     manual_seed, no_grad, set_grad_enabled, set_mode, set_rng_state)
-from .tensor import Tensor, cat, gather, pad_tensor, stack, where
+from .tensor import Tensor, cat, gather, pad_tensor, realize, stack, where
 
 from . import data, nn, optim, utils  # noqa: E402  (they build on everything above)
 

@@ -19,29 +19,39 @@ from .state import enable_grad, get_rng_state, lazy, no_grad, set_rng_state, sta
 from .tensor import Tensor
 
 
-def _as_tensors(values: Any) -> tuple[tuple, bool]:
+def _as_tensors(values: Any) -> tuple[tuple, tuple | None]:
+    """The Tensors among fn's results, and the layout to put them back in: None for a
+    single Tensor, else fn's container type and one entry per result (``TENSOR`` for a
+    Tensor's place, the value itself for anything else, which passes through as in
+    PyTorch)."""
     if isinstance(values, Tensor):
-        return (values,), False
-    if isinstance(values, (tuple, list)) and all(isinstance(v, Tensor) for v in values):
-        return tuple(values), True
-    raise TypeError(f"checkpoint: fn must return a Tensor or a tuple of Tensors, "
-                    f"got {type(values).__name__}")
+        return (values,), None
+    if isinstance(values, (tuple, list)):
+        tensors = tuple(v for v in values if isinstance(v, Tensor))
+        if tensors:
+            return tensors, (type(values), [TENSOR if isinstance(v, Tensor) else v
+                                            for v in values])
+    raise TypeError(f"checkpoint: fn must return a Tensor or a tuple holding at least one "
+                    f"Tensor, got {type(values).__name__} {values!r:.60}")
+
+
+TENSOR = object()  # a Tensor's place in the layout of fn's results
 
 
 class Checkpoint(Function):
     """f(x...) = fn(x...), recomputed in backward instead of stored"""
 
     @staticmethod
-    def forward(ctx, fn, *arrays, anchored=False):
+    def forward(ctx, fn, *arrays, anchored=False, layout=None):
         if anchored:
             arrays = arrays[:-1]  # the anchor only made the output require grad
         ctx.fn, ctx.anchored, ctx.rng_state = fn, anchored, get_rng_state()
         ctx.save_for_backward(*arrays)
         with no_grad():
-            outputs, several = _as_tensors(fn(*(_wrap(a) for a in arrays)))
-        ctx.several = several
+            outputs, found = _as_tensors(fn(*(_wrap(a) for a in arrays)))
+        layout.append(found)  # for checkpoint() to put the results back in place
         result = tuple(o._data for o in outputs)
-        return result if several else result[0]
+        return result if found is not None else result[0]
 
     @staticmethod
     def backward(ctx, *grad_outputs):
@@ -76,5 +86,11 @@ def checkpoint(fn: Callable, *tensors: Any) -> Any:
         isinstance(t, Tensor) and t.requires_grad for t in tensors)
     # parameters used inside fn still need a gradient when no input requires one
     extra = (Tensor._make(np.zeros((), np.float32), requires_grad=True),) if anchored else ()
+    layout: list = []
     with lazy(False):
-        return Checkpoint.apply(fn, *tensors, *extra, anchored=anchored)
+        results = Checkpoint.apply(fn, *tensors, *extra, anchored=anchored, layout=layout)
+    if layout[0] is None:
+        return results
+    kind, entries = layout[0]
+    results = iter(results if isinstance(results, tuple) else (results,))
+    return kind(next(results) if value is TENSOR else value for value in entries)

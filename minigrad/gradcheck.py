@@ -46,7 +46,16 @@ def gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
         return _outputs(fn(*leaves))
 
     with enable_grad():
-        outputs = evaluate()
+        try:
+            outputs = evaluate()
+        except TypeError as error:
+            if "float32" not in str(error):
+                raise
+            raise TypeError(
+                f"gradcheck: fn failed on the float64 copies of the inputs that gradcheck "
+                f"uses ({error}). Finite differences need float64 throughout, float32 is too "
+                "coarse: convert the model first with model.double() (and the inputs with "
+                ".double()).") from error
     if not any(o.requires_grad for o in outputs):
         raise GradcheckError("gradcheck: no output requires grad: fn's result does not "
                              "depend on any input that requires grad")
@@ -83,6 +92,11 @@ def gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
         return True
     message = ("gradcheck failed: analytic and numerical gradients of sum(output * v), "
                "v fixed and random, differ\n" + "\n".join(reports))
+    coarse = sorted({str(o.dtype) for o in outputs if o.dtype != np.float64})
+    if coarse:
+        message += (f"\n  note: fn's output is {', '.join(coarse)}, not float64: finite "
+                    "differences in single precision are too coarse for these tolerances. "
+                    "Compute in float64 (model.double(), x.double()).")
     if raise_exception:
         raise GradcheckError(message)
     return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -80,39 +81,95 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
     if isinstance(map_location, (str, int)) or hasattr(map_location, "type"):
         check_device(map_location, "load(map_location=...)")
     path = getattr(f, "name", f)
+    _check_start(f, path)
     try:
         archive = np.load(f, allow_pickle=False)
-    except (ValueError, OSError) as error:
-        raise ValueError(
-            f"load: {path} is not a minigrad file (a .npz of arrays): {error}") from error
-    if not hasattr(archive, "files"):
-        raise ValueError(f"load: {path} holds a single array, not a .npz archive; read it "
-                         "with np.load")
-    with archive:
-        if HEADER not in archive.files:
-            if any(name.endswith(".pkl") for name in archive.files):
-                raise ValueError(
-                    f"load: {path} was written by torch.save: a pickle, which minigrad does "
-                    "not read (unpickling can run any code). In PyTorch, save the arrays "
-                    "instead: np.savez(path, **{k: v.numpy() for k, v in "
-                    "state_dict.items()}), or pass PyTorch's state dict to "
-                    "load_state_dict here directly.")
-            return {name: archive[name] for name in archive.files}
-        structure = json.loads(str(archive[HEADER]))
+        with archive:
+            return _read(archive, path)
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as error:
+        if getattr(error, "minigrad", False) or isinstance(error, FileNotFoundError):
+            raise
+        raise not_a_checkpoint(path, _why(error)) from error
 
-        def decode(value: Any) -> Any:
-            if not isinstance(value, dict):
-                return value
-            if "tensor" in value:
-                return Tensor(archive[value["tensor"]], requires_grad=value["requires_grad"])
-            if "array" in value:
-                return archive[value["array"]]
-            if "dict" in value:
-                return {k: decode(v) for k, v in value["dict"]}
-            if "list" in value:
-                return [decode(v) for v in value["list"]]
-            if "tuple" in value:
-                return tuple(decode(v) for v in value["tuple"])
-            raise ValueError(f"load: {path} has an entry this version cannot read: {value}")
 
-        return decode(structure)
+def _read(archive: Any, path: Any) -> Any:
+    """The object saved in ``archive`` (an open ``.npz``)."""
+    if HEADER not in archive.files:
+        if any(name.endswith(".pkl") for name in archive.files):
+            raise not_a_checkpoint(path, (
+                "it was written by torch.save: a pickle, which minigrad never reads "
+                "(a pickle can run any code it contains). In PyTorch, save the arrays "
+                "instead: np.savez(path, **{k: v.numpy() for k, v in "
+                "state_dict.items()}), or pass PyTorch's state dict to load_state_dict "
+                "here directly"))
+        if not archive.files or not all(name.endswith(".npy") for name in archive.zip.namelist()):
+            raise not_a_checkpoint(path, "it is a zip archive, but not of NumPy arrays")
+        return {name: archive[name] for name in archive.files}
+    structure = json.loads(str(archive[HEADER]))
+
+    def decode(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if "tensor" in value:
+            return Tensor(archive[value["tensor"]], requires_grad=value["requires_grad"])
+        if "array" in value:
+            return archive[value["array"]]
+        if "dict" in value:
+            return {k: decode(v) for k, v in value["dict"]}
+        if "list" in value:
+            return [decode(v) for v in value["list"]]
+        if "tuple" in value:
+            return tuple(decode(v) for v in value["tuple"])
+        raise ValueError(f"load: {path} has an entry this version cannot read: {value}")
+
+    return decode(structure)
+
+
+def not_a_checkpoint(path: Any, why: str) -> ValueError:
+    error = ValueError(f"load: {path} is not a minigrad checkpoint: {why}. minigrad reads "
+                       "the .npz files that mg.save writes (and plain np.savez archives).")
+    error.minigrad = True  # already explained
+    return error
+
+
+def _check_start(f: Any, path: Any) -> None:
+    """Look at the first bytes, so that what the file really is can be said (an HTML
+    page saved instead of a download, a pickle, an empty file) before NumPy guesses."""
+    if hasattr(f, "read"):
+        if not (hasattr(f, "seek") and hasattr(f, "tell")):
+            return
+        position = f.tell()
+        start = f.read(64)
+        f.seek(position)
+    else:
+        try:
+            with open(f, "rb") as file:
+                start = file.read(64)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"load: there is no file {path}") from None
+    if isinstance(start, str):
+        start = start.encode()
+    if start.startswith(b"PK"):
+        return  # a zip archive: an .npz
+    if not start:
+        why = "the file is empty"
+    elif start.startswith(b"\x93NUMPY"):
+        why = "it holds a single NumPy array (np.save), not an archive; read it with np.load"
+    elif start.lstrip().lower().startswith((b"<!doctype", b"<html", b"<?xml", b"<")):
+        why = ("it is an HTML or XML page, not a download of the file itself (a web page "
+               "saved by mistake? download the raw file)")
+    elif start.startswith(b"\x80"):
+        why = ("it is a Python pickle, which minigrad never reads (a pickle can run any code "
+               "it contains)")
+    else:
+        why = "it does not start like a .npz archive"
+    raise not_a_checkpoint(path, why)
+
+
+def _why(error: BaseException) -> str:
+    """What went wrong, in a reader's terms (NumPy's own words would suggest pickle)."""
+    if isinstance(error, (zipfile.BadZipFile, EOFError)) or "CRC" in str(error):
+        return f"it is truncated or corrupted ({error})"
+    if "pickle" in str(error):
+        return "it holds Python objects, which minigrad does not load"
+    return f"it could not be read ({type(error).__name__})"

@@ -106,6 +106,9 @@ class set_grad_enabled(contextlib.ContextDecorator):
     decorator) it restores the previous mode on exit, like PyTorch's."""
 
     def __init__(self, mode: bool) -> None:
+        if not isinstance(mode, (bool, np.bool_)):
+            raise TypeError(f"set_grad_enabled: mode must be True or False, got "
+                            f"{type(mode).__name__} {mode!r}")
         self.previous = state.grad_enabled
         self.mode = bool(mode)
         state.grad_enabled = self.mode

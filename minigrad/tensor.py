@@ -7,6 +7,7 @@ the Function (in ``minigrad/ops``) that does the work.
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 from collections import namedtuple
 from collections.abc import Callable
@@ -61,7 +62,7 @@ class Tensor:
     # Every op makes a Tensor, so making one must be cheap: the attributes every tensor
     # sets are slots; those that most tensors leave at their default are class
     # attributes, written to the instance only when they change.
-    __slots__ = ("_data", "requires_grad", "grad_fn", "_output_index", "__weakref__",
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_index", "__weakref__",
                  "__dict__")
     grad: Tensor | None = None
     label: str | None = None
@@ -91,7 +92,7 @@ class Tensor:
         elif isinstance(data, (np.ndarray, np.generic)):
             array = np.array(data)  # a NumPy array keeps its dtype
         else:
-            array = np.array(data)
+            array = _array_from(data)
             # as PyTorch: Python floats become the default float (float32), ints int64
             if array.dtype.kind == "f" or array.size == 0 and array.dtype.kind != "b":
                 array = array.astype(state.default_dtype)
@@ -110,7 +111,7 @@ class Tensor:
 
     def _init(self, data, requires_grad: bool, grad_fn: Node | None, output_index: int) -> None:
         self._data = data
-        self.requires_grad = requires_grad
+        self._requires_grad = requires_grad
         self.grad_fn = grad_fn
         self._output_index = output_index
 
@@ -120,7 +121,7 @@ class Tensor:
         """Wrap an array without any checks or copies (the engine's fast path)."""
         t = object.__new__(cls)
         t._data = data  # _init's lines, repeated: this runs for every op
-        t.requires_grad = requires_grad
+        t._requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_index = output_index
         return t
@@ -151,6 +152,11 @@ class Tensor:
                             f"floating point, got {array.dtype} (shape {array.shape})")
         realize_readers(self)  # deferred ops that read the old array run first
         self._data = array
+
+    # ``t.requires_grad = True`` checks as requires_grad_() does; reading it costs one C call
+    requires_grad = property(operator.attrgetter("_requires_grad"),
+                             lambda self, value: self.requires_grad_(value),
+                             doc="Will backward compute a gradient for this tensor?")
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -201,7 +207,7 @@ class Tensor:
             )
         if not requires_grad and not self.is_leaf:
             raise RuntimeError("requires_grad_(False) works only on leaf tensors; use detach()")
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     # --- conversions ----------------------------------------------------------------------
@@ -215,9 +221,47 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         return self._data if self._lazy_node is None else self.realize()._data
 
+    # --- NumPy interop: explicit, so that NumPy never cuts a tensor from its graph ----------
+    # np.asarray(t) gives the array, as t.numpy() does, but raises for a tensor that
+    # requires grad (as PyTorch's numpy() does): the array has no history, so a gradient
+    # would be lost without a word. NumPy functions that minigrad has as an op (np.exp,
+    # np.add, np.sum, ...) run that op and give a Tensor, gradient kept; the others
+    # compute with NumPy on tensors without grad and raise on ones that require it.
+
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if self.requires_grad:
+            raise RuntimeError(
+                f"NumPy was given a tensor that requires grad (shape {self.shape}, "
+                f"{self.dtype}); its array has no history, so the gradient would be lost. "
+                "Call .detach().numpy() if you want the values without gradient, or use "
+                "minigrad's ops (x.exp(), mg.stack(...), ...) to keep it.")
         array = self.numpy()
         return array if dtype is None else array.astype(dtype)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        operation = NUMPY_UFUNCS.get(ufunc.__name__)
+        if operation is not None and method == "__call__" and not kwargs:
+            return operation(*[_numpy_operand(a) for a in inputs])
+        _refuse_grad(f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}"),
+                     inputs + tuple(kwargs.get("out", ())))
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.numpy() if isinstance(o, Tensor) else o
+                                  for o in kwargs["out"])
+        arrays = [a.numpy() if isinstance(a, Tensor) else a for a in inputs]
+        return getattr(ufunc, method)(*arrays, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        operation = NUMPY_FUNCTIONS.get(func.__name__)
+        if operation is not None and getattr(np, func.__name__, None) is func:
+            try:
+                return operation(*args, **kwargs)
+            except TypeError:  # an argument minigrad's op lacks (out=, dtype=, ...)
+                pass
+        flat = [a for arg in (*args, *kwargs.values())
+                for a in (arg if isinstance(arg, (list, tuple)) else (arg,))]
+        _refuse_grad(f"np.{func.__name__}", flat)
+        return func(*_numpy_arrays(args), **{k: _numpy_arrays((v,))[0]
+                                             for k, v in kwargs.items()})
 
     def item(self) -> float | int | bool:
         array = self.numpy()
@@ -397,7 +441,7 @@ class Tensor:
                 node = result.grad_fn
                 node._outputs[result._output_index] = weakref.ref(self)
                 self.grad_fn, self._output_index = node, result._output_index
-                self.requires_grad = True
+                self._requires_grad = True
             else:
                 arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
                 with no_grad():
@@ -587,29 +631,30 @@ class Tensor:
     add, sub, mul, div, pow, matmul = __add__, __sub__, __mul__, __truediv__, __pow__, __matmul__
     def neg(self): return Neg.apply(self)
     def abs(self): return Abs.apply(self)
-    def exp(self): return Exp.apply(self)
-    def log(self): return Log.apply(self)
-    def sqrt(self): return Sqrt.apply(self)
-    def sin(self): return Sin.apply(self)
-    def cos(self): return Cos.apply(self)
-    def tanh(self): return Tanh.apply(self)
-    def sigmoid(self): return Sigmoid.apply(self)
+    # float-only maths: an integer or bool tensor is computed in float32 (_floating)
+    def exp(self): return Exp.apply(_floating(self))
+    def log(self): return Log.apply(_floating(self))
+    def sqrt(self): return Sqrt.apply(_floating(self))
+    def sin(self): return Sin.apply(_floating(self))
+    def cos(self): return Cos.apply(_floating(self))
+    def tanh(self): return Tanh.apply(_floating(self))
+    def sigmoid(self): return Sigmoid.apply(_floating(self))
     def relu(self): return ReLU.apply(self)
     def maximum(self, other): return Maximum.apply(*_operands(self, other))
     def minimum(self, other): return Minimum.apply(*_operands(self, other))
-    def log1p(self): return Log1p.apply(self)
-    def expm1(self): return Expm1.apply(self)
-    def erf(self): return Erf.apply(self)
+    def log1p(self): return Log1p.apply(_floating(self))
+    def expm1(self): return Expm1.apply(_floating(self))
+    def erf(self): return Erf.apply(_floating(self))
     def sign(self): return Sign.apply(self)
     def floor(self): return Floor.apply(self)
     def ceil(self): return Ceil.apply(self)
     def round(self, decimals: int = 0): return Round.apply(self, decimals=decimals)
     # composites: the Functions above, combined
     def square(self): return Mul.apply(self, self)
-    def reciprocal(self): return Div.apply(1.0, self)
-    def rsqrt(self): return Div.apply(1.0, Sqrt.apply(self))
-    def log2(self): return Div.apply(Log.apply(self), math.log(2))
-    def log10(self): return Div.apply(Log.apply(self), math.log(10))
+    def reciprocal(self): return Div.apply(1.0, _floating(self))
+    def rsqrt(self): return Div.apply(1.0, Sqrt.apply(_floating(self)))
+    def log2(self): return Div.apply(Log.apply(_floating(self)), math.log(2))
+    def log10(self): return Div.apply(Log.apply(_floating(self)), math.log(10))
     def lerp(self, end, weight): return _lerp(self, end, weight)
     def addcmul(self, tensor1, tensor2, *, value=1): return _addcmul(self, tensor1, tensor2, value)
     def addcdiv(self, tensor1, tensor2, *, value=1): return _addcdiv(self, tensor1, tensor2, value)
@@ -659,6 +704,7 @@ class Tensor:
         return Sum.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
     def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        _check_floating(self, "mean")
         return Mean.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -685,11 +731,13 @@ class Tensor:
             correction = 1 if unbiased is None else int(unbiased)
         elif unbiased is not None:
             raise TypeError("var: give unbiased or correction, not both")
+        _check_floating(self, "var")
         return Var.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims),
                          correction=correction)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None) -> Tensor:
+        _check_floating(self, "std")
         return self.var(dim, unbiased, keepdim, correction=correction, axis=axis,
                         keepdims=keepdims).sqrt()
 
@@ -1097,6 +1145,126 @@ class Tensor:
 tensor_class.register(Tensor)  # the engine reaches Tensor through tensor_class.py
 
 
+def _array_from(data: Any) -> np.ndarray:
+    """``np.array(data)`` for the constructor, with its two classic mistakes explained:
+    ragged nested lists, and a list of tensors that require grad (whose graph a copy
+    of their values would cut)."""
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            if isinstance(item, Tensor) and item.requires_grad:
+                raise TypeError(
+                    f"tensor: the list holds a tensor that requires grad (shape {item.shape}); "
+                    "tensor() copies values and would cut it from its graph. Use "
+                    "mg.stack(list) to keep the gradient (or .detach() them first).")
+    try:
+        return np.array(data)
+    except ValueError as error:
+        if not isinstance(data, (list, tuple)):
+            raise
+        raise ValueError(f"tensor: the nested lists are ragged ({_ragged(data)}); every "
+                         "row must have the same length, as in a NumPy array") from error
+
+
+def _ragged(data: Any, path: str = "") -> str:
+    """Where nested lists first disagree in length, e.g. 'data[1] has 1 elements, data[0] 2'."""
+    lengths = [len(item) if isinstance(item, (list, tuple)) else None for item in data]
+    for i, length in enumerate(lengths):
+        if length != lengths[0]:
+            def what(n):
+                return "a number" if n is None else f"{n} elements"
+            return (f"data{path}[{i}] has {what(length)}, "
+                    f"data{path}[0] has {what(lengths[0])}")
+    for i, item in enumerate(data):
+        if isinstance(item, (list, tuple)):
+            found = _ragged(item, f"{path}[{i}]")
+            if found:
+                return found
+    return ""
+
+
+def _numpy_operand(value: Any) -> Any:
+    """An input of a NumPy ufunc, ready for minigrad's op: arrays become tensors, NumPy
+    scalars Python numbers (else the op would hand them back to NumPy)."""
+    if isinstance(value, np.ndarray):
+        return Tensor(value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _numpy_arrays(values: tuple) -> list:
+    """Tensors (also inside a list or tuple) as their arrays, for a NumPy function."""
+    def convert(value):
+        if isinstance(value, Tensor):
+            return value.numpy()
+        if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+            return type(value)(convert(v) for v in value)
+        return value
+    return [convert(v) for v in values]
+
+
+def _refuse_grad(name: str, values: Any) -> None:
+    """A NumPy function minigrad has no op for cannot follow a tensor that requires grad."""
+    for value in values:
+        if isinstance(value, Tensor) and value.requires_grad:
+            raise TypeError(
+                f"{name}: minigrad has no op for this NumPy function (with these arguments), "
+                f"and NumPy would cut "
+                f"this tensor (shape {value.shape}, {value.dtype}) that requires grad from "
+                "its graph. Use minigrad's ops to keep the gradient, or call "
+                ".detach().numpy() first for the values only.")
+
+
+def _numpy_reduction(method: str) -> Callable:
+    """np.sum(x, axis, ...) as x.sum(axis, ...), for the keywords both know."""
+    def reduce(x, axis=None, keepdims=False, **kwargs):
+        if kwargs or not isinstance(x, Tensor):
+            raise TypeError  # NumPy's own arguments: let NumPy do it
+        return getattr(x, method)(axis, keepdim=keepdims)
+    return reduce
+
+
+def _numpy_variance(method: str) -> Callable:
+    """np.var/np.std divide by n - ddof (ddof=0 by default: not PyTorch's default)."""
+    def reduce(x, axis=None, ddof=0, keepdims=False, **kwargs):
+        if kwargs or not isinstance(x, Tensor):
+            raise TypeError
+        return getattr(x, method)(axis, keepdim=keepdims, correction=ddof)
+    return reduce
+
+
+# NumPy's ufuncs (by name) that are minigrad ops: np.exp(t) is t.exp(), with its gradient
+NUMPY_UFUNCS: dict[str, Callable] = {
+    "exp": Tensor.exp, "log": Tensor.log, "sqrt": Tensor.sqrt, "sin": Tensor.sin,
+    "cos": Tensor.cos, "tanh": Tensor.tanh, "log1p": Tensor.log1p, "expm1": Tensor.expm1,
+    "log2": Tensor.log2, "log10": Tensor.log10, "negative": Tensor.neg,
+    "absolute": Tensor.abs, "sign": Tensor.sign, "floor": Tensor.floor, "ceil": Tensor.ceil,
+    "square": Tensor.square, "positive": lambda x: x,
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "divide": operator.truediv, "power": operator.pow, "matmul": operator.matmul,
+    "maximum": lambda x, y: x.maximum(y) if isinstance(x, Tensor) else y.maximum(x),
+    "minimum": lambda x, y: x.minimum(y) if isinstance(x, Tensor) else y.minimum(x),
+    "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge, "equal": operator.eq, "not_equal": operator.ne,
+}
+# ... and NumPy's functions (np.sum(t) is t.sum(); arguments NumPy has and minigrad lacks
+# fall back to NumPy, which works on tensors without grad)
+NUMPY_FUNCTIONS: dict[str, Callable] = {
+    "sum": _numpy_reduction("sum"), "mean": _numpy_reduction("mean"),
+    "max": _numpy_reduction("amax"), "amax": _numpy_reduction("amax"),
+    "min": _numpy_reduction("amin"), "amin": _numpy_reduction("amin"),
+    "prod": _numpy_reduction("prod"), "var": _numpy_variance("var"),
+    "std": _numpy_variance("std"),
+    "shape": lambda a: a.shape, "ndim": lambda a: a.ndim, "size": lambda a, axis=None:
+    a.numel() if axis is None else a.shape[axis],  # (these only read the shape)
+    "reshape": lambda x, shape: x.reshape(shape),
+    "transpose": lambda x, axes=None: x.permute(
+        *(axes if axes is not None else reversed(range(x.ndim)))),
+    "concatenate": lambda tensors, axis=0: cat(tensors, axis),
+    "stack": lambda tensors, axis=0: stack(tensors, axis),
+    "where": lambda condition, x, y: where(condition, x, y),
+    "clip": lambda x, a_min=None, a_max=None: x.clamp(a_min, a_max),
+}
+
+
 def _operand(value: Any) -> Any:
     """A list, tuple or NumPy array next to a tensor becomes a tensor, as in the
     constructor (so a list of floats is float32)."""
@@ -1160,6 +1328,23 @@ def _index_part(part: Any) -> Any:
 
 
 # --- helpers of the methods above: composite updates, argument checks, random draws -------
+
+
+def _floating(x: Tensor) -> Tensor:
+    """``x`` for maths defined on real numbers only (exp, sqrt, sigmoid, ...): as in
+    PyTorch, an integer or bool tensor is computed in the default float dtype (float32),
+    where NumPy would give float64."""
+    if (x._data if x._data is not None else x).dtype.kind in "fc":
+        return x
+    return x.astype(state.default_dtype)
+
+
+def _check_floating(x: Tensor, op: str) -> None:
+    """``mean``, ``var`` and ``std`` of an integer tensor raise, as in PyTorch."""
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"{op}: needs a floating-point tensor, but this one is {x.dtype} (shape "
+            f"{x.shape}); as in PyTorch, convert it first: x.float().{op}()")
 
 
 def _lerp(x, end, weight):
@@ -1277,6 +1462,18 @@ def _check_same_dims(tensors, op: str) -> None:
         shapes = ", ".join(str(t.shape) for t in tensors)
         raise ShapeError(
             f"{op}: all tensors need the same number of dimensions, got shapes {shapes}")
+
+
+def realize(*tensors: Any) -> None:
+    """Compute the lazily recorded tensors given (``mg.realize(a, b)``; a list or tuple of
+    them works too) and everything they depend on."""
+    flat = [t for item in tensors
+            for t in (item if isinstance(item, (list, tuple)) else (item,))]
+    for position, t in enumerate(flat):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"realize: expected tensors (or a list of them), but argument "
+                            f"{position} is a {type(t).__name__}")
+    autograd.realize(*flat)
 
 
 def cat(tensors, dim: int = 0) -> Tensor:

@@ -268,14 +268,19 @@ def ge(input, other): return input >= other
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
+def _values(x):
+    """The array of a tensor (with or without grad: comparing cuts no gradient)."""
+    return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+
+
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     """|input - other| <= atol + rtol |other|, elementwise: a bool tensor."""
-    return Tensor._make(np.isclose(np.asarray(input), np.asarray(other), rtol, atol, equal_nan))
+    return Tensor._make(np.isclose(_values(input), _values(other), rtol, atol, equal_nan))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """Are all elements close (``isclose``)? A Python bool, as in PyTorch."""
-    return bool(np.allclose(np.asarray(input), np.asarray(other), rtol, atol, equal_nan))
+    return bool(np.allclose(_values(input), _values(other), rtol, atol, equal_nan))
 
 
 def equal(input, other) -> bool:

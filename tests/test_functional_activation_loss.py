@@ -38,7 +38,7 @@ def backward_both(output, torch_output, seed=0):
 
 
 def assert_same(ours, theirs, rtol=1e-6, atol=1e-6):
-    np.testing.assert_allclose(np.asarray(ours), theirs.detach().numpy(), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
 
 
 # --- stability at logits of +-1000 -----------------------------------------------------------

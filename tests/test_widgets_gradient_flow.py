@@ -194,7 +194,9 @@ def test_summary_is_short_and_stable():
     train(model, x, y, flow, steps=3)
     assert flow.summary() == "GradientFlow(4 parameters, 3 updates)"
     assert repr(flow) == flow.summary()
-    assert GradientFlow(model, per="layer").summary() == "GradientFlow(2 layers, 0 updates)"
+    # made after a backward, it shows the gradients already there: its first update
+    assert GradientFlow(model, per="layer").summary() == "GradientFlow(2 layers, 1 update)"
+    assert GradientFlow(moons_model()[0]).summary() == "GradientFlow(4 parameters, 0 updates)"
 
 
 def test_static_bundle_has_the_html_the_summary_and_the_widget_view():

@@ -84,7 +84,10 @@ class GradientFlow(StaticRendering, widgets.VBox):
         self._trend = html_widget()
         self._warning_line = html_widget()
         super().__init__(children=[self._bars, self._trend, self._warning_line])
-        self._redraw()
+        if any(t.grad is not None for group in self.groups.values() for t in group):
+            self.update()  # made after a backward: show the gradients already there
+        else:
+            self._redraw()
 
     def update(self) -> None:
         """Read every ``.grad`` now: record the norms and redraw."""
@@ -143,6 +146,9 @@ def _named_tensors(model: Any) -> list[tuple[str, Tensor]]:
         return list(model.named_parameters())
     if isinstance(model, Mapping):
         model = model.items()
+    if isinstance(model, (Tensor, str, bytes)) or not hasattr(model, "__iter__"):
+        raise TypeError(f"GradientFlow: expected a Module (or its named_parameters()), got "
+                        f"{type(model).__name__}")
     pairs = list(model)
     for pair in pairs:
         if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], Tensor)):

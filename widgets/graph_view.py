@@ -21,6 +21,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from minigrad.function import Node
+from minigrad.nn import Module
 from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
@@ -40,6 +41,12 @@ class GraphView(StaticRendering, widgets.VBox):
 
     def __init__(self, root: Tensor, collapse_groups: Any = False, names: Any = None,
                  max_nodes: int = MAX_NODES, backend: str = "auto") -> None:
+        if not isinstance(root, Tensor):
+            hint = (" To see a model, draw the graph of its output (GraphView(model(x)) or of "
+                    "the loss), or its gradients with show(model)"
+                    if isinstance(root, Module) else "")
+            raise TypeError(f"GraphView: expected a minigrad Tensor (a loss, or any result of "
+                            f"ops), got {type(root).__name__}.{hint}")
         self.collapse_groups = collapse_groups
         self.names = names
         self.max_nodes = max_nodes

@@ -46,7 +46,14 @@ class BackwardStepper(StaticRendering, widgets.VBox):
         if loss.grad_fn is None and pending_node(loss) is None:
             raise ValueError("BackwardStepper: this tensor has no graph (it is a leaf, made by "
                              "no Function): there is no backward pass to step through.")
+        if gradient is None and loss.numel() != 1:
+            raise ValueError(
+                f"BackwardStepper: the tensor has shape {loss.shape}, not one element: is it "
+                "the model's output (logits) rather than the loss? Step from the loss (e.g. "
+                "F.cross_entropy(logits, target)), or pass gradient= a tensor of shape "
+                f"{loss.shape}, as loss.backward(gradient) needs.")
         self.loss, self.gradient = loss, gradient
+        self._error: Exception | None = None  # a failed step: every later move says so
         self.collapse_groups, self.max_nodes, self.backend = collapse_groups, max_nodes, backend
         if not loss.is_realized:
             loss.realize()  # the backward pass needs the forward's values
@@ -124,6 +131,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
             vertex.tensor.grad = None if initial is None else Tensor(initial)  # (a copy)
         self.steps = []
         self._finished = False
+        self._error = None
         self._iterator = mg.backward_steps(self.loss, self.gradient, retain_graph=True)
         self._show()
 
@@ -152,6 +160,10 @@ class BackwardStepper(StaticRendering, widgets.VBox):
     # --- inside -------------------------------------------------------------------------
 
     def _advance(self) -> BackwardStep | None:
+        if self._error is not None:
+            raise RuntimeError(f"BackwardStepper: the backward pass failed at step "
+                               f"{self.position + 1}, so it cannot go on: "
+                               f"{self._error}") from self._error
         if self._finished:
             return None
         try:
@@ -160,6 +172,10 @@ class BackwardStepper(StaticRendering, widgets.VBox):
             self._finished = True
             self.total = self.position
             return None
+        except Exception as error:
+            self._error = error
+            self.status.value = self._status_html()
+            raise
         self.steps.append(step)
         if self.position == self.total:  # every node of the graph ran: let the pass end
             self._finished = next(self._iterator, None) is None
@@ -203,7 +219,10 @@ class BackwardStepper(StaticRendering, widgets.VBox):
             self.go_to(change["new"])
 
     def _status_html(self) -> str:
-        if self._finished:
+        if self._error is not None:
+            text = (f"Backward failed at step {self.position + 1}: "
+                    f"{escape(str(self._error))}")
+        elif self._finished:
             text = (f"Backward done: {self.position} node{'s' * (self.position != 1)} ran; every "
                     "leaf's <code>.grad</code> is what <code>loss.backward()</code> gives.")
         elif not self.steps:

@@ -8,7 +8,7 @@ from typing import Any
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, Sequential, new_parameter
+from .module import Module, Sequential, check_sizes, new_parameter
 from .functional_ext import _single
 from .normalization import BatchNorm2d
 
@@ -27,7 +27,8 @@ class Conv2d(Module):
                              f"got {padding!r}")
         if padding == "same" and F._pair(stride, "Conv2d", "stride") != (1, 1):
             raise ValueError("Conv2d: padding='same' needs stride 1")
-        self.in_channels, self.out_channels = in_channels, out_channels
+        self.in_channels, self.out_channels = check_sizes(
+            "Conv2d", in_channels=in_channels, out_channels=out_channels)
         self.kernel_size = F._pair(kernel_size, "Conv2d", "kernel_size")
         self.stride = F._pair(stride, "Conv2d", "stride")
         self.padding = padding if isinstance(padding, str) else F._pair(padding, "Conv2d",
@@ -147,7 +148,8 @@ class Conv1d(Module):
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError(f"Conv1d: padding must be an int, 'same' or 'valid', got "
                              f"{padding!r}")
-        self.in_channels, self.out_channels = in_channels, out_channels
+        self.in_channels, self.out_channels = check_sizes(
+            "Conv1d", in_channels=in_channels, out_channels=out_channels)
         self.kernel_size = (_single(kernel_size, "Conv1d", "kernel_size"),)
         self.stride = (_single(stride, "Conv1d", "stride"),)
         if padding == "same" and self.stride != (1,):

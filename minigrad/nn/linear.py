@@ -9,7 +9,7 @@ from typing import Any
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, new_parameter
+from .module import Module, check_sizes, new_parameter
 
 
 class Identity(Module):
@@ -29,6 +29,8 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  dtype: Any = None) -> None:
         super().__init__()
+        in_features, out_features = check_sizes("Linear", in_features=in_features,
+                                                out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = new_parameter(out_features, in_features, dtype=dtype)
         self.bias = new_parameter(out_features, dtype=dtype) if bias else None
@@ -60,6 +62,8 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = None) -> None:
         super().__init__()
+        num_embeddings, embedding_dim = check_sizes("Embedding", num_embeddings=num_embeddings,
+                                                    embedding_dim=embedding_dim)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.weight = new_parameter(num_embeddings, embedding_dim, dtype=dtype)
         self.reset_parameters()

@@ -11,7 +11,31 @@ from .functional_ext import KL_REDUCTIONS
 from .module import Module
 
 
-class _Loss(Module):
+class _LossSettings:
+    """A loss module is made first, with its settings, and then called with the data:
+    ``loss_fn = nn.MSELoss(); loss = loss_fn(input, target)``. Tensors given to the
+    constructor (``nn.MSELoss(input, target)``) say so, instead of a puzzling error about
+    a setting."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        code = cls.__init__.__code__
+        names = code.co_varnames[1:code.co_argcount]
+        given = list(zip(names, args)) + list(kwargs.items())
+        tensors = [value for name, value in given if isinstance(value, Tensor)
+                   and name not in ("weight", "pos_weight")]
+        if tensors or len(args) > len(names):
+            shapes = ", ".join(str(t.shape) if isinstance(t, Tensor) else type(t).__name__
+                               for t in args)
+            name = cls.__name__
+            raise TypeError(
+                f"{name}: got the data ({shapes}) when the loss module is being made. Make "
+                f"it first, then call it: loss_fn = nn.{name}(); loss = loss_fn(input, "
+                "target). (The functional form takes the data at once, e.g. "
+                "F.cross_entropy(input, target).)")
+        return super().__new__(cls)
+
+
+class _Loss(_LossSettings, Module):
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
         F._check_reduction(reduction, type(self).__name__)
@@ -113,7 +137,7 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, self.reduction, self.delta)
 
 
-class KLDivLoss(Module):
+class KLDivLoss(_LossSettings, Module):
     """KL divergence of the target distribution from the input's; ``input`` holds
     log-probabilities (``log_target``: the target too). Use ``reduction="batchmean"`` for
     the true KL divergence ("mean" averages over every element, as PyTorch does)."""

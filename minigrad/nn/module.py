@@ -58,6 +58,22 @@ def new_parameter(*shape: int, dtype: Any = None) -> Parameter:
                               else as_dtype(dtype)))
 
 
+def check_sizes(layer: str, **sizes: Any) -> list[int]:
+    """The sizes given to a layer's constructor as ints, or a clear error: a size must be
+    a positive whole number (``nn.Linear(784 / 2, 10)`` passes the float 392.0)."""
+    checked = []
+    for argument, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            hint = (" (a float: 784 / 2 is 392.0; write 784 // 2 or int(...))"
+                    if isinstance(value, float) else "")
+            raise TypeError(f"{layer}: {argument} must be an int, got "
+                            f"{type(value).__name__} {value!r}{hint}")
+        if value <= 0:
+            raise ValueError(f"{layer}: {argument} must be positive, got {value}")
+        checked.append(int(value))
+    return checked
+
+
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import functional as F
-from .module import Module, new_parameter
+from .module import Module, check_sizes, new_parameter
 
 
 class LayerNorm(Module):
@@ -54,6 +54,7 @@ class _BatchNorm(Module):
                  affine: bool = True, track_running_stats: bool = True,
                  dtype: Any = None) -> None:
         super().__init__()
+        (num_features,) = check_sizes(type(self).__name__, num_features=num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = self.bias = None

@@ -39,12 +39,42 @@ from ..state import enable_grad
 from ..tensor import Tensor
 
 
+# the options that are numbers (betas: a pair of them), in every optimizer that has them
+NUMERIC_OPTIONS = {"lr", "momentum", "dampening", "weight_decay", "eps", "alpha", "betas",
+                   "rho", "lr_decay", "initial_accumulator_value", "momentum_decay",
+                   "max_iter", "max_eval", "tolerance_grad", "tolerance_change",
+                   "history_size", "etas", "step_sizes"}
+
+
+def _check_numbers(name: str, options: dict[str, Any]) -> None:
+    """``lr="0.1"`` (a string, say from a config file) is a TypeError that says so,
+    rather than a failed comparison deep inside."""
+    for key in NUMERIC_OPTIONS & options.keys():
+        value = options[key]
+        parts = value if isinstance(value, (tuple, list)) else (value,)
+        if not all(isinstance(v, (int, float, np.number, Tensor)) and not isinstance(v, bool)
+                   for v in parts):
+            what = "numbers" if isinstance(value, (tuple, list)) else "a number"
+            raise TypeError(f"{name}: {key} must be {what}, got {type(value).__name__} "
+                            f"{value!r}" + (f"; write {key}={float(value)!r} (no quotes), "
+                                            f"or {key}=float(...)" if _numeric(value) else ""))
+
+
+def _numeric(text: Any) -> bool:
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(text, str)
+
+
 class Optimizer:
     """Base class: ``params`` (tensors, or dicts of options with a ``"params"`` entry) and
     ``defaults`` (the options every group gets unless it gives its own)."""
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
         self.defaults = dict(defaults)
+        _check_numbers(type(self).__name__, self.defaults)
         self.check_options(self.defaults)
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
@@ -133,13 +163,14 @@ class Optimizer:
             if not (param.is_leaf or param.retains_grad):
                 raise ValueError(
                     f"{name}: can't optimize a non-leaf Tensor (the one at {where}, shape "
-                    f"{param.shape}, made by {type(param.grad_fn).__name__}); the optimizer "
+                    f"{param.shape}, made by {param.grad_fn.name}); the optimizer "
                     "updates tensors you created, such as model.parameters()"
                 )
         group = dict(param_group)
         group["params"] = params
         for key, default in self.defaults.items():
             group.setdefault(key, default)
+        _check_numbers(name, group)
         self.check_options(group)
 
         ids = [id(param) for param in params]
