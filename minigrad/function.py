@@ -307,7 +307,7 @@ class Function:
         for a in args:
             if isinstance(a, Tensor):
                 arrays.append(a._data if a._data is not None else a.realize()._data)
-                needs_input_grad.append(a.requires_grad)
+                needs_input_grad.append(a._requires_grad)  # the slot: the property costs per op
                 if recording:
                     edges.append((a.grad_fn, a._output_index))
             else:
