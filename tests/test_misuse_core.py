@@ -314,3 +314,45 @@ def test_anomaly_for_a_nan_the_op_makes_still_blames_the_op():
     message = str(info.value)
     assert message.startswith("detect_anomaly: Sqrt (forward) produced NaN in output 0")
     assert "already" not in message
+
+
+@pytest.mark.parametrize("make", [
+    lambda params: mg.optim.SGD(params, lr=1.0),
+    lambda params: mg.optim.Adam(params, lr=1.0),
+])
+def test_an_optimizer_step_in_lazy_mode_does_not_change_what_a_deferred_op_reads(make):
+    def run(lazy: bool):
+        w = mg.nn.Parameter(mg.tensor([1.0, 2.0]))
+        optimizer = make([w])
+        w.grad = mg.tensor([1.0, 1.0])
+        if lazy:
+            with mg.lazy():
+                y = w * 3
+                optimizer.step()
+            y = y.realize()
+        else:
+            y = w * 3
+            optimizer.step()
+        return y.tolist(), w.tolist()
+
+    eager, deferred = run(False), run(True)
+    assert deferred == eager and eager[0] == [3.0, 6.0]
+    engine_intact()
+
+
+def test_lbfgs_in_lazy_mode_does_not_change_what_a_deferred_op_reads():
+    w = mg.nn.Parameter(mg.tensor([1.0, 2.0], dtype=mg.float64))
+    optimizer = mg.optim.LBFGS([w], lr=0.5, max_iter=2)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    with mg.lazy():
+        y = w * 3
+        optimizer.step(closure)
+    assert y.realize().tolist() == [3.0, 6.0]
+    assert w.tolist() != [1.0, 2.0]
+    engine_intact()

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..function import record_write
+from ..lazy_mode import realize_readers
 from ..state import enable_grad
 from ..tensor import Tensor
 from .optimizer import Optimizer
@@ -88,6 +89,7 @@ class LBFGS(Optimizer):
         offset = 0
         for p in self._params:
             values = p.numpy()
+            realize_readers(p)
             values += step_size * update[offset:offset + values.size].reshape(values.shape)
             record_write(p)
             offset += values.size
@@ -97,6 +99,7 @@ class LBFGS(Optimizer):
 
     def _set_param(self, arrays: list[np.ndarray]) -> None:
         for p, values in zip(self._params, arrays):
+            realize_readers(p)
             p.numpy()[...] = values
             record_write(p)
 

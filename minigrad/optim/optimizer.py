@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..function import record_write
+from ..lazy_mode import realize_readers
 from ..state import enable_grad
 from ..tensor import Tensor
 
@@ -219,6 +220,7 @@ class Optimizer:
                 values, grad = param.numpy(), param.grad.numpy()
                 if grad.dtype != values.dtype:  # state and updates keep the parameter's dtype
                     grad = grad.astype(values.dtype)
+                realize_readers(param)  # a deferred op that reads it computes first
                 self.update_param(values, grad, self.state[param], group)
                 record_write(param)
         return loss
