@@ -37,12 +37,20 @@ def run_tensor_hooks(tensor: Any, grad: np.ndarray) -> np.ndarray:
         if isinstance(result, tensor_class.Tensor):
             result = result.realize()._data
         replaced = np.asarray(result)
+        name = getattr(hook, "__name__", type(hook).__name__)
         if replaced.shape != grad.shape:
             raise ShapeError(
-                f"hook '{getattr(hook, '__name__', type(hook).__name__)}' registered on "
-                f"{_which_tensor(tensor)} returned a gradient of shape {replaced.shape}, "
-                f"but the gradient it was given has shape {grad.shape}. A tensor hook may "
-                "change the gradient's values, not its shape."
+                f"hook '{name}' registered on {_which_tensor(tensor)} returned a gradient "
+                f"of shape {replaced.shape}, but the gradient it was given has shape "
+                f"{grad.shape}. A tensor hook may change the gradient's values, not its shape."
+            )
+        if replaced.dtype != grad.dtype:  # PyTorch refuses this too
+            raise RuntimeError(
+                f"hook '{name}' registered on {_which_tensor(tensor)} returned a gradient "
+                f"of dtype {replaced.dtype}, but the gradient it was given is "
+                f"{grad.dtype}. A tensor hook may change the gradient's values, not its "
+                f"dtype: return e.g. grad * 2 or grad.to({grad.dtype}) rather than a new "
+                "tensor of another dtype."
             )
         grad = replaced
     return grad

@@ -356,3 +356,17 @@ def test_lbfgs_in_lazy_mode_does_not_change_what_a_deferred_op_reads():
     assert y.realize().tolist() == [3.0, 6.0]
     assert w.tolist() != [1.0, 2.0]
     engine_intact()
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_a_hook_that_changes_the_gradients_dtype_is_named(leaf):
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    watched = x if leaf else x * 2
+
+    def to_double(grad):
+        return grad.double()
+
+    watched.register_hook(to_double)
+    with pytest.raises(RuntimeError, match=r"hook 'to_double'.*dtype float64.*float32"):
+        (watched * 3).sum().backward()
+    engine_intact()
