@@ -6,8 +6,9 @@ PyTorch (when installed), and print median times per step and the ratios.
     python -m bench --markdown         # the table for the README
     python -m bench --check            # exit 1 if a target is missed
 
-Cases: mlp, cnn, transformer, dispatch, chain, memory, notebooks (the chapter suite
-under nbval, timed as a whole), and, only when named, grading (``minigrad-course grade``
+Cases: mlp, cnn, transformer, dispatch, chain, memory, gradient_flow (what
+``GradientFlow.update()`` adds to a training step, and what a drawing costs), notebooks (the
+chapter suite under nbval, timed as a whole), and, only when named, grading (``minigrad-course grade``
 on 30 returned copies of chapter 1; needs nbgrader, takes a few minutes).
 """
 
@@ -128,6 +129,39 @@ def run_notebooks() -> Row:
                ratios=f"target < {NOTEBOOK_TARGET / 60:.0f} min: {status}", met=ok)
 
 
+GRADIENT_FLOW_TARGET = 1e-3  # seconds an update() may add to a step
+
+
+def run_gradient_flow(rounds: int) -> Row:
+    """The MLP case's training step with and without ``flow.update()`` after backward
+    (outside a kernel, as in a script: an update only records), and one drawing."""
+    what = ("GradientFlow.update() in the MLP training step (recording only: drawn at most "
+            "once a second in a notebook), and one drawing of it")
+    if importlib.util.find_spec("ipywidgets") is None:
+        return Row("gradient_flow", what, "skipped: the jupyter extra is not installed")
+    from minigrad.widgets import GradientFlow
+
+    plain, model = cases.build_mlp_minigrad()
+    flow = GradientFlow(model)
+
+    def with_flow() -> None:
+        plain()
+        flow.update()
+
+    medians = time_steps({"plain": plain, "update": with_flow}, rounds=rounds)
+    added = medians["update"] - medians["plain"]
+    start = time.perf_counter()
+    flow.to_html()
+    drawing = time.perf_counter() - start
+    ok = added <= GRADIENT_FLOW_TARGET
+    return Row("gradient_flow", what,
+               f"{_ms(medians['plain'])} -> {_ms(medians['update'])} a step; drawing "
+               f"{_ms(drawing)}",
+               ratios=f"+{added * 1e3:.2f} ms a step (target <= "
+                      f"{GRADIENT_FLOW_TARGET * 1e3:.0f} ms: {'met' if ok else 'MISSED'})",
+               met=ok)
+
+
 GRADING_STUDENTS = 30
 
 
@@ -193,7 +227,7 @@ def machine() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = [c.name for c in TIMED] + ["memory", "notebooks", "grading"]
+    names = [c.name for c in TIMED] + ["memory", "gradient_flow", "notebooks", "grading"]
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("cases", nargs="*", choices=[[]] + names, metavar="case",
                         help=f"cases to run (default: all but grading): {', '.join(names)}")
@@ -214,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
             _print_row(rows[-1])
     if "memory" in chosen:
         rows.append(run_memory(libs))
+        _print_row(rows[-1])
+    if "gradient_flow" in chosen:
+        rows.append(run_gradient_flow(args.rounds))
         _print_row(rows[-1])
     if "notebooks" in chosen:
         rows.append(run_notebooks())

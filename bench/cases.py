@@ -62,6 +62,7 @@ def _training_step(lib: SimpleNamespace, model, optimizer, loss_fn: Callable,
         optimizer.step()
         return loss
 
+    step.model = model  # for cases that watch it (gradient_flow)
     return step
 
 
@@ -123,6 +124,13 @@ def build_mlp(libs: dict) -> dict[str, Step]:
             layers = [(m.weight.numpy(), m.bias.numpy()) for m in model if hasattr(m, "weight")]
             steps["numpy"] = partial(NumpyMLP(layers, lr=0.01).step, x, y)
     return steps
+
+
+def build_mlp_minigrad() -> tuple[Step, object]:
+    """The MLP case's minigrad step alone, and its model (for the gradient_flow case)."""
+    lib = libraries(with_torch=False)["minigrad"]
+    steps = build_mlp({"minigrad": lib})
+    return steps["minigrad"], steps["minigrad"].model
 
 
 # --- CNN on 1x28x28 ----------------------------------------------------------------------

@@ -164,6 +164,7 @@ def test_update_changes_the_existing_html_children_in_place():
     flow = GradientFlow(model)
     children, before = flow.children, [child.value for child in flow.children]
     train(model, x, y, flow, steps=1)
+    flow.to_html()  # outside a kernel, the pictures are drawn when asked for
     assert flow.children == children
     assert all(isinstance(child, ipywidgets.HTML) for child in children)
     assert [child.value for child in children] != before
@@ -257,3 +258,63 @@ def test_same_training_gives_identical_html():
 def test_html_is_identical_in_two_processes():
     first, second = output_of_two_fresh_processes(SCRIPT)
     assert first.startswith("<div><svg") and first == second
+
+
+def test_outside_a_kernel_update_only_records_and_the_picture_is_drawn_when_asked_for():
+    model, x, y = moons_model()
+    flow = GradientFlow(model)
+    before = [child.value for child in flow.children]
+    train(model, x, y, flow, steps=3)
+    assert [child.value for child in flow.children] == before  # nothing drawn yet
+    assert flow.steps == 3 and all(len(norms) == 3 for norms in flow.history.values())
+    assert "update 3" in flow.to_html()  # drawn now, with every update
+
+
+def test_in_a_kernel_the_live_view_is_drawn_at_a_bounded_rate_then_catches_up(monkeypatch):
+    import asyncio
+
+    from minigrad.widgets import gradient_flow
+
+    monkeypatch.setattr(gradient_flow, "in_kernel", lambda: True)
+    drawn = []
+
+    async def a_cell(min_interval):  # as in ipykernel: a cell runs inside the event loop
+        model, x, y = moons_model()
+        flow = GradientFlow(model, min_interval=min_interval)  # drawn once, empty
+        real_redraw = flow._redraw
+        monkeypatch.setattr(flow, "_redraw", lambda: (drawn.append(flow.steps), real_redraw()))
+        train(model, x, y, flow, steps=20)
+        return flow
+
+    async def the_kernel(min_interval):
+        flow = await a_cell(min_interval)
+        during = list(drawn)
+        await asyncio.sleep(0)  # the cell is over: the loop runs what was queued
+        return flow, during
+
+    flow, during = asyncio.run(the_kernel(3600))
+    assert during == []  # every update came within the interval: none was drawn
+    assert drawn == [20]  # then one catch-up drawing, of the last update
+    assert "update 20" in flow._bars.value
+    drawn.clear()
+    flow, during = asyncio.run(the_kernel(0))
+    assert during == list(range(1, 21)) and drawn == during  # no interval: every update
+
+
+def test_recording_an_update_takes_the_norms_without_copying_the_gradients():
+    # group_stats (the fast path) gives what grad_stats of the joined arrays gives
+    from minigrad.widgets.gradient_flow import group_stats
+    from minigrad.widgets.trace import grad_stats
+
+    rng = np.random.default_rng(0)
+    for arrays in ([rng.normal(size=(30, 20)).astype(np.float32)],
+                   [rng.normal(size=(4, 5)), rng.normal(size=7) * 1e-9],
+                   [np.zeros((3, 3), np.float32)],
+                   [np.array([1.0, np.nan], np.float32), np.ones(2, np.float32)],
+                   [np.array([3e30, 1.0], np.float32)]):  # squares beyond float32
+        fast = group_stats(arrays)
+        exact = grad_stats(np.concatenate([a.ravel() for a in arrays]))
+        assert fast.status == exact.status and fast.shape == exact.shape
+        assert fast.nan == exact.nan and fast.inf == exact.inf
+        assert fast.max_abs == pytest.approx(exact.max_abs, rel=1e-6, nan_ok=True)
+        assert fast.norm == pytest.approx(exact.norm, rel=1e-5, nan_ok=True)
