@@ -7,9 +7,10 @@ PyTorch (when installed), and print median times per step and the ratios.
     python -m bench --check            # exit 1 if a target is missed
 
 Cases: mlp, cnn, transformer, dispatch, chain, memory, gradient_flow (what
-``GradientFlow.update()`` adds to a training step, and what a drawing costs), notebooks (the
-chapter suite under nbval, timed as a whole), and, only when named, grading (``minigrad-course grade``
-on 30 returned copies of chapter 1; needs nbgrader, takes a few minutes).
+``GradientFlow.update()`` adds to a training step, and what a drawing costs), notebooks
+(the chapter suite under nbval, timed as a whole), and, only when named, grading
+(``minigrad-course grade`` on 30 returned copies of chapter 1; needs nbgrader, takes a few
+minutes).
 """
 
 from __future__ import annotations
