@@ -49,6 +49,7 @@
 
 # %%
 import textwrap
+from xml.etree import ElementTree
 
 import numpy as np
 from IPython.display import HTML
@@ -65,32 +66,35 @@ np.set_printoptions(precision=4, suppress=True)
 
 
 def draw_broadcast(*shapes, cell=22):
-    """An SVG picture of broadcasting shapes of at most 2 dimensions: each input lined up
+    """A picture (SVG) of broadcasting shapes of at most 2 dimensions: each input lined up
     from the right and stretched to the result's shape. Dark cells hold the input's own
     numbers; pale cells are the same numbers reused (nothing is copied in memory)."""
     result = np.broadcast_shapes(*shapes)
-    rows, cols = (1, 1) if not result else ((1,) + result)[-2:]
-    panels = [(f"{shape}", (1, 1) if not shape else ((1,) + shape)[-2:]) for shape in shapes]
+    rows, cols = ((1, 1) + result)[-2:]
+    panels = [(f"{shape}", ((1, 1) + shape)[-2:]) for shape in shapes]
     panels.append((f"result {result}", (rows, cols)))
     width = max(cols * cell, 8 * max(len(title) for title, _ in panels)) + 36
     height = rows * cell + 30
-    parts = []
+    picture = ElementTree.Element("svg", xmlns="http://www.w3.org/2000/svg",
+                                  width=str(width * len(panels)), height=str(height))
+
+    def add(tag, text=None, **attributes):
+        element = ElementTree.SubElement(picture, tag, {k.replace("_", "-"): str(v)
+                                                        for k, v in attributes.items()})
+        element.text = text
+
     for k, (title, (own_rows, own_cols)) in enumerate(panels):
         left = k * width
-        parts.append(f'<text x="{left}" y="12" font-size="12" font-family="monospace">'
-                     f'{title}</text>')
+        add("text", title, x=left, y=12, font_size=12, font_family="monospace")
         for i in range(rows):
             for j in range(cols):
                 own = (i < own_rows and j < own_cols) or k == len(shapes)
-                fill = "#4a7bd0" if own else "#d5e1f5"
-                parts.append(f'<rect x="{left + j * cell}" y="{18 + i * cell}" width="{cell - 2}" '
-                             f'height="{cell - 2}" fill="{fill}"/>')
+                add("rect", x=left + j * cell, y=18 + i * cell, width=cell - 2,
+                    height=cell - 2, fill="#4a7bd0" if own else "#d5e1f5")
         if k < len(shapes):
-            parts.append(f'<text x="{left + width - 24}" y="{18 + rows * cell / 2 + 5}" '
-                         f'font-size="16">{"+" if k < len(shapes) - 1 else "="}</text>')
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(panels)}" '
-           f'height="{height}">{"".join(parts)}</svg>')
-    return HTML(svg)
+            add("text", "+" if k < len(shapes) - 1 else "=", x=left + width - 24,
+                y=18 + rows * cell / 2 + 5, font_size=16)
+    return HTML(ElementTree.tostring(picture, encoding="unicode"))
 
 
 # %% [markdown]
