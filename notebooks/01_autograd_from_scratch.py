@@ -32,12 +32,12 @@
 # 3. follow the chain rule through a small graph,
 # 4. and look inside that graph;
 # 5. run the backward pass one step at a time;
-# 6. see why broadcasting makes the engine *sum* gradients;
+# 6. see why broadcasting makes the engine *sum* gradients (chapter 2 goes deeper);
 # 7. check a backward pass with `gradcheck`, and catch a wrong one;
 # 8. see why gradients accumulate, and how to clear them;
 # 9. switch recording off with `no_grad`.
 #
-# Along the way come five **exercises**: a cell where you write code (this copy has the
+# Along the way come four **exercises**: a cell where you write code (this copy has the
 # answers, between two "SOLUTION" marker comments; in the copy your teacher hands out
 # they are replaced by `raise NotImplementedError()`), and after it a test cell that
 # checks your code and, when it is wrong, says which mistake it looks like. The checks
@@ -50,7 +50,7 @@
 import numpy as np
 
 import minigrad as mg
-from minigrad.exercises import check_array_function, check_function, check_value
+from minigrad.exercises import check_function
 from minigrad.widgets import GraphView
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -410,48 +410,8 @@ print("same y.grad:", np.allclose(y.grad.numpy(), y2.grad.numpy()), f"({y2.grad.
 #
 # `MyMul.backward` knows nothing about broadcasting: `grad_output * X` has the output's
 # shape `(2, 3)`. The engine sums such a gradient over the broadcast dimensions back to
-# the input's shape, so no Function has to.
-#
-# ### Exercise 4 (3 points): `unbroadcast`
-#
-# Write that sum yourself: `unbroadcast(grad, shape)` takes a gradient of a broadcast
-# output and returns it summed back to `shape`, the input's shape. Broadcasting did two
-# things that must be undone: it **added leading dimensions** (a `(3,)` input against a
-# `(2, 3)` output), and it **stretched dimensions of size 1** (`(2, 1)` against `(2, 3)`),
-# which must stay in the result with size 1 (`keepdims=True`).
-
-# %% tags=["solution:unbroadcast"]
-def unbroadcast(grad, shape):
-    """grad summed over the dimensions broadcasting added or stretched, to `shape`."""
-    # BEGIN SOLUTION
-    while grad.ndim > len(shape):
-        grad = grad.sum(axis=0)
-    for axis, size in enumerate(shape):
-        if size == 1 and grad.shape[axis] != 1:
-            grad = grad.sum(axis=axis, keepdims=True)
-    return grad
-    # END SOLUTION
-
-
-# %% tags=["tests:unbroadcast-example:1"]
-check_value(unbroadcast(np.ones((2, 3)), (3,)), np.array([2.0, 2.0, 2.0]),
-            "unbroadcast(np.ones((2, 3)), (3,))")
-
-# %% tags=["tests:unbroadcast:2"]
-# more cases, hidden in the copy students get (they would give the answer away)
-### BEGIN HIDDEN TESTS
-from minigrad.autograd import sum_to_shape  # noqa: E402
-
-check_array_function(
-    unbroadcast, reference=sum_to_shape,
-    cases=[(np.arange(24.0).reshape(2, 3, 4), (3, 1)), (np.arange(12.0).reshape(3, 4), (4,)),
-           (np.arange(6.0).reshape(2, 3), (2, 1)), (np.arange(6.0).reshape(2, 3), (2, 3)),
-           (np.arange(12.0).reshape(3, 4), ())])
-### END HIDDEN TESTS
-
-# %% [markdown]
-# A variant of `MyMul` that prints the shapes its backward returns shows that the
-# engine does this sum for every Function:
+# the input's shape, so no Function has to. A variant of `MyMul` that prints the shapes
+# its backward returns shows it:
 
 # %%
 class MyMulShowingShapes(MyMul):
@@ -470,9 +430,13 @@ MyMulShowingShapes.apply(X, b).sum().backward()
 print("b.grad.shape     =", b.grad.shape)
 print("b.grad           =", fmt(b.grad.numpy()))
 print("X summed over i  =", fmt(X.numpy().sum(axis=0)))
-print("your unbroadcast =", fmt(unbroadcast(X.numpy(), (3,))))
 
 # %% [markdown]
+# Chapter 2 (tensors and broadcasting) works this out in full: the broadcasting rules,
+# why the sum runs over exactly the stretched dimensions (leading ones summed away,
+# size-1 ones kept with size 1), and an exercise where you write that sum,
+# `unbroadcast(grad, shape)`, and use it in a `MyMul` that broadcasts.
+#
 # A gradient that cannot be summed to the input's shape is a bug in a backward, and the
 # engine says which Function and which input:
 
@@ -560,7 +524,7 @@ except mg.GradcheckError as error:
 # Every element wrong usually means a wrong formula; only a few wrong ones point to an
 # edge case (a zero, a tie, a boundary).
 #
-# ### Exercise 5 (2 points): `MyDiv`
+# ### Exercise 4 (2 points): `MyDiv`
 #
 # Write `MyDiv`, $z = x / y$, with $\frac{\partial z}{\partial x} = 1/y$ and
 # $\frac{\partial z}{\partial y} = -x/y^2$. Check it yourself with `mg.gradcheck` first

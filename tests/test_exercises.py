@@ -687,3 +687,37 @@ def test_a_setting_in_more_can_bring_its_own_mistakes():
                     more=[({"dim": (0, 2), "keepdim": True}, [(3, 2, 4)],
                            MEAN_OVER_0_2_MISTAKES)])
     assert "the size of only one reduced dimension" in message
+
+
+# --- chapter 2: a backward that must do the broadcast sum itself -----------------------
+
+
+def test_a_gradient_of_the_output_shape_is_summed_for_the_student_by_default():
+    unsummed = mul_function(lambda x, y, g: (g * y, g * x))
+    check_function(unsummed, [(3, 4), (4,)], lambda x, y: x * y)
+
+
+def test_exact_shapes_names_a_gradient_not_summed_back_to_its_input():
+    unsummed = mul_function(lambda x, y, g: (g * y, g * x))
+    message = fails(check_function, unsummed, [(3, 1), (1, 4)], lambda x, y: x * y,
+                    exact_shapes=True)
+    assert "gradient for input 0 (shape (3, 1))" in message
+    assert "not summed over the broadcast dimensions" in message
+
+
+def test_exact_shapes_passes_a_backward_that_sums_itself():
+    from minigrad.autograd import sum_to_shape
+
+    summed = mul_function(lambda x, y, g: (sum_to_shape(g * y, x.shape),
+                                           sum_to_shape(g * x, y.shape)))
+    check_function(summed, [[(3, 1), (1, 4)], [(2, 3, 1), (3, 4)], [(3, 4), ()]],
+                   lambda x, y: x * y, exact_shapes=True)
+
+
+def test_a_returned_shape_tuple_is_shown_with_its_values():
+    def aligned_left(a, b):
+        return (max(a[0], b[0]), *a[1:])
+
+    message = fails(check_array_function, aligned_left, [((3, 4), (4,))],
+                    lambda a, b: tuple(np.broadcast_shapes(a, b)))
+    assert "returned tuple (4, 4)" in message

@@ -75,17 +75,6 @@ class MyExpMulPlus(mg.Function):
         x, y, u = ctx.saved_tensors
         return grad_output * u * y, grad_output * u * x
 ''', "used 2 times in the formula"),
-        "not-summed": ("unbroadcast", '''
-def unbroadcast(grad, shape):
-    return grad
-''', "not summed over the broadcast dimensions"),
-        "no-keepdim": ("unbroadcast", '''
-def unbroadcast(grad, shape):
-    while grad.ndim > len(shape):
-        grad = grad.sum(axis=0)
-    axes = tuple(i for i, size in enumerate(shape) if size == 1)
-    return grad.sum(axis=axes) if axes else grad
-''', "summed without keepdim"),
         "in-place": ("mydiv", '''
 class MyDiv(mg.Function):
     @staticmethod
@@ -99,6 +88,80 @@ class MyDiv(mg.Function):
         grad_output /= y
         return grad_output, -grad_output * x / y
 ''', "changed grad_output in place"),
+    },
+    "02_tensors_and_broadcasting": {
+        "aligned-from-the-left": ("broadcast-shape", '''
+def broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a, b = tuple(a) + (1,) * (n - len(a)), tuple(b) + (1,) * (n - len(b))
+    return tuple(max(x, y) for x, y in zip(a, b))
+''', "lined up from the left"),
+        "leading-dimensions-dropped": ("broadcast-shape", '''
+def broadcast_shape(a, b):
+    return tuple(max(x, y) for x, y in zip(a[::-1], b[::-1]))[::-1]
+''', "leading dimensions of the longer shape were dropped"),
+        "no-error-for-shapes-that-do-not-fit": ("broadcast-shape", '''
+def broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(max(x, y) for x, y in zip(a, b))
+''', "these shapes do not broadcast"),
+        "not-summed": ("unbroadcast", '''
+def unbroadcast(grad, shape):
+    return grad
+''', "not summed over the broadcast dimensions"),
+        "no-keepdim": ("unbroadcast", '''
+def unbroadcast(grad, shape):
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    axes = tuple(i for i, size in enumerate(shape) if size == 1)
+    return grad.sum(axis=axes) if axes else grad
+''', "summed without keepdims=True"),
+        "only-leading-dimensions": ("unbroadcast", '''
+def unbroadcast(grad, shape):
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    return grad
+''', "only the leading dimensions were summed away"),
+        "size-1-axes-counted-from-the-left": ("unbroadcast", '''
+def unbroadcast(grad, shape):
+    for axis, size in enumerate(shape):
+        if size == 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    return grad
+''', "summed at the wrong axes"),
+        "scalar-shape-kept-as-1-1": ("unbroadcast", '''
+def unbroadcast(grad, shape):
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1)
+    return grad.sum(axis=axes, keepdims=True)
+''', "a 0-d input (shape ()) a (1, 1) one"),
+        "mul-summed-before-multiplying": ("mymul-broadcast", '''
+class MyMul(mg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return unbroadcast(grad_output, x.shape) * y, unbroadcast(grad_output, y.shape) * x
+''', "summed back before multiplying"),
+        "mul-not-summed": ("mymul-broadcast", '''
+class MyMul(mg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return grad_output * y, grad_output * x
+''', "not summed over the broadcast dimensions"),
     },
     "05_reductions": {
         "sum-broadcast-along-the-wrong-dimension": ("mysum", '''

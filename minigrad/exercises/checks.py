@@ -314,7 +314,8 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
                    kwargs: dict | None = None, domain: tuple[float, float] = (-2.0, 2.0),
                    large_inputs: bool = False, mistakes: dict | None = None,
                    batch_size: int | None = None, atol: float = 1e-6, rtol: float = 1e-4,
-                   seed: int = 0, more: Sequence[tuple[dict, Any]] = ()) -> None:
+                   seed: int = 0, more: Sequence[tuple[dict, Any]] = (),
+                   exact_shapes: bool = False) -> None:
     """Check a differentiable operation: its output and the gradient for every input.
 
     ``function``: an ``mg.Function`` subclass (its forward and backward are called
@@ -334,6 +335,10 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
     ``more``: other settings, ``[(kwargs, inputs), ...]``, checked in the same call (so
     that a cell prints one line) without ``mistakes``, which are written for ``kwargs``;
     ``(kwargs, inputs, mistakes)`` gives a setting mistakes of its own.
+    ``exact_shapes``: an ``mg.Function``'s backward must itself return each gradient with
+    its input's shape. By default a gradient of the broadcast output's shape is summed
+    back first, as the engine does for every Function; an exercise on doing that sum
+    (chapter 2's ``unbroadcast``) sets this.
 
     Each case is also run with an input used twice (the same Tensor in two positions
     of equal shape), where it has them.
@@ -357,7 +362,7 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
     checked = 0
     for arrays, settings, case_mistakes in runs:
         _check_case(function, name, arrays, reference, settings, rng, case_mistakes,
-                    batch_size, atol, rtol)
+                    batch_size, atol, rtol, exact_shapes)
         checked += 1
         same = [i for i in range(1, len(arrays)) if _wants_grad(arrays[i])
                 and _wants_grad(arrays[0]) and arrays[i].shape == arrays[0].shape]
@@ -370,7 +375,8 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
 
 def _check_case(function: Any, name: str, arrays: list, reference: Callable | None,
                 kwargs: dict, rng: np.random.Generator, mistakes: dict,
-                batch_size: int | None, atol: float, rtol: float) -> None:
+                batch_size: int | None, atol: float, rtol: float,
+                exact_shapes: bool = False) -> None:
     call = _signature(name, arrays, kwargs)
     vs: list[np.ndarray] = []
 
@@ -381,10 +387,10 @@ def _check_case(function: Any, name: str, arrays: list, reference: Callable | No
 
     if _is_array_function(function):
         out, grads, v = _run_directly(function, arrays, kwargs, v_for, call)
-        # the engine sums a gradient over broadcast dimensions for every Function
-        grads = [g if g is None or not isinstance(a, np.ndarray) or g.shape == a.shape
-                 or sum_to_shape(g, a.shape) is None else sum_to_shape(g, a.shape)
-                 for g, a in zip(grads, arrays)]
+        if not exact_shapes:  # the engine sums over broadcast dimensions for every Function
+            grads = [g if g is None or not isinstance(a, np.ndarray) or g.shape == a.shape
+                     or sum_to_shape(g, a.shape) is None else sum_to_shape(g, a.shape)
+                     for g, a in zip(grads, arrays)]
     else:
         out, grads, v = _run_through_engine(function, arrays, kwargs, v_for, call)
     if reference is not None:

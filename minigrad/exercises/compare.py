@@ -49,7 +49,8 @@ def describe(value: Any) -> str:
             ", ".join(describe(v) for v in value)
     kind = "Tensor" if hasattr(value, "grad_fn") else "array"
     if not hasattr(value, "shape"):
-        if isinstance(value, (int, float, np.number)):
+        if isinstance(value, (int, float, np.number)) or (
+                isinstance(value, (tuple, list)) and len(value) <= 8):  # e.g. a shape
             return f"{type(value).__name__} {value!r}"
         return type(value).__name__
     array = as_array(value)

@@ -1,0 +1,168 @@
+"""Chapter 02's classic mistakes (tensors and broadcasting), out of the notebook so that
+its test cells do not show the answers. Each table is ``{sentence naming the mistake:
+fn(...) -> the wrong result}`` with the exercise's own arguments, as the checkers'
+``mistakes=`` takes them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import checker
+from .compare import CheckFailed, sum_to_shape
+
+
+def builtin_broadcast_shape(a: tuple, b: tuple) -> tuple:
+    """NumPy's answer, the reference for the ``broadcast_shape`` exercise."""
+    return tuple(np.broadcast_shapes(a, b))
+
+
+def builtin_unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """minigrad's own sum back to ``shape``, the reference for ``unbroadcast``."""
+    return sum_to_shape(grad, tuple(shape))
+
+
+# --- broadcast_shape(a, b) -------------------------------------------------------------
+
+
+def _aligned_left(a: tuple, b: tuple) -> tuple:
+    n = max(len(a), len(b))
+    a, b = tuple(a) + (1,) * (n - len(a)), tuple(b) + (1,) * (n - len(b))
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+def _leading_dropped(a: tuple, b: tuple) -> tuple:
+    pairs = list(zip(reversed(a), reversed(b)))  # zip stops at the shorter shape
+    return tuple(max(x, y) for x, y in reversed(pairs))
+
+
+BROADCAST_SHAPE_MISTAKES = {  # tried in this order: a dropped dimension first
+    "the leading dimensions of the longer shape were dropped: zip stops at the shorter "
+    "shape. Pad the shorter one with 1s in front first, so both have the same length.":
+        _leading_dropped,
+    "the shapes were lined up from the left. Broadcasting lines them up from the RIGHT "
+    "(the last dimensions first): a (4,) against a (3, 4) is a row, so pad the shorter "
+    "shape with 1s in front.": _aligned_left,
+}
+
+
+# --- unbroadcast(grad, shape) ----------------------------------------------------------
+
+
+def _leading(grad: np.ndarray, shape: tuple) -> int:
+    return grad.ndim - len(shape)
+
+
+def _only_leading(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    return grad.sum(axis=tuple(range(_leading(grad, shape))))
+
+
+def _ones_counted_from_the_left(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    for axis, size in enumerate(shape):
+        if size == 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad.sum(axis=tuple(range(_leading(grad, shape))))
+
+
+def _leading_summed_at_the_end(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=-1)
+    axes = tuple(i for i, size in enumerate(shape) if size == 1)
+    return grad.sum(axis=axes, keepdims=True)
+
+
+def _no_keepdims(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    grad = grad.sum(axis=tuple(range(_leading(grad, shape))))
+    return grad.sum(axis=tuple(i for i, size in enumerate(shape) if size == 1))
+
+
+def _leading_kept(grad: np.ndarray, shape: tuple) -> np.ndarray | None:
+    lead = _leading(grad, shape)
+    if lead == 0:
+        return None  # the same as the right answer: not this mistake
+    ones = tuple(lead + i for i, size in enumerate(shape) if size == 1)
+    return grad.sum(axis=tuple(range(lead)) + ones, keepdims=True)
+
+
+UNBROADCAST_MISTAKES = {
+    "only the leading dimensions were summed away. A dimension of size 1 in `shape` "
+    "that was stretched (a (2, 1) against a (2, 3)) must be summed too, with "
+    "keepdims=True.": _only_leading,
+    "the size-1 dimensions were summed at the wrong axes: `shape`'s axis i is grad's "
+    "axis i + (grad.ndim - len(shape)), because broadcasting lines shapes up from the "
+    "right. Sum the leading dimensions away first, then the size-1 ones.":
+        _ones_counted_from_the_left,
+    "the leading dimensions were summed from the wrong end: the dimensions broadcasting "
+    "added are in FRONT (axis 0), not at the end (axis -1).": _leading_summed_at_the_end,
+    "the size-1 dimensions were summed without keepdims=True, so they are gone: shape "
+    "(2, 1) must stay (2, 1), not become (2,).": _no_keepdims,
+    "the leading dimensions are still there with size 1 (summed with keepdims=True): "
+    "a (3,) input got a (1, 3) gradient, and a 0-d input (shape ()) a (1, 1) one. Sum "
+    "the leading dimensions away WITHOUT keepdims; only the size-1 dimensions of "
+    "`shape` keep theirs.": _leading_kept,
+}
+
+
+# --- the broadcasting MyMul: fn(x, y, grad_output) -> (grad_x, grad_y) -----------------
+
+
+def _both(grad_x: np.ndarray | None, grad_y: np.ndarray | None) -> tuple | None:
+    return None if grad_x is None or grad_y is None else (grad_x, grad_y)
+
+
+def _summed_before_multiplying(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> tuple | None:
+    gx, gy = sum_to_shape(g, np.shape(x)), sum_to_shape(g, np.shape(y))
+    return None if gx is None or gy is None else _both(gx * y, gy * x)
+
+
+def _summed_to_the_other_shape(x: np.ndarray, y: np.ndarray, g: np.ndarray) -> tuple | None:
+    if g.shape in (np.shape(x), np.shape(y)):  # the other shape is the output's: no sum
+        return None  # to tell apart from forgetting the sum
+    return _both(sum_to_shape(g * y, np.shape(y)), sum_to_shape(g * x, np.shape(x)))
+
+
+MUL_MISTAKES = {
+    "grad_output was summed back before multiplying: unbroadcast(grad_output, x.shape) "
+    "* y mixes numbers from different positions. Multiply first (grad_output * y has "
+    "the output's shape), then unbroadcast the product to x's shape.":
+        _summed_before_multiplying,
+    "each gradient was summed to the other input's shape: grad_x must come back with "
+    "x's shape, grad_y with y's.": _summed_to_the_other_shape,
+}
+
+
+# --- helpers for the test cells ---------------------------------------------------------
+
+
+def named_mistakes(table: dict, *args: object) -> dict:
+    """``{sentence: wrong value}`` of ``table``'s mistakes on ``args``, for check_value
+    (a mistake that cannot be made on these arguments is left out)."""
+    wrong = {}
+    for sentence, make in table.items():
+        try:
+            value = make(*args)
+        except (ValueError, IndexError, TypeError):
+            continue
+        if value is not None:
+            wrong[sentence] = value
+    return wrong
+
+
+@checker
+def check_incompatible_shapes(broadcast_shape: object, a: tuple, b: tuple) -> None:
+    """``broadcast_shape(a, b)`` must raise ValueError: ``a`` and ``b`` do not broadcast."""
+    call = f"broadcast_shape({a!r}, {b!r})"
+    try:
+        got = broadcast_shape(a, b)
+    except ValueError as error:
+        print(f"{call} raised ValueError: {error}")
+        return
+    except NotImplementedError:
+        raise CheckFailed(f"{call} raised NotImplementedError.\n  Write your solution where "
+                          "the exercise says so, then run its cell.") from None
+    except Exception as error:  # noqa: BLE001 - the student's code: report, don't crash
+        raise CheckFailed(f"{call} raised {type(error).__name__}: {error}; expected a "
+                          "ValueError (raise ValueError(...) yourself, naming both "
+                          "shapes).") from None
+    raise CheckFailed(f"{call} returned {got!r}, but these shapes do not broadcast: "
+                      "compared from the right, sizes that differ must include a 1. Raise "
+                      "ValueError naming both shapes.")
