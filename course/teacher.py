@@ -545,8 +545,11 @@ def _write_notes(course: Path, assignment: str) -> None:
     feedback page, or, for a notebook that could not be read (collected from the
     exchange), a page of its own that ``feedback`` returns like the others."""
     name = Path(_notebook_of(course, assignment)).stem
-    for student, notes in _problems(course).items():
-        text = notes.get(assignment)
+    problems = _problems(course)
+    students = set(problems) | {p.parent.name for p in
+                                (course / "autograded").glob(f"*/{assignment}")}
+    for student in sorted(students):
+        text = _note(course, problems, student, assignment)
         if not text:
             continue
         note = NOTE.format(style=NOTE_STYLE, text=html.escape(text))
@@ -577,6 +580,24 @@ def _write_notes(course: Path, assignment: str) -> None:
                             f"<p>{html.escape(text)}</p></body></html>\n", encoding="utf-8")
 
 
+def _note(course: Path, problems: dict, student: str, assignment: str) -> str:
+    """What went wrong with this notebook: the problems ``collect`` found, and the cells
+    grading had to stop (an endless loop, most often)."""
+    notes = [problems.get(student, {}).get(assignment, "")]
+    for notebook in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
+        try:
+            cells = _read(notebook)["cells"]
+        except (ValueError, KeyError, OSError):
+            continue
+        stopped = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                   or f"cell {index}" for index, cell in enumerate(cells)
+                   if any(o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", []))]
+        if stopped:
+            notes.append(f"{', '.join(map(repr, stopped))} ran past the time limit and was "
+                         "stopped (an endless loop?); the cells after it were still run.")
+    return " ".join(n for n in notes if n)
+
+
 def rows(course: Path) -> list[dict]:
     """One row per student and assignment: the score from nbgrader's gradebook, the
     maximum, a status (graded, not graded, not returned) and what went wrong, if anything."""
@@ -591,7 +612,7 @@ def rows(course: Path) -> list[dict]:
                                            _notebook_of(course, assignment))).values())
         for student in sorted(students):
             score = scores.get((student, assignment))
-            note = problems.get(student, {}).get(assignment, "")
+            note = _note(course, problems, student, assignment)
             returned = (course / "submitted" / student / assignment).is_dir()
             if score is not None:
                 status = "graded"

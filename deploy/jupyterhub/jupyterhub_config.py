@@ -85,6 +85,13 @@ NBGRADER_CONFIG.write_text("# written by jupyterhub_config.py: the class's excha
                            "c = get_config()  # noqa: F821\n"
                            f"c.Exchange.root = {str(EXCHANGE)!r}\n", encoding="utf-8")
 
+# JupyterLab's terminals: a login shell would reset PATH from /etc/profile and lose this
+# environment's programs (minigrad-course, nbgrader); a plain interactive bash keeps them
+# (jupyter_server_config.d/ is read for the extensions only: this file it is)
+SERVER_CONFIG = ENV / "etc" / "jupyter" / "jupyter_server_config.json"
+SERVER_CONFIG.write_text(json.dumps({"ServerApp": {"terminado_settings": {
+    "shell_command": ["/bin/bash"]}}}, indent=1), encoding="utf-8")
+
 # --- what students see: no formgrader, no course list, no create-assignment tools --------
 # (a config folder added to students' JUPYTER_CONFIG_PATH; teachers keep everything)
 STUDENT_CONFIG = ENV / "etc" / "jupyter-student"
@@ -111,4 +118,5 @@ if os.environ.get("MINIGRAD_HUB_API_TOKEN"):
                               "api_token": os.environ["MINIGRAD_HUB_API_TOKEN"]}]
     c.JupyterHub.load_roles = [{
         "name": "class-admin", "services": ["class-admin"],
-        "scopes": ["admin:users", "admin:servers", "list:users", "read:users", "tokens"]}]
+        "scopes": ["admin:users", "admin:servers", "access:servers", "list:users",
+                   "read:users", "tokens"]}]
