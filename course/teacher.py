@@ -213,7 +213,8 @@ def _point_formgrader_at(course: Path, course_id: str) -> None:
     if not config.exists():
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(wanted, encoding="utf-8")
-        print(f"the formgrader shows this course (written: {config})")
+        print(f"the formgrader shows this course once your Jupyter server restarts (written: "
+              f"{config}; on a hub: File > Hub Control Panel > Stop My Server, then Start)")
     elif repr(str(course)) not in config.read_text(encoding="utf-8"):
         print(f"note: {config} points the formgrader at another course; for this one, "
               f"set in it:\n{wanted.split(chr(10), 3)[3]}")
