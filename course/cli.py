@@ -24,8 +24,9 @@ Learning alone (a workspace, default my-course/, with every chapter without the 
     minigrad-course reset CHAPTER [EXERCISE]           restore (your copy is backed up)
 
 Teacher commands work on the course folder given with ``--course`` (default: the current
-folder). Each subcommand is a function in ``COMMANDS``; a later command (``next``/``hint``
-for students) adds its function and its arguments there.
+folder). Each subcommand is a function in ``COMMANDS``; a later command (exchange-based
+release and collect on JupyterHub, or ``next``/``hint`` for students) adds
+its function and its arguments there.
 """
 
 from __future__ import annotations
