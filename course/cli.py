@@ -4,9 +4,12 @@ For teachers (an nbgrader course folder; nbgrader's own commands and gradebook d
 work underneath)::
 
     minigrad-course init COURSE_DIR [--chapters 1,2]   the course: config, chapters, data
-    minigrad-course release                            the students' copies (release/)
+    minigrad-course release                            the students' copies (release/,
+                                                       and the exchange on a hub)
     minigrad-course collect SUBMISSIONS_DIR            file returned notebooks (submitted/)
+    minigrad-course collect                            on a hub: from nbgrader's exchange
     minigrad-course grade [--timeout 60]               autograde, then feedback HTML
+    minigrad-course feedback                           on a hub: return it through the exchange
     minigrad-course export grades.csv                  one row per student and assignment
 
 For students::
@@ -62,11 +65,15 @@ def _init_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--course-id", default="minigrad", help="nbgrader's course id")
     parser.add_argument("--timeout", type=int, default=teacher.DEFAULT_TIMEOUT,
                         help="seconds a cell may run when grading (default: %(default)s)")
+    parser.add_argument("--exchange", default=None, metavar="DIR",
+                        help="nbgrader's exchange folder on a JupyterHub (default: the one "
+                             "nbgrader's config names, if it exists)")
 
 
 def _collect_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("submissions", metavar="SUBMISSIONS_DIR",
-                        help="returned notebooks: STUDENT.ipynb or STUDENT/NOTEBOOK.ipynb")
+    parser.add_argument("submissions", nargs="?", default=None, metavar="SUBMISSIONS_DIR",
+                        help="returned notebooks: STUDENT.ipynb or STUDENT/NOTEBOOK.ipynb "
+                             "(default: the submissions in nbgrader's exchange, on a hub)")
     parser.add_argument("--assignment", default=None,
                         help="the assignment they are for (default: from the notebook's name, "
                              "or the only one)")
@@ -143,10 +150,13 @@ COMMANDS: dict[str, Command] = {
                     _init_arguments),
     "release": Command(teacher.release, "generate the students' copies (solutions removed)",
                        _course_option),
-    "collect": Command(teacher.collect, "file a folder of returned notebooks for grading",
+    "collect": Command(teacher.collect, "file a folder of returned notebooks for grading (no "
+                       "folder: collect the submissions from nbgrader's exchange)",
                        _collect_arguments),
     "grade": Command(teacher.grade, "autograde the submissions and write feedback HTML",
                      _grade_arguments),
+    "feedback": Command(teacher.feedback, "(on a hub) return each student's feedback "
+                        "through nbgrader's exchange", _course_option),
     "export": Command(teacher.export, "write the grades as CSV", _export_arguments),
     "check": Command(teacher.check, "(students) run the checks of your notebook",
                      _check_arguments),

@@ -4,7 +4,10 @@ A course folder is an ordinary nbgrader course (``source/`` -> ``release/`` ->
 ``submitted/`` -> ``autograded/`` -> ``feedback/``, gradebook ``gradebook.db``) plus
 ``problems.json``: per student and assignment, why a returned notebook could not be
 graded as it was (a broken file, a deleted test cell), which ``grade`` prints and
-``export`` adds to the CSV. nbgrader is imported (or run) only here and in
+``export`` adds to the CSV. On a JupyterHub the same course works through nbgrader's
+exchange (a shared folder): ``release`` also publishes there, ``collect`` without a
+folder collects the students' submissions from there, and ``feedback`` returns each
+student's feedback through it. nbgrader is imported (or run) only here and in
 ``student.py`` (the self-paced student's workspace), so the rest of minigrad never needs
 it.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import html
 import json
 import os
 import re
@@ -107,6 +111,18 @@ c.Execute.timeout = {timeout}
 c.Execute.interrupt_on_timeout = True
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
 '''
+EXCHANGE_CONFIG = '''\
+# nbgrader's exchange (the folder students fetch from and submit to, on a JupyterHub)
+c.Exchange.root = {root!r}
+'''
+# The teacher's own nbgrader config, which the formgrader reads to find the course.
+FORMGRADER_CONFIG = '''\
+# written by minigrad-course init: the formgrader (JupyterLab's Nbgrader menu) shows this
+# course
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = {course_id!r}
+c.CourseDirectory.root = {root!r}
+'''
 
 
 def init(args: argparse.Namespace) -> int:
@@ -147,13 +163,61 @@ def init(args: argparse.Namespace) -> int:
                                         + "\n", encoding="utf-8")
         if (notebooks / DATA_FOLDER).is_dir():
             shutil.copytree(notebooks / DATA_FOLDER, target / DATA_FOLDER, dirs_exist_ok=True)
-    (course / "nbgrader_config.py").write_text(CONFIG.format(
-        course_id=args.course_id, root=str(course),
-        db_url=f"sqlite:///{course / 'gradebook.db'}", timeout=args.timeout), encoding="utf-8")
+    config = CONFIG.format(course_id=args.course_id, root=str(course),
+                           db_url=f"sqlite:///{course / 'gradebook.db'}", timeout=args.timeout)
+    if args.exchange:
+        config += EXCHANGE_CONFIG.format(root=str(Path(args.exchange).resolve()))
+    (course / "nbgrader_config.py").write_text(config, encoding="utf-8")
     print(f"course folder {course}: assignments "
-          f"{', '.join(found[n].stem for n in wanted)}. Next: cd {course} && "
-          "minigrad-course release")
+          f"{', '.join(found[n].stem for n in wanted)}.")
+    if args.exchange:
+        exchange = Path(args.exchange).resolve()
+        _make_exchange(exchange)
+    else:
+        exchange = _exchange(course) if _has_nbgrader() else None
+    if exchange is not None and exchange.is_dir():
+        print(f"nbgrader exchange {exchange}: release publishes there, collect (with no "
+              "folder) collects from there, feedback returns through it.")
+        _point_formgrader_at(course, args.course_id)
+    print(f"Next: cd {course} && minigrad-course release")
     return 0
+
+
+def _has_nbgrader() -> bool:
+    try:
+        _need_nbgrader()
+    except CourseError:
+        return False
+    return True
+
+
+def _make_exchange(exchange: Path) -> None:
+    """The exchange folder named with ``init --exchange``: everyone writes to it (nbgrader
+    keeps students apart inside), so mode 1777 like /tmp."""
+    if exchange.is_dir():
+        return
+    try:
+        exchange.mkdir(parents=True)
+        exchange.chmod(0o1777)
+    except OSError as error:
+        raise CourseError(f"cannot make the exchange folder {exchange} ({error}); ask the "
+                          f"hub's administrator to run: mkdir -p -m 1777 {exchange}") from None
+
+
+def _point_formgrader_at(course: Path, course_id: str) -> None:
+    """Write ``~/.jupyter/nbgrader_config.py`` (if there is none) so the formgrader shows
+    this course; an existing one is left alone, with a note when it points elsewhere."""
+    config = Path(os.environ.get("JUPYTER_CONFIG_DIR") or Path.home() / ".jupyter") \
+        / "nbgrader_config.py"
+    wanted = FORMGRADER_CONFIG.format(course_id=course_id, root=str(course))
+    if not config.exists():
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(wanted, encoding="utf-8")
+        print(f"the formgrader shows this course once your Jupyter server restarts (written: "
+              f"{config}; on a hub: File > Hub Control Panel > Stop My Server, then Start)")
+    elif repr(str(course)) not in config.read_text(encoding="utf-8"):
+        print(f"note: {config} points the formgrader at another course; for this one, "
+              f"set in it:\n{wanted.split(chr(10), 3)[3]}")
 
 
 def _read(path: Path) -> dict:
@@ -165,10 +229,50 @@ def _read(path: Path) -> dict:
 
 def release(args: argparse.Namespace) -> int:
     course = _course(args)
+    exchange = _exchange(course) if _assignments(course) else None
     for assignment in _assignments(course):
         _nbgrader(course, "generate_assignment", assignment, "--force")
         print(f"{assignment}: students' copy in {course / 'release' / assignment}")
+        if exchange.is_dir():
+            _nbgrader(course, "release_assignment", assignment, "--force")
+            print(f"{assignment}: published in the exchange {exchange}; students fetch it "
+                  "from JupyterLab's Assignments tab (Nbgrader menu)")
     return 0
+
+
+# --- the exchange ----------------------------------------------------------------------
+
+
+class _WorkingDirectory:
+    def __init__(self, path: Path):
+        self.path, self.previous = path, None
+
+    def __enter__(self):
+        self.previous = os.getcwd()
+        os.chdir(self.path)
+
+    def __exit__(self, *exc):
+        os.chdir(self.previous)
+
+
+def _settings(course: Path):
+    """nbgrader's configuration as its commands see it when run in the course folder: the
+    course's ``nbgrader_config.py`` over the user's and the system's."""
+    _need_nbgrader()
+    from nbgrader.apps import NbGrader
+
+    app = NbGrader()
+    with _WorkingDirectory(course):
+        app.load_config_file()
+    return app.config
+
+
+def _exchange(course: Path) -> Path:
+    """The exchange folder nbgrader uses for this course (``c.Exchange.root``, else
+    nbgrader's default); the hub route is on when it exists."""
+    from nbgrader.exchange.default.exchange import Exchange
+
+    return Path(Exchange(config=_settings(course)).root)
 
 
 # --- collect ---------------------------------------------------------------------------
@@ -283,12 +387,14 @@ def _restore_locked_cells(notebook: dict, source: dict) -> None:
 
 def collect(args: argparse.Namespace) -> int:
     course = _course(args)
-    submissions = Path(args.submissions).resolve()
-    if not submissions.is_dir():
-        raise CourseError(f"{submissions} is not a folder of returned notebooks")
     assignments = _assignments(course)
     if args.assignment and args.assignment not in assignments:
         raise CourseError(f"no assignment {args.assignment!r}; there are {assignments}")
+    if args.submissions is None:
+        return _collect_from_exchange(course, assignments, args.assignment)
+    submissions = Path(args.submissions).resolve()
+    if not submissions.is_dir():
+        raise CourseError(f"{submissions} is not a folder of returned notebooks")
     problems = _problems(course)
     filed, seen = 0, {}
     for student, path in _returned(submissions):
@@ -302,33 +408,106 @@ def collect(args: argparse.Namespace) -> int:
                   f"is graded, {path.name} is not", file=sys.stderr)
             continue
         seen[student, assignment] = path.name
-        source_dir = course / "source" / assignment
-        source = _read(source_dir / _notebook_of(course, assignment))
-        handed_out = course / "release" / assignment / _notebook_of(course, assignment)
-        notebook, found = _inspect(path, _read(handed_out) if handed_out.exists() else source)
-        problems.setdefault(student, {}).pop(assignment, None)
-        if found:
-            problems[student][assignment] = " ".join(found)
-            print(f"{student} ({assignment}): {' '.join(found)}")
         target = course / "submitted" / student / assignment
         if target.exists():
             shutil.rmtree(target)
-        if notebook is None:
-            continue
-        _restore_locked_cells(notebook, source)
         target.mkdir(parents=True)
-        (target / _notebook_of(course, assignment)).write_text(
-            json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
-        for extra in source_dir.iterdir():  # data files the chapter reads
-            if extra.suffix != ".ipynb":
-                copy = shutil.copytree if extra.is_dir() else shutil.copy2
-                copy(extra, target / extra.name)
-        filed += 1
+        filed += _file(course, student, assignment, path, target, problems)
+    _save_problems(course, problems)
+    print(f"filed {filed} notebook(s) in {course / 'submitted'}. Next: minigrad-course grade")
+    return 0
+
+
+def _file(course: Path, student: str, assignment: str, path: Path, target: Path,
+          problems: dict) -> int:
+    """Check one returned notebook against the copy handed out and put it in ``target``
+    (``submitted/STUDENT/ASSIGNMENT/``) for grading, with the chapter's data files; note
+    what is wrong in ``problems``. An unreadable notebook is not filed: ``target`` is
+    removed and 0 returned."""
+    source_dir = course / "source" / assignment
+    name = _notebook_of(course, assignment)
+    source = _read(source_dir / name)
+    handed_out = course / "release" / assignment / name
+    notebook, found = _inspect(path, _read(handed_out) if handed_out.exists() else source)
+    problems.setdefault(student, {}).pop(assignment, None)
+    if found:
+        problems[student][assignment] = " ".join(found)
+        print(f"{student} ({assignment}): {' '.join(found)}")
+    if notebook is None:
+        shutil.rmtree(target)
+        return 0
+    _restore_locked_cells(notebook, source)
+    (target / name).write_text(json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
+    for extra in source_dir.iterdir():  # data files the chapter reads
+        if extra.suffix != ".ipynb" and not (target / extra.name).exists():
+            copy = shutil.copytree if extra.is_dir() else shutil.copy2
+            copy(extra, target / extra.name)
+    return 1
+
+
+def _save_problems(course: Path, problems: dict) -> None:
     problems = {s: p for s, p in problems.items() if p}
     (course / PROBLEMS).write_text(json.dumps(problems, indent=1, sort_keys=True),
                                    encoding="utf-8")
-    print(f"filed {filed} notebook(s) in {course / 'submitted'}. Next: minigrad-course grade")
+
+
+UNREADABLE = "unreadable"  # submissions from the exchange that could not be read
+
+
+def _collect_from_exchange(course: Path, assignments: list[str], given: str | None) -> int:
+    """``nbgrader collect`` (the newest submission of each student), then the same checks
+    as for a folder; an unreadable notebook is moved to ``unreadable/STUDENT/ASSIGNMENT/``
+    (with nbgrader's timestamp and secret, so ``grade`` can write that student a note and
+    ``feedback`` return it)."""
+    exchange = _exchange(course)
+    if not exchange.is_dir():
+        raise CourseError(f"no folder given, and no nbgrader exchange at {exchange} to collect "
+                          "from: pass the folder of returned notebooks (minigrad-course collect "
+                          "SUBMISSIONS_DIR), or name the exchange (c.Exchange.root in "
+                          f"{course / 'nbgrader_config.py'})")
+    course_id = _settings(course).CourseDirectory.course_id
+    released = [a for a in ([given] if given else assignments)
+                if (exchange / course_id / "outbound" / a).is_dir()]
+    if not released:
+        raise CourseError(f"nothing released in the exchange {exchange} for course "
+                          f"{course_id!r}: run minigrad-course release first")
+    problems = _problems(course)
+    filed = 0
+    for assignment in released:
+        before = _timestamps(course, assignment)
+        _nbgrader(course, "collect", assignment, "--update")
+        for student, stamp in sorted(_timestamps(course, assignment).items()):
+            if before.get(student) == stamp:
+                continue  # collected before, already checked
+            target = course / "submitted" / student / assignment
+            path = target / _notebook_of(course, assignment)
+            if not path.exists():
+                problems.setdefault(student, {})[assignment] = (
+                    f"{path.name} was not in the submission; it was not graded.")
+                print(f"{student} ({assignment}): {path.name} was not in the submission")
+                continue
+            aside = course / UNREADABLE / student / assignment
+            if aside.exists():
+                shutil.rmtree(aside)
+            kept = [(f, f.read_bytes()) for f in (path, target / "timestamp.txt",
+                                                  target / "submission_secret.txt")
+                    if f.exists()]
+            if _file(course, student, assignment, path, target, problems):
+                filed += 1
+                continue
+            aside.mkdir(parents=True)
+            for file, content in kept:
+                (aside / file.name).write_bytes(content)
+    _save_problems(course, problems)
+    print(f"collected {filed} notebook(s) from the exchange into {course / 'submitted'}. "
+          "Next: minigrad-course grade")
     return 0
+
+
+def _timestamps(course: Path, assignment: str) -> dict[str, str]:
+    """``{student: nbgrader's timestamp}`` of the submissions in ``submitted/``."""
+    return {p.parent.parent.name: p.read_text(encoding="utf-8").strip()
+            for p in (course / "submitted").glob(f"*/{assignment}/timestamp.txt")}
 
 
 # --- grade -----------------------------------------------------------------------------
@@ -348,12 +527,76 @@ def grade(args: argparse.Namespace) -> int:
         # and the others are still graded
         _nbgrader(course, "autograde", assignment, "--force", *timeout, check=False)
         _nbgrader(course, "generate_feedback", assignment, "--force", check=False)
+        _write_notes(course, assignment)
     for row in rows(course):
         score = row["score"] or "-"
         print(f"{row['student']:<20} {row['assignment']:<28} {score:>5} / {row['max_score']}"
               + (f"   {row['note']}" if row["note"] else ""))
     print(f"feedback: {course / 'feedback'}/STUDENT/ASSIGNMENT/*.html")
     return 0
+
+
+NOTE = '<div id="minigrad-note" style="{style}"><b>Note from grading:</b> {text}</div>'
+NOTE_STYLE = ("border: 2px solid #c60; background: #fff4e5; padding: 0.6em 1em; "
+              "margin: 1em; font-family: sans-serif")
+
+
+def _write_notes(course: Path, assignment: str) -> None:
+    """What went wrong with a student's notebook, in their feedback too: at the top of the
+    feedback page, or, for a notebook that could not be read (collected from the
+    exchange), a page of its own that ``feedback`` returns like the others."""
+    name = Path(_notebook_of(course, assignment)).stem
+    problems = _problems(course)
+    students = set(problems) | {p.parent.name for p in
+                                (course / "autograded").glob(f"*/{assignment}")}
+    for student in sorted(students):
+        text = _note(course, problems, student, assignment)
+        if not text:
+            continue
+        note = NOTE.format(style=NOTE_STYLE, text=html.escape(text))
+        folder = course / "feedback" / student / assignment
+        page = folder / f"{name}.html"
+        aside = course / UNREADABLE / student / assignment
+        if page.exists() and not aside.exists():
+            content = page.read_text(encoding="utf-8")
+            if 'id="minigrad-note"' not in content:
+                body = content.find("<body")
+                at = content.find(">", body) + 1 if body >= 0 else 0
+                content = content[:at] + note + content[at:]
+                page.write_text(content, encoding="utf-8")
+        elif aside.exists():
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir(parents=True)
+            for kept in ("timestamp.txt", "submission_secret.txt"):
+                if (aside / kept).exists():
+                    shutil.copy2(aside / kept, folder / kept)
+            student_text = (f"Your notebook {name}.ipynb could not be read as a notebook, so "
+                            "it was not graded (it may have been cut short when it was saved). "
+                            "Open it to check, then submit the assignment again, or ask your "
+                            "teacher.")
+            page.write_text(f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"
+                            f"{html.escape(name)}: not graded</title></head><body>"
+                            f"{NOTE.format(style=NOTE_STYLE, text=html.escape(student_text))}"
+                            f"<p>{html.escape(text)}</p></body></html>\n", encoding="utf-8")
+
+
+def _note(course: Path, problems: dict, student: str, assignment: str) -> str:
+    """What went wrong with this notebook: the problems ``collect`` found, and the cells
+    grading had to stop (an endless loop, most often)."""
+    notes = [problems.get(student, {}).get(assignment, "")]
+    for notebook in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
+        try:
+            cells = _read(notebook)["cells"]
+        except (ValueError, KeyError, OSError):
+            continue
+        stopped = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                   or f"cell {index}" for index, cell in enumerate(cells)
+                   if any(o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", []))]
+        if stopped:
+            notes.append(f"{', '.join(map(repr, stopped))} ran past the time limit and was "
+                         "stopped (an endless loop?); the cells after it were still run.")
+    return " ".join(n for n in notes if n)
 
 
 def rows(course: Path) -> list[dict]:
@@ -370,7 +613,7 @@ def rows(course: Path) -> list[dict]:
                                            _notebook_of(course, assignment))).values())
         for student in sorted(students):
             score = scores.get((student, assignment))
-            note = problems.get(student, {}).get(assignment, "")
+            note = _note(course, problems, student, assignment)
             returned = (course / "submitted" / student / assignment).is_dir()
             if score is not None:
                 status = "graded"
@@ -401,6 +644,42 @@ def _scores(course: Path) -> dict[tuple[str, str], float]:
                 if (course / "autograded" / student.id / assignment.name).is_dir():
                     scores[(student.id, assignment.name)] = submission.score
     return scores
+
+
+# --- feedback (through the exchange) -----------------------------------------------------
+
+
+def feedback(args: argparse.Namespace) -> int:
+    """``nbgrader release_feedback`` for each graded assignment: each student fetches their
+    own page from JupyterLab's Assignments tab."""
+    course = _course(args)
+    exchange = _exchange(course)
+    if not exchange.is_dir():
+        raise CourseError(f"no nbgrader exchange at {exchange} to return feedback through; "
+                          f"send the pages in {course / 'feedback'} yourself (LMS, e-mail)")
+    released = 0
+    for assignment in _assignments(course):
+        folders = sorted(p for p in (course / "feedback").glob(f"*/{assignment}")
+                         if any(p.glob("*.html")))
+        # a submission collected from a folder has no nbgrader secret: it cannot go
+        # through the exchange
+        by_hand = [p.parent.name for p in folders if not (p / "submission_secret.txt").exists()]
+        for student in by_hand:
+            print(f"{student} ({assignment}): not submitted through the exchange; send "
+                  f"{course / 'feedback' / student / assignment} yourself")
+        if len(by_hand) == len(folders):
+            continue
+        exclude = [f"--CourseDirectory.student_id_exclude={','.join(by_hand)}"] if by_hand else []
+        _nbgrader(course, "release_feedback", assignment, *exclude)
+        for folder in folders:
+            if folder.parent.name not in by_hand:
+                print(f"{folder.parent.name} ({assignment}): feedback released")
+                released += 1
+    if not released:
+        raise CourseError("no feedback to release: grade first (minigrad-course grade)")
+    print(f"released {released} feedback page(s) through the exchange {exchange}; students "
+          "fetch them from the Assignments tab")
+    return 0
 
 
 # --- export ----------------------------------------------------------------------------

@@ -515,6 +515,11 @@ def test_an_endless_loop_is_cut_off_and_the_rest_is_graded(graded, chapter):
     row = _row(graded, chapter, "loop")
     assert row["status"] == "graded" and 0 < float(row["score"]) < _max(chapter)
     assert "CellTimeoutError" in _feedback(graded, chapter, "loop")
+    # the teacher's table and the student's page say which cell was stopped, and why
+    last = _cells(_read(NOTEBOOKS / f"{chapter}.ipynb"), solution=True)[-1]
+    assert f"'{last}' ran past the time limit" in row["note"]
+    assert f"Note from grading: '{last}' ran past the time limit" in _feedback(graded, chapter,
+                                                                              "loop")
 
 
 @chapters
@@ -533,6 +538,7 @@ def test_deleted_and_edited_test_cells_are_noted_and_the_teacher_s_tests_run(gra
     assert "was deleted" in row["note"]
     if len(authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb"))) > 1:
         assert "was edited" in row["note"]
+    assert "Note from grading: " + row["note"] in _feedback(graded, chapter, "tampered")
 
 
 @chapters
