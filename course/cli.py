@@ -30,8 +30,8 @@ In a notebook of the workspace, ``from minigrad.course import status, use_refere
 reference answer so the rest of the chapter runs (it is then not counted as done).
 
 Teacher commands work on the course folder given with ``--course`` (default: the current
-folder). Each subcommand is a function in ``COMMANDS``; a later command (exchange-based
-release and collect on JupyterHub) adds its function and its arguments there.
+folder). Each subcommand is a function in ``COMMANDS``: a new command adds its function
+and its arguments there.
 """
 
 from __future__ import annotations
