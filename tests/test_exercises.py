@@ -580,6 +580,37 @@ def test_a_training_step_without_zero_grad_is_named():
     assert "zero_grad was forgotten" in message and "step 2" in message
 
 
+def test_a_training_step_that_steps_before_backward_is_named_by_the_exercise():
+    def train_step(model, optimizer, x, y):
+        optimizer.zero_grad()
+        optimizer.step()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+
+    def updates_nothing(model, optimizer, x, y):
+        return None
+
+    message = fails(check_training_step, train_step, model, lambda p: optim.SGD(p, lr=0.5),
+                    BATCHES, F.cross_entropy,
+                    mistakes={"the parameters did not move.": updates_nothing})
+    assert "the parameters did not move" in message and "step 1" in message
+    assert "zero_grad was forgotten" not in message
+
+
+def test_a_right_training_step_passes_with_exercise_mistakes_given(capsys):
+    def train_step(model, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    check_training_step(train_step, model, lambda p: optim.SGD(p, lr=0.5), BATCHES,
+                        F.cross_entropy, mistakes={"nothing moves.": lambda *args: None})
+    assert capsys.readouterr().out == "train_step: 3 steps are right.\n"
+
+
 # --- plain values ----------------------------------------------------------------------
 
 
@@ -589,6 +620,17 @@ def test_check_value_passes_and_names_a_given_mistake(capsys):
     message = fails(check_value, 2.0, 3.0, "df/dx", mistakes={
         "the +1 from the second use of x is missing.": 2.0})
     assert "the +1 from the second use of x is missing" in message
+
+
+def test_check_value_refuses_a_tensor_in_a_graph_where_a_number_is_expected():
+    weight = mg.tensor([1.5, -2.0], requires_grad=True)
+    total = 0.0
+    for _ in range(2):
+        total += (weight * weight).sum()  # a running total of loss tensors, not .item()
+    message = fails(check_value, total, 12.5, "the mean loss")
+    assert "requires grad" in message and ".item()" in message
+    check_value(total.item(), 12.5, "the mean loss")  # the number itself passes
+    check_value(mg.tensor(12.5), 12.5, "a tensor outside any graph")
 
 
 def test_check_value_names_a_wrong_dtype_when_asked():

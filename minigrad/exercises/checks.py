@@ -491,8 +491,15 @@ def check_value(value: Any, expected: Any, name: str = "your answer", *,
                 mistakes: dict | None = None, check_dtype: bool = False,
                 atol: float = 1e-6, rtol: float = 1e-4) -> None:
     """Check a value (a number, an array, a Tensor) against the expected one.
-    ``mistakes``: ``{sentence naming the mistake: the wrong value it gives}``."""
+    ``mistakes``: ``{sentence naming the mistake: the wrong value it gives}``. Where a
+    plain Python number is expected, a Tensor still in a graph is refused by name."""
     variants = [Variant(sentence, wrong) for sentence, wrong in (mistakes or {}).items()]
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool) and \
+            isinstance(value, Tensor) and value.requires_grad:
+        raise CheckFailed(f"{name}: got a {describe(value)} that requires grad, expected a "
+                          f"plain Python number ({expected!r}). A Tensor computed from "
+                          "parameters keeps its whole graph alive (and adding such Tensors "
+                          "up builds an ever longer one): take the number out with .item().")
     if isinstance(expected, (tuple, list)) and isinstance(value, (tuple, list)) and \
             not all(isinstance(e, (int, float)) for e in expected):
         if len(value) != len(expected):
@@ -743,11 +750,14 @@ def check_optimizer_step(optimizer: Callable, reference: Callable, *,
 
 @checker
 def check_training_step(train_step: Callable, model: Callable, optimizer: Callable,
-                        batches: Sequence[tuple], loss: Callable, *, atol: float = 1e-5,
+                        batches: Sequence[tuple], loss: Callable, *,
+                        mistakes: dict | None = None, atol: float = 1e-5,
                         rtol: float = 1e-4, seed: int = 0) -> None:
     """Check a training step ``train_step(model, optimizer, x, y) -> loss``: the model
     made by ``model()`` and the optimizer by ``optimizer(params)`` take the same steps on
-    ``batches`` (pairs of arrays) as ``zero_grad(); loss(model(x), y).backward(); step()``."""
+    ``batches`` (pairs of arrays) as ``zero_grad(); loss(model(x), y).backward(); step()``.
+    ``mistakes``: ``{sentence naming the mistake: a wrong train_step}``, each run on its
+    own copy of the model alongside."""
     rng_state = get_rng_state()
     try:
         manual_seed(seed)
@@ -756,6 +766,10 @@ def check_training_step(train_step: Callable, model: Callable, optimizer: Callab
         right = model()
         lazy = copy.deepcopy(right)  # the same steps without zero_grad: a known mistake
         opts = [optimizer(m.parameters()) for m in (mine, right, lazy)]
+        wrong_steps = [(sentence, wrong_step, copy.deepcopy(right))
+                       for sentence, wrong_step in (mistakes or {}).items()]
+        wrong_steps = [(sentence, wrong_step, m, optimizer(m.parameters()))
+                       for sentence, wrong_step, m in wrong_steps]
         for step, (x, y) in enumerate(batches, start=1):
             try:
                 train_step(mine, opts[0], Tensor(np.asarray(x)), Tensor(np.asarray(y)))
@@ -766,12 +780,17 @@ def check_training_step(train_step: Callable, model: Callable, optimizer: Callab
                     opt.zero_grad()
                 loss(m(Tensor(np.asarray(x))), Tensor(np.asarray(y))).backward()
                 opt.step()
+            for _, wrong_step, m, opt in wrong_steps:
+                wrong_step(m, opt, Tensor(np.asarray(x)), Tensor(np.asarray(y)))
+            named = [(sentence, _snapshot(m)) for sentence, _, m, _ in wrong_steps]
             for (key, got), want, wrong in zip(_snapshot(mine).items(),
                                                _snapshot(right).values(),
                                                _snapshot(lazy).values()):
+                variants = [Variant(sentence, params[key]) for sentence, params in named]
                 compare(got, want, f"{_name(train_step)}, after step {step}: {key}",
                         atol=atol, rtol=rtol,
-                        variants=[Variant("zero_grad was forgotten: gradients pile up "
+                        variants=[*variants,
+                                  Variant("zero_grad was forgotten: gradients pile up "
                                           "across steps, so each step uses the sum of all "
                                           "gradients so far. Call optimizer.zero_grad() "
                                           "before loss.backward().", wrong)])
