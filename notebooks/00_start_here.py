@@ -31,6 +31,11 @@
 # - **Built to be read.** Each file is short and says what it does. The chapters point
 #   you to the file where the real thing lives.
 #
+# **Who it is for.** You know Python and NumPy (arrays, shapes, `a @ b`), and the
+# derivative of a function of one variable. The chain rule is used from the start and
+# recalled where it is needed; no PyTorch or autograd is assumed. A chapter takes an
+# hour or two to work through, exercises included; this first one, less.
+#
 # This first chapter shows you how the chapters work, then takes you on a five-minute
 # tour: you train a small classifier, look at the graph of operations it records, step
 # through its backward pass and see its gradients. It ends with four small exercises.
@@ -59,15 +64,31 @@ np.set_printoptions(precision=4, suppress=True)
 # notebook; its first code cell (the one above) imports what the chapter needs and seeds
 # the random generator, so you see exactly the numbers printed on the page. If you get
 # lost, use *Kernel → Restart Kernel and Run All Cells*, and you are back at a known state.
-# Every chapter runs in a few seconds.
+# Running a whole chapter takes well under a minute (this one, about 15 seconds).
 #
 # **Exercises.** Each chapter has graded exercises. An exercise is two cells: one where
 # you write code, and a *check* right after it that runs your code and tells you whether
-# it is right. In the copy you are given, the place to write says
-# `raise NotImplementedError()`: replace that line with your answer. (On the course
-# website you see the answers too, folded away under each exercise.) If you are stuck,
-# each exercise has hints, a nudge first and then the key idea, in
-# `notebooks/hints/00_start_here.toml` (one file per chapter).
+# it is right. In your copy, the place to write says `# YOUR CODE HERE` followed by
+# `raise NotImplementedError("exercise ...: write your code here")`: replace those two
+# lines with your answer. (On the course website you see the answers too, folded away
+# under each exercise.)
+#
+# **Learning alone.** The copy that `bash scripts/lab.sh` (or the Binder link) opens is
+# your workspace, the folder `my-course/`: every chapter, without the answers. (The
+# chapters in `notebooks/` have the answers filled in.) In a terminal, in the
+# repository, with the environment active (`source .venv/bin/activate`):
+#
+# - `minigrad-course status`: which exercises pass, chapter by chapter;
+# - `minigrad-course next`: the first exercise still to do, and where it is;
+# - `minigrad-course hint 00 start_neuron_grad`: a hint for that exercise, a nudge
+#   first; run it again for the next step;
+# - `minigrad-course solution 00 start_neuron_grad`: the answer, when you want it;
+# - `minigrad-course reset 00 start_neuron_grad`: that exercise as it was at the start
+#   (your version is backed up).
+#
+# Each exercise's id (`start_neuron_grad` here) is in its stub's message. **Teachers**:
+# the README's section "For teachers" explains how to hand the chapters out and grade
+# them.
 #
 # A check that passes prints one line:
 
@@ -95,7 +116,7 @@ except AssertionError as failure:
 # run the notebook in JupyterLab they are live (buttons, a node selector); when you read
 # the saved notebook on the course website, you see the picture they drew.
 #
-# ### Where the course goes
+# ## 2. Where the course goes
 #
 # The first half builds the engine; the second half builds networks on it.
 #
@@ -120,7 +141,7 @@ except AssertionError as failure:
 #
 # Chapters without a link are still being written.
 #
-# ## 2. A five-minute tour
+# ## 3. A five-minute tour
 #
 # ### Data: two moons
 #
@@ -207,7 +228,9 @@ plt.show()
 # Every operation on tensors that need gradients is recorded as a node of a graph:
 # that is how `backward()` knows where to send the gradients. `show` draws it. With
 # `collapse_groups=True` each layer of the model is one box (named as in the model:
-# `0`, `1`, `2`), and the loss at the top; green boxes are parameters.
+# `0`, `1`, `2`); the batch goes in at the top and the loss, `CrossEntropy`, comes out
+# at the bottom. Green boxes are parameters. (The line above the picture is there because
+# the parameters still hold the `.grad` of the last training step; ignore it for now.)
 
 # %%
 sample_loss = F.cross_entropy(model(mg.tensor(points[:5])), mg.tensor(labels[:5]))
@@ -256,7 +279,7 @@ print(f"w.grad = {w.grad.numpy()}, b.grad = {b.grad.item():.4f}")
 flow
 
 # %% [markdown]
-# ## 3. Coming from PyTorch
+# ## 4. Coming from PyTorch
 #
 # minigrad uses PyTorch's names, so an ordinary PyTorch snippet runs with
 # `import minigrad as torch` in place of `import torch`:
@@ -276,7 +299,7 @@ print(f"loss {loss.item():.4f}; layer.weight.grad has shape {tuple(layer.weight.
 # It is a teaching engine, not a replacement: it runs on the CPU with NumPy, and it
 # covers the parts of PyTorch a course needs (tensors, autograd, `nn`, `optim`, data).
 #
-# ## 4. Exercises
+# ## 5. Exercises
 #
 # Four small ones, 6 points.
 #
@@ -290,10 +313,12 @@ print(f"loss {loss.item():.4f}; layer.weight.grad has shape {tuple(layer.weight.
 # At $w = 2$, $x = 3$, $b = 1$, $y = 4$, what are $\partial L / \partial w$ and
 # $\partial L / \partial b$? Use the chain rule: $\dfrac{\partial L}{\partial w} =
 # \dfrac{\partial L}{\partial u} \, \dfrac{\partial u}{\partial w}$, and the same for $b$.
-# Work it out on paper, then write the two numbers (or a Python expression with plain
-# numbers that computes them).
+# Work it out on paper, then write the two numbers as **`grad_w = ...`** and
+# **`grad_b = ...`** (plain numbers, or a Python expression with plain numbers that
+# computes them).
 
 # %% tags=["solution:start_neuron_grad"]
+# grad_w = dL/dw and grad_b = dL/db, each a plain number
 # BEGIN SOLUTION
 grad_w = 2 * (2 * 3 + 1 - 4) * 3
 grad_b = 2 * (2 * 3 + 1 - 4)
@@ -325,9 +350,10 @@ check_value((grad_w, grad_b), (w_check.grad.item(), b_check.grad.item()), "(grad
 # ```
 #
 # **Without running it**: what is `w.grad` at the end? Write your prediction as a list of
-# three numbers. (The check runs the loop.)
+# three numbers, **`predicted_grad = [..., ..., ...]`**. (The check runs the loop.)
 
 # %% tags=["solution:start_grad_piles_up"]
+# predicted_grad = your prediction of w.grad, a list of three numbers
 # BEGIN SOLUTION
 predicted_grad = [9.0, 3.0, 6.0]
 # END SOLUTION
@@ -345,7 +371,8 @@ check_value(predicted_grad, w_check.grad, "your predicted w.grad",
 #
 # Write the body of a training step: given a model, its optimizer and one batch `x`
 # with its labels `y`, take one step of gradient descent on the cross-entropy loss, and
-# return the loss. The four lines are in section 2; their order matters.
+# return the loss: the `Tensor` you called `backward()` on (not `loss.item()`; exercise 4
+# takes the number out itself). The four lines are in section 3; their order matters.
 
 # %% tags=["solution:start_train_step"]
 def train_step(model, optimizer, x, y):
@@ -361,7 +388,9 @@ def train_step(model, optimizer, x, y):
 # %% [markdown]
 # The check builds two copies of a small model, lets your `train_step` train one and
 # the four right lines train the other on the same three batches, and compares every
-# parameter after each step.
+# parameter and the loss your function returns after each step. It also makes
+# `batches`, those three batches (a list of `(x, y)` pairs of NumPy arrays, 20 points
+# each), which exercise 4 uses.
 
 # %% tags=["tests:start_train_step:2"]
 batches = [(points[i:i + 20], labels[i:i + 20]) for i in (0, 20, 40)]
@@ -373,10 +402,10 @@ check_training_step(train_step,
 # %% [markdown]
 # ### Exercise 4 (1 point): the running total
 #
-# Now a whole epoch: call your `train_step` on each batch of `batches` (a list of
-# `(x, y)` pairs, as NumPy arrays: turn them into tensors with `mg.tensor`), and return
-# the mean of the batch losses **as a plain Python number**. That is what the table in
-# section 2 printed.
+# Now a whole epoch: call your `train_step` on each batch of `batches` (the list of
+# `(x, y)` pairs that exercise 3's check made, as NumPy arrays: turn them into tensors
+# with `mg.tensor`), and return the mean of the batch losses **as a plain Python
+# number** (a `float`). That is what the table in section 3 printed.
 #
 # A classic slip is to add up the loss tensors themselves (`total += loss`). The number
 # is the same, but the total is then a `Tensor` that is part of the graph: it keeps the
@@ -396,8 +425,9 @@ def train_epoch(model, optimizer, batches):
 # %% [markdown]
 # The check trains two copies of a small model on the same batches: one with your
 # `train_epoch`, the other by calling your `train_step` batch after batch, and compares
-# your mean with the losses `train_step` returned (so this exercise is checked on its
-# own, even if exercise 3 is not right yet).
+# your mean with the losses `train_step` returned. So this exercise is checked on its
+# own, even if exercise 3 is not right yet, as long as your `train_step` runs and
+# returns a loss `Tensor`.
 
 # %% tags=["tests:start_train_epoch:1"]
 def small_model():
@@ -405,12 +435,16 @@ def small_model():
     return nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 2))
 
 
-yours, reference = small_model(), small_model()
-average = train_epoch(yours, mg.optim.SGD(yours.parameters(), lr=0.5), batches)
-losses = batch_losses(train_step, reference, mg.optim.SGD(reference.parameters(), lr=0.5),
+def sgd(parameters):
+    return mg.optim.SGD(parameters, lr=0.5)
+
+
+reference, yours = small_model(), small_model()
+losses = batch_losses(train_step, reference, sgd(reference.parameters()),
                       batches)  # what your train_step returns, batch after batch
-check_value(average, float(np.mean(losses)), "train_epoch's mean loss",
-            mistakes=epoch_mistakes(losses))
+average = train_epoch(yours, sgd(yours.parameters()), batches)
+check_value(average, float(np.mean(losses)), "train_epoch's mean loss", python_number=True,
+            mistakes=epoch_mistakes(train_step, small_model, sgd, batches))
 
 # %% [markdown]
 # ## Summary

@@ -48,6 +48,24 @@ grad_b = 2 * (2 * 3 + 1 - 4)
         "predicted-one-backward-only": ("start_grad_piles_up", '''
 predicted_grad = [3.0, 1.0, 2.0]
 ''', "backward() ADDS to .grad"),
+        "predicted-two-backward-calls": ("start_grad_piles_up", '''
+predicted_grad = [6.0, 2.0, 4.0]
+''', "2 backward() calls' worth"),
+        "train-step-without-return": ("start_train_step", '''
+def train_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+''', "returned None, expected the loss"),
+        "train-step-returns-the-number": ("start_train_step", '''
+def train_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+''', "not loss.item()"),
         "train-step-without-zero-grad": ("start_train_step", '''
 def train_step(model, optimizer, x, y):
     loss = F.cross_entropy(model(x), y)
@@ -84,6 +102,13 @@ def train_epoch(model, optimizer, batches):
         total = train_step(model, optimizer, mg.tensor(x), mg.tensor(y)).item()
     return total / len(batches)
 ''', "only the last batch"),
+        "epoch-divided-by-the-batch-size": ("start_train_epoch", '''
+def train_epoch(model, optimizer, batches):
+    total = 0.0
+    for x, y in batches:
+        total += train_step(model, optimizer, mg.tensor(x), mg.tensor(y)).item()
+    return total / len(x)
+''', "divided by the batch size"),
     },
     "01_autograd_from_scratch": {
         "grad-output-ignored": ("mymul", '''
