@@ -44,7 +44,8 @@ def mark_exercise_cells(app, doctree):
         elif grading.get("grade"):
             points = grading.get("points")
             kind = "mg-check"
-            label = "Checks your code" + (f" ({points} points)" if points else "")
+            label = "Checks your code" + (
+                f" ({points} point{'' if float(points) == 1 else 's'})" if points else "")
         else:
             continue
         box = nodes.container(classes=["mg-exercise", kind])

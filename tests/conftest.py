@@ -37,10 +37,20 @@ def torch():
 
 @pytest.fixture(autouse=True)
 def fresh_state():
-    """Every test starts from the default global state and a fixed seed."""
+    """Every test starts from the default global state and a fixed seed, and leaves the
+    working directory where it found it (nbval, in the same worker, reads
+    ``notebooks/sanitize.cfg`` relative to it)."""
     mg.manual_seed(0)
     np.random.seed(0)
+    folder = os.getcwd()
     yield
+    try:
+        moved_to = os.getcwd()
+    except FileNotFoundError:
+        moved_to = "a folder since deleted"
+    if moved_to != folder:
+        os.chdir(folder)
+        raise AssertionError(f"a test left the working directory at {moved_to}")
     assert mg.is_grad_enabled(), "a test left grad mode off"
     assert not mg.is_lazy(), "a test left lazy mode on"
     assert mg.current_group() is None, "a test left a group open"

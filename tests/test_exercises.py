@@ -580,6 +580,60 @@ def test_a_training_step_without_zero_grad_is_named():
     assert "zero_grad was forgotten" in message and "step 2" in message
 
 
+def test_a_training_step_that_steps_before_backward_is_named_by_the_exercise():
+    def train_step(model, optimizer, x, y):
+        optimizer.zero_grad()
+        optimizer.step()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+
+    def updates_nothing(model, optimizer, x, y):
+        return None
+
+    message = fails(check_training_step, train_step, model, lambda p: optim.SGD(p, lr=0.5),
+                    BATCHES, F.cross_entropy,
+                    mistakes={"the parameters did not move.": updates_nothing})
+    assert "the parameters did not move" in message and "step 1" in message
+    assert "zero_grad was forgotten" not in message
+
+
+def test_a_right_training_step_passes_with_exercise_mistakes_given(capsys):
+    def train_step(model, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    check_training_step(train_step, model, lambda p: optim.SGD(p, lr=0.5), BATCHES,
+                        F.cross_entropy, mistakes={"nothing moves.": lambda *args: None})
+    assert capsys.readouterr().out == "train_step: 3 steps are right.\n"
+
+
+def right_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+@pytest.mark.parametrize("returns, words", [
+    (lambda loss, model, x, y: None, "returned None, expected the loss"),
+    (lambda loss, model, x, y: loss.item(), "not loss.item()"),
+    (lambda loss, model, x, y: F.cross_entropy(model(x), y),
+     "the loss of the model after optimizer.step()"),
+])
+def test_a_training_step_must_return_the_loss_it_called_backward_on(returns, words):
+    def train_step(model, optimizer, x, y):
+        return returns(right_step(model, optimizer, x, y), model, x, y)
+
+    message = fails(check_training_step, train_step, model,
+                    lambda p: optim.SGD(p, lr=0.5), BATCHES, F.cross_entropy)
+    assert words in message and "step 1" in message
+
+
 # --- plain values ----------------------------------------------------------------------
 
 
@@ -589,6 +643,56 @@ def test_check_value_passes_and_names_a_given_mistake(capsys):
     message = fails(check_value, 2.0, 3.0, "df/dx", mistakes={
         "the +1 from the second use of x is missing.": 2.0})
     assert "the +1 from the second use of x is missing" in message
+
+
+def test_check_value_refuses_a_tensor_in_a_graph_where_a_number_is_expected():
+    weight = mg.tensor([1.5, -2.0], requires_grad=True)
+    total = 0.0
+    for _ in range(2):
+        total += (weight * weight).sum()  # a running total of loss tensors, not .item()
+    message = fails(check_value, total, 12.5, "the mean loss")
+    assert "requires grad" in message and ".item()" in message
+    check_value(total.item(), 12.5, "the mean loss")  # the number itself passes
+    check_value(mg.tensor(12.5), 12.5, "a tensor outside any graph")
+
+
+def test_no_constant_factor_is_guessed_for_a_single_number():
+    # one wrong number is always some factor times the right one: no clue in that
+    message = fails(check_value, 0.8434, 0.5959, "the mean loss")
+    assert "constant factor" not in message and "wrong values" in message
+    assert "wrong sign" in fails(check_value, -2.5, 2.5, "the slope")
+    assert "2 times" in fails(check_value, [2.0, 4.0, -6.0], [1.0, 2.0, -3.0], "w.grad")
+
+
+def test_an_exercise_s_own_mistake_is_named_before_a_generic_factor():
+    message = fails(check_value, [6.0, 2.0, 4.0], [9.0, 3.0, 6.0], "w.grad", mistakes={
+        "that is 2 backward() calls' worth.": [6.0, 2.0, 4.0]})
+    assert "2 backward() calls' worth" in message and "constant factor" not in message
+
+
+def test_text_is_refused_where_numbers_are_expected():
+    message = fails(check_value, ("18", "6"), (18.0, 6.0), "(grad_w, grad_b)")
+    assert "got text" in message and "without quotes" in message
+    assert "got text" in fails(check_value, "18", 18.0, "grad_w")
+
+
+def test_each_item_of_a_tuple_of_numbers_must_be_one_number():
+    message = fails(check_value, ([18.0], [6.0]), (18.0, 6.0), "(grad_w, grad_b)")
+    assert message.startswith("grad_w: got [18.0], expected a single number")
+    assert "keepdim" not in message
+    message = fails(check_value, (18.0, np.array([6.0])), (18.0, 6.0), "the pair")
+    assert message.startswith("the pair[1]: got array([6.]), expected a single number")
+    check_value((np.float64(18.0), mg.tensor(6.0)), (18.0, 6.0), "(grad_w, grad_b)")
+
+
+def test_a_python_number_is_required_when_asked(capsys):
+    message = fails(check_value, np.float32(0.5), 0.5, "the mean", python_number=True)
+    assert "numpy.float32" in message and "plain Python number" in message
+    assert "plain Python number" in fails(check_value, mg.tensor(0.5), 0.5, "the mean",
+                                          python_number=True)
+    check_value(np.float32(0.5), 0.5, "the mean")  # not asked: a NumPy scalar is fine
+    check_value(0.5, 0.5, "the mean", python_number=True)
+    assert capsys.readouterr().out == "the mean: right.\nthe mean: right.\n"
 
 
 def test_check_value_names_a_wrong_dtype_when_asked():
@@ -721,3 +825,54 @@ def test_a_returned_shape_tuple_is_shown_with_its_values():
     message = fails(check_array_function, aligned_left, [((3, 4), (4,))],
                     lambda a, b: tuple(np.broadcast_shapes(a, b)))
     assert "returned tuple (4, 4)" in message
+
+
+# --- chapter 0's own mistakes (minigrad/exercises/start_here.py) -------------------------
+
+
+def test_chapter_0_s_epoch_mistakes_are_named():
+    from minigrad.exercises.start_here import batch_losses, epoch_mistakes
+
+    def small_model():
+        mg.manual_seed(3)
+        return model()
+
+    def sgd(parameters):
+        return optim.SGD(parameters, lr=0.5)
+
+    reference = small_model()
+    losses = batch_losses(right_step, reference, sgd(reference.parameters()), BATCHES)
+    mistakes = epoch_mistakes(right_step, small_model, sgd, BATCHES)
+
+    def epoch(evaluate_only=False, twice=False, divide=None):
+        trained = small_model()
+        optimizer, total = sgd(trained.parameters()), 0.0
+        for x, y in BATCHES:
+            x, y = mg.tensor(x), mg.tensor(y)
+            if evaluate_only:
+                total += F.cross_entropy(trained(x), y).item()
+                continue
+            if twice:
+                right_step(trained, optimizer, x, y)
+            total += right_step(trained, optimizer, x, y).item()
+        return total / (divide or len(BATCHES))
+
+    check_value(epoch(), float(np.mean(losses)), "the mean", mistakes=mistakes)
+    for wrong, words in ((epoch(evaluate_only=True), "before any training"),
+                         (epoch(twice=True), "twice per batch"),
+                         (epoch(divide=5), "divided by the batch size (5 points")):
+        message = fails(check_value, wrong, float(np.mean(losses)), "the mean",
+                        mistakes=mistakes)
+        assert words in message
+
+
+def test_chapter_0_s_epoch_check_sends_a_step_that_returns_no_tensor_to_exercise_3():
+    from minigrad.exercises.start_here import batch_losses
+
+    def returns_the_number(model, optimizer, x, y):
+        return right_step(model, optimizer, x, y).item()
+
+    trained = model()
+    message = fails(batch_losses, returns_the_number, trained,
+                    optim.SGD(trained.parameters(), lr=0.5), BATCHES)
+    assert "exercise 3" in message and "returned float" in message

@@ -495,10 +495,36 @@ def check_loss(loss: Callable, inputs: Any, reference: Callable, *, kwargs: dict
 @checker
 def check_value(value: Any, expected: Any, name: str = "your answer", *,
                 mistakes: dict | None = None, check_dtype: bool = False,
-                atol: float = 1e-6, rtol: float = 1e-4) -> None:
+                python_number: bool = False, atol: float = 1e-6, rtol: float = 1e-4) -> None:
     """Check a value (a number, an array, a Tensor) against the expected one.
-    ``mistakes``: ``{sentence naming the mistake: the wrong value it gives}``."""
+    ``mistakes``: ``{sentence naming the mistake: the wrong value it gives}``. Where a
+    plain Python number is expected, a Tensor still in a graph is refused by name; with
+    ``python_number``, anything but a Python ``int`` or ``float`` is (a NumPy scalar, a
+    Tensor). Where a tuple of numbers is expected, each item must be one number; a
+    ``name`` like ``"(grad_w, grad_b)"`` names the items."""
     variants = [Variant(sentence, wrong) for sentence, wrong in (mistakes or {}).items()]
+    number = isinstance(expected, (int, float)) and not isinstance(expected, bool)
+    if number and isinstance(value, Tensor) and value.requires_grad:
+        raise CheckFailed(f"{name}: got a {describe(value)} that requires grad, expected a "
+                          f"plain Python number ({expected!r}). A Tensor computed from "
+                          "parameters keeps its whole graph alive (and adding such Tensors "
+                          "up builds an ever longer one): take the number out with .item().")
+    if number and python_number and (isinstance(value, bool)
+                                     or not isinstance(value, (int, float))):
+        how = ".item()" if isinstance(value, Tensor) or hasattr(value, "item") else "float()"
+        raise CheckFailed(f"{name}: got {describe(value)}, expected a plain Python number "
+                          f"(a float). Take the number out with {how}.")
+    if isinstance(expected, (tuple, list)) and isinstance(value, (tuple, list)) and \
+            expected and all(isinstance(e, (int, float)) for e in expected) and \
+            len(value) == len(expected):
+        items = _item_names(name, len(expected))
+        for item, got in zip(items, value):
+            if np.ndim(as_array(got)) != 0 and isinstance(got, (tuple, list, np.ndarray,
+                                                                Tensor)):
+                shown = repr(got) if len(repr(got)) <= 30 else describe(got)
+                raise CheckFailed(f"{item}: got {shown}, expected a single number. "
+                                  "Write the number itself, not a list or an array holding "
+                                  "it (6.0, not [6.0]).")
     if isinstance(expected, (tuple, list)) and isinstance(value, (tuple, list)) and \
             not all(isinstance(e, (int, float)) for e in expected):
         if len(value) != len(expected):
@@ -511,6 +537,16 @@ def check_value(value: Any, expected: Any, name: str = "your answer", *,
         compare(value, expected, name, atol=atol, rtol=rtol, variants=variants,
                 check_dtype=check_dtype)
     print(f"{name}: right.")
+
+
+def _item_names(name: str, count: int) -> list[str]:
+    """``"(grad_w, grad_b)"`` -> ``["grad_w", "grad_b"]``; otherwise ``name[i]``."""
+    inner = name.strip()
+    if inner.startswith("(") and inner.endswith(")"):
+        parts = [part.strip() for part in inner[1:-1].split(",")]
+        if len(parts) == count and all(parts):
+            return parts
+    return [f"{name}[{i}]" for i in range(count)]
 
 
 @checker
@@ -749,11 +785,14 @@ def check_optimizer_step(optimizer: Callable, reference: Callable, *,
 
 @checker
 def check_training_step(train_step: Callable, model: Callable, optimizer: Callable,
-                        batches: Sequence[tuple], loss: Callable, *, atol: float = 1e-5,
+                        batches: Sequence[tuple], loss: Callable, *,
+                        mistakes: dict | None = None, atol: float = 1e-5,
                         rtol: float = 1e-4, seed: int = 0) -> None:
     """Check a training step ``train_step(model, optimizer, x, y) -> loss``: the model
     made by ``model()`` and the optimizer by ``optimizer(params)`` take the same steps on
-    ``batches`` (pairs of arrays) as ``zero_grad(); loss(model(x), y).backward(); step()``."""
+    ``batches`` (pairs of arrays) as ``zero_grad(); loss(model(x), y).backward(); step()``.
+    ``mistakes``: ``{sentence naming the mistake: a wrong train_step}``, each run on its
+    own copy of the model alongside."""
     rng_state = get_rng_state()
     try:
         manual_seed(seed)
@@ -762,28 +801,62 @@ def check_training_step(train_step: Callable, model: Callable, optimizer: Callab
         right = model()
         lazy = copy.deepcopy(right)  # the same steps without zero_grad: a known mistake
         opts = [optimizer(m.parameters()) for m in (mine, right, lazy)]
+        wrong_steps = [(sentence, wrong_step, copy.deepcopy(right))
+                       for sentence, wrong_step in (mistakes or {}).items()]
+        wrong_steps = [(sentence, wrong_step, m, optimizer(m.parameters()))
+                       for sentence, wrong_step, m in wrong_steps]
         for step, (x, y) in enumerate(batches, start=1):
             try:
-                train_step(mine, opts[0], Tensor(np.asarray(x)), Tensor(np.asarray(y)))
+                returned = train_step(mine, opts[0], Tensor(np.asarray(x)),
+                                      Tensor(np.asarray(y)))
             except Exception as error:  # noqa: BLE001
                 raise _student_error(error, f"{_name(train_step)}, step {step}") from None
             for m, opt, clear in ((right, opts[1], True), (lazy, opts[2], False)):
                 if clear:
                     opt.zero_grad()
-                loss(m(Tensor(np.asarray(x))), Tensor(np.asarray(y))).backward()
+                step_loss = loss(m(Tensor(np.asarray(x))), Tensor(np.asarray(y)))
+                step_loss.backward()
                 opt.step()
+                if clear:
+                    right_loss = step_loss.item()
+            for _, wrong_step, m, opt in wrong_steps:
+                wrong_step(m, opt, Tensor(np.asarray(x)), Tensor(np.asarray(y)))
+            named = [(sentence, _snapshot(m)) for sentence, _, m, _ in wrong_steps]
             for (key, got), want, wrong in zip(_snapshot(mine).items(),
                                                _snapshot(right).values(),
                                                _snapshot(lazy).values()):
+                variants = [Variant(sentence, params[key]) for sentence, params in named]
                 compare(got, want, f"{_name(train_step)}, after step {step}: {key}",
                         atol=atol, rtol=rtol,
-                        variants=[Variant("zero_grad was forgotten: gradients pile up "
+                        variants=[*variants,
+                                  Variant("zero_grad was forgotten: gradients pile up "
                                           "across steps, so each step uses the sum of all "
                                           "gradients so far. Call optimizer.zero_grad() "
                                           "before loss.backward().", wrong)])
+            _check_returned_loss(returned, right_loss, right, loss, x, y,
+                                 f"{_name(train_step)}, step {step}", atol, rtol)
     finally:
         set_rng_state(rng_state)
     print(f"{_name(train_step)}: {len(batches)} steps are right.")
+
+
+def _check_returned_loss(returned: Any, right_loss: float, model: Any, loss: Callable,
+                         x: Any, y: Any, call: str, atol: float, rtol: float) -> None:
+    """A training step returns the loss it called backward() on, as a Tensor (the
+    caller takes .item() when it wants the number)."""
+    if returned is None:
+        raise CheckFailed(f"{call}: returned None, expected the loss (a Tensor). End the "
+                          "step with `return loss`.")
+    if not isinstance(returned, Tensor):
+        raise CheckFailed(f"{call}: returned {describe(returned)}, expected the loss "
+                          "itself, a Tensor. Return loss, not loss.item(): the caller takes "
+                          "the number out when it needs one.")
+    with no_grad():
+        after = loss(model(Tensor(np.asarray(x))), Tensor(np.asarray(y))).item()
+    compare(returned, right_loss, f"{call}: the loss it returned", atol=atol, rtol=rtol,
+            variants=[Variant("the loss of the model after optimizer.step(), computed again: "
+                              "return the loss you called backward() on, computed before "
+                              "the step.", after)])
 
 
 MATMUL_MISTAKES = {

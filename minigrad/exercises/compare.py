@@ -47,6 +47,10 @@ def describe(value: Any) -> str:
     if isinstance(value, (tuple, list)) and not _is_numeric_list(value):
         return f"{type(value).__name__} of {len(value)}: " + \
             ", ".join(describe(v) for v in value)
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__} of {len(value)} number(s)"
+    if isinstance(value, np.generic) and not isinstance(value, float):
+        return f"numpy.{type(value).__name__} {value.item()!r}"
     kind = "Tensor" if hasattr(value, "grad_fn") else "array"
     if not hasattr(value, "shape"):
         if isinstance(value, (int, float, np.number)) or (
@@ -135,6 +139,8 @@ def factor_mistake(got: np.ndarray, expected: np.ndarray, atol: float, rtol: flo
     if batch_size and batch_size > 1 and abs(factor - batch_size) < 1e-6 * batch_size:
         return (f"it is {batch_size} times too large, {batch_size} being the batch size: "
                 "summed where the mean was wanted (a missing 1/N).")
+    if expected.size == 1:
+        return None  # any wrong number is some factor times a single right one: no clue
     return (f"it is off by a constant factor: every value is {_factor(factor)} the right one "
             "(a missing 2 from a square, a missing 1/N from a mean, a step size used twice?).")
 
@@ -206,6 +212,10 @@ def compare(got: Any, expected: Any, what: str, *, atol: float = 1e-6, rtol: flo
         raise CheckFailed(f"{what}: got {describe(got)}, expected {describe(expected)}") \
             from None
     expected_array = as_array(expected)
+    if got_array.dtype.kind in "US" and expected_array.dtype.kind not in "US":
+        shown = repr(got) if len(repr(got)) <= 40 else repr(got)[:37] + "..."
+        raise CheckFailed(f"{what}: got text ({shown}), expected numbers. Write the numbers "
+                          "without quotes: 18, not '18'.")
     if got_array.shape != expected_array.shape:
         message = (f"{what}: wrong shape: got {describe(got)}, expected shape "
                    f"{tuple(expected_array.shape)}.")
