@@ -44,6 +44,8 @@
 # will see exactly the numbers printed here.
 
 # %%
+import textwrap
+
 import numpy as np
 
 import minigrad as mg
@@ -67,13 +69,13 @@ def new_bytes(node):
 
 
 def message(error):
-    """The first line of an error's message, without the traceback."""
-    return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+    """An error's message, in short lines and without the traceback."""
+    return textwrap.fill(f"{type(error).__name__}: {error}", width=88)
 
 
 # %% [markdown]
 # `new_bytes` counts the memory a Function's saved arrays add; `message` prints an
-# error in one line instead of a long traceback. Both come back below.
+# error's message in short lines instead of a long traceback. Both come back below.
 #
 # ## 1. The context is the node
 #
@@ -459,11 +461,14 @@ theirs = mg.tensor(x64.numpy(), requires_grad=True)
 print(f"same gradient as 3 * x.cos(): {np.allclose(mine.grad.numpy(), theirs.grad.numpy())}")
 
 # %% [markdown]
-# What did `MySinCos` keep? Its attributes show `materialize_grads` set to `False`, and
-# the saved arrays are its two outputs (the header lists both output shapes).
+# What did your `MySinCos` keep? Its attributes show `materialize_grads` set to `False`.
+# If you saved `sin` and `cos`, the saved arrays are its two outputs, free to keep (the
+# column "is" can name an output only while that Tensor is alive, so we keep both); if
+# you saved `x`, it is input 0, and backward recomputes both.
 
 # %%
-ContextInspector(MySinCos.apply(mg.randn(2, 3, requires_grad=True))[0])
+sin_x, cos_x = MySinCos.apply(mg.randn(2, 3, requires_grad=True))
+ContextInspector(sin_x)
 
 # %% [markdown]
 # ## 5. Outputs without a gradient: `mark_non_differentiable`

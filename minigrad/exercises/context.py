@@ -30,7 +30,8 @@ import numpy as np
 from ..function import Context
 from ..state import enable_grad, no_grad
 from ..tensor import Tensor
-from .checks import _make_input, _name, _signature, _student_error, _try, checker
+from .checks import (_make_input, _name, _signature, _student_error, _try, check_function,
+                     checker)
 from .compare import CheckFailed, Variant, as_array, compare, describe
 
 
@@ -155,6 +156,11 @@ def _backward_directly(function: type, ctx: Context, grads_out: list, call: str,
     try:
         raw = function.backward(ctx, *[None if g is None else g.copy() for g in grads_out])
     except TypeError as error:
+        if _signature_error(error, len(grads_out)):
+            raise CheckFailed(
+                f"{call}: backward raised TypeError: {error}. It gets one gradient per "
+                f"output, {len(grads_out)} here: backward(ctx, "
+                + ", ".join(f"grad_{k}" for k in range(len(grads_out))) + ").") from None
         if any(g is None for g in grads_out) and "NoneType" in str(error):
             raise CheckFailed(
                 f"{call}: backward was given {saw} and raised TypeError: {error}. After "
@@ -166,6 +172,11 @@ def _backward_directly(function: type, ctx: Context, grads_out: list, call: str,
         raise _student_error(error, f"{call}: backward") from None
     grads = list(raw) if isinstance(raw, tuple) else [raw]
     return [as_array(g) for g in grads]
+
+
+def _signature_error(error: TypeError, count: int) -> bool:
+    """backward was written for another number of gradients than the outputs."""
+    return "positional argument" in str(error) and count > 1
 
 
 @checker
@@ -222,6 +233,11 @@ def check_multi_output(function: type, inputs: Any, reference: Callable, *,
             raise CheckFailed(f"{call}: backward returned {len(grads)} gradient(s); forward "
                               f"has {len(arrays)} input(s).")
         for i, (got, right) in enumerate(zip(grads, expected)):
+            if got is None:
+                raise CheckFailed(
+                    f"{call}: backward, given {saw}, returned None for input {i}. An "
+                    "output whose gradient is None adds nothing, but the paths through "
+                    "the other outputs still count: return their sum.")
             compare(got, right, f"{call}, backward given {saw}: the gradient for input {i}",
                     variants=[Variant(v.mistake, v.value[i] if isinstance(v.value, tuple)
                                       else v.value) for v in variants])
@@ -289,8 +305,8 @@ def check_needs_input_grad(function: type, inputs: Any, reference: Callable, *,
             what = f"{call}, backward with ctx.needs_input_grad = {needs}: the gradient for " \
                    f"input {i}"
             if not needed and got is not None:
-                swapped = " (did you read another input's flag?)" if grads.count(None) \
-                    and None in [g for g, n in zip(grads, needs) if n] else ""
+                swapped = " (did you read another input's flag?)" if any(
+                    g is None for g, n in zip(grads, needs) if n) else ""
                 raise CheckFailed(
                     f"{what} is {describe(got)}, but ctx.needs_input_grad[{i}] is False: "
                     f"nobody will use it. Skip that work and return None{swapped}.")
@@ -351,13 +367,7 @@ def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
         v = np.random.default_rng(seed + 1).standard_normal(expected_out.shape)
         (expected_out * Tensor(v)).sum().backward()
     expected = [t.grad.numpy() for t in tensors]
-    grads, out, _ = run(edit=False)
-    compare(out, expected_out.detach().numpy(), f"{call}: the output")
-    variants = [Variant(s, wrong) for s, make in (mistakes or {}).items()
-                if (wrong := _try(make, *arrays, v)) is not None]
-    for i, (got, right) in enumerate(zip(grads, expected)):
-        compare(got, right, f"{call}, backward with a random grad_output: the gradient "
-                f"for input {i}", variants=[Variant(w.mistake, w.value[i]) for w in variants])
+    check_function.__wrapped__(function, [arrays], reference, mistakes=mistakes, seed=seed)
     grads, _, error = run(edit=True)
     if error is not None:
         print(f"{name}: right, and an in-place edit of input {modified} after forward is "
