@@ -599,7 +599,10 @@ print(f"no error, and x.grad = {x.grad.numpy()} (the right gradient was [2. 4. 6
 # Tensor's data done straight through NumPy (`x.numpy()[0] = 5`). Hence the rule for
 # `save_for_backward`: save **inputs and outputs as they are**, and do the reshaping,
 # slicing or transposing in backward (where it costs nothing: a view is free to make).
-# If you must keep a view made in forward, save a `.copy()` of it.
+# If you must keep a view made in forward, save a `.copy()` of it. (PyTorch's forward
+# works on Tensors, and a view of a Tensor shares its base's counter, so PyTorch would
+# catch this edit; minigrad's `mg.Function` works on bare NumPy arrays, which carry no
+# counter.)
 #
 # PyTorch also has `ctx.mark_dirty(x)`, for a Function that modifies its input in place.
 # minigrad's Functions never do that: their forward must return new arrays (the

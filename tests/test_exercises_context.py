@@ -240,3 +240,49 @@ def test_a_gradient_not_summed_along_rows_is_named():
         return g * s[:, None], (g * x).sum(axis=0)
 
     assert "not summed along each row" in fails(check_scale_rows, saves_inputs, backward)
+
+
+# --- what the chapter says about PyTorch's Function and ctx -------------------------------
+
+
+def _seen_by_backward(library, materialize: bool) -> dict:
+    """What a two-output Function's backward receives, in ``library`` (minigrad or torch),
+    when the loss uses only the first output and only the second input needs a gradient."""
+    seen = {}
+    base = library.autograd.Function if library is not mg else mg.Function
+
+    class TwoOutputs(base):
+        @staticmethod
+        def forward(ctx, a, x):
+            ctx.set_materialize_grads(materialize)
+            indices = (x * 0).long() if library is not mg else np.zeros(x.shape, np.int64)
+            ctx.mark_non_differentiable(indices)
+            return 2 * x, 3 * x, indices
+
+        @staticmethod
+        def backward(ctx, grad_u, grad_v, grad_indices):
+            seen["needs_input_grad"] = tuple(ctx.needs_input_grad)
+            seen["grad_v"] = None if grad_v is None else np.asarray(grad_v).tolist()
+            seen["grad_indices"] = None if grad_indices is None else \
+                np.asarray(grad_indices).tolist()
+            return None, 2 * grad_u
+
+    a = library.tensor([1.0, 2.0])
+    x = library.tensor([1.0, 2.0], requires_grad=True)
+    u, v, indices = TwoOutputs.apply(a, x)
+    seen["indices_requires_grad"] = indices.requires_grad
+    (5 * u).sum().backward()
+    seen["x.grad"] = np.asarray(x.grad.detach().numpy() if library is not mg
+                                else x.grad.numpy()).tolist()
+    return seen
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_ctx_behaves_as_pytorch_s_for_unused_and_non_differentiable_outputs(materialize):
+    torch = pytest.importorskip("torch")
+    ours, theirs = _seen_by_backward(mg, materialize), _seen_by_backward(torch, materialize)
+    assert ours == theirs
+    assert ours["needs_input_grad"] == (False, True)
+    assert ours["grad_v"] == ([0.0, 0.0] if materialize else None)
+    assert ours["indices_requires_grad"] is False
+    assert ours["x.grad"] == [10.0, 10.0]
