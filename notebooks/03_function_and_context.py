@@ -672,11 +672,11 @@ check_in_place_safety(MyScaleRows, inputs=[(3, 4), (3,)],
 # | --- | --- |
 # | `Context` (`save_for_backward`, `saved_tensors`, `needs_input_grad`, `mark_non_differentiable`, `set_materialize_grads`) | `minigrad/function.py`, class `Context` |
 # | the node that is the context (`y.grad_fn`) | `minigrad/function.py`, class `Node` |
-# | `apply`: `needs_input_grad`, no node when nothing needs a gradient, several outputs, non-differentiable ones | `minigrad/function.py`, `Function.apply` and `_wrap_outputs` |
-# | materializing unused outputs' gradients, checking saved versions before a backward | `minigrad/autograd.py`, `_run_backward` |
+# | `needs_input_grad` filled in, no node when nothing needs a gradient, several outputs, non-differentiable ones | `minigrad/function.py`, `Function.apply` |
+# | a node's backward called: unused outputs' gradients materialized, saved versions checked first | `minigrad/autograd.py`, the backward engine |
 # | the version counter, and the check | `minigrad/versions.py`, `VersionCounter` and `check_saved_versions` |
-# | in-place methods that count their writes | `minigrad/tensor.py`, `Tensor._modify` |
-# | minigrad's own `sigmoid`, `sin`/`cos`, `max` with indices | `minigrad/ops/` |
+# | in-place methods that count their writes (`add_`, `mul_`, `x[i] = v`) | `minigrad/tensor.py`, class `Tensor` |
+# | minigrad's own `Sigmoid`, `Sin`, `Cos` / `Max` (values and indices) | `minigrad/ops/elementwise.py` / `minigrad/ops/reduce.py` |
 #
 # The Functions you use with Tensors inside (PyTorch's style, where `forward` gets
 # Tensors and `ctx.save_for_backward` saves Tensors) are `mg.autograd.Function`, in
