@@ -53,8 +53,15 @@ def test_a_forward_that_saves_its_output_passes(capsys):
     assert "saves its output" in capsys.readouterr().out
 
 
+def saves_output_and_input(ctx, x):
+    s = sigmoid(x)
+    ctx.save_for_backward(s, x)
+    return s
+
+
 @pytest.mark.parametrize("forward, words", [
     (saves_input, "saved its input x, not its output"),
+    (saves_output_and_input, "saved its input x as well as its output s"),
     (saves_a_second_copy, "saved a copy of its output"),
     (lambda ctx, x: sigmoid(x), "forward saved nothing"),
 ])
@@ -100,20 +107,52 @@ def transposed(ctx, g):
             (a.T @ g).T if ctx.needs_input_grad[1] else None)
 
 
-def check_matmul(backward):
+def computes_then_discards(ctx, g):
+    a, b = ctx.saved_tensors
+    grad_a, grad_b = g @ b.T, a.T @ g
+    return (grad_a if ctx.needs_input_grad[0] else None,
+            grad_b if ctx.needs_input_grad[1] else None)
+
+
+def returns_a_list(ctx, g):
+    return list(skips(ctx, g))
+
+
+def no_else(ctx, g):
+    a, b = ctx.saved_tensors
+    grad_a = g @ b.T if ctx.needs_input_grad[0] else None
+    if ctx.needs_input_grad[1]:
+        grad_b = a.T @ g
+    return grad_a, grad_b
+
+
+def check_matmul(backward, **kwargs):
     check_needs_input_grad(function("MyMatMul", matmul_forward, backward), [(3, 4), (4, 2)],
-                           lambda a, b: a @ b, mistakes=MATMUL_MISTAKES)
+                           lambda a, b: a @ b, mistakes=MATMUL_MISTAKES, **kwargs)
 
 
-def test_a_backward_that_skips_unneeded_gradients_passes(capsys):
-    check_matmul(skips)
+@pytest.mark.parametrize("saved_only_for", [None, {0: 1, 1: 0}])
+def test_a_backward_that_skips_unneeded_gradients_passes(capsys, saved_only_for):
+    check_matmul(skips, saved_only_for=saved_only_for)
     assert "3 settings of needs_input_grad" in capsys.readouterr().out
+
+
+def test_a_gradient_computed_and_then_thrown_away_is_caught():
+    told = fails(check_matmul, computes_then_discards, saved_only_for={0: 1, 1: 0})
+    assert "needs_input_grad = (True, False): it used a (input 0, saved as array 0)" in told
+    assert "only the gradient for input 1 (b) needs" in told
+    assert "grad_a, grad_b = g @ b.T, a.T @ g" in told  # the student's line
+    assert "compute it only inside `if ctx.needs_input_grad[1]:`" in told
+    # without saved_only_for the check cannot see the work; with it, the right one passes
+    check_matmul(computes_then_discards)
 
 
 @pytest.mark.parametrize("backward, words", [
     (computes_both, "ctx.needs_input_grad[1] is False: nobody will use it"),
     (reads_the_other_flag, "not another index"),
     (transposed, "the gradient is transposed"),
+    (returns_a_list, "backward returned a list (2 item(s)); return a tuple"),
+    (no_else, "give it a value on every path (e.g. `else: grad_b = None`)"),
 ])
 def test_a_backward_that_ignores_needs_input_grad_is_named(backward, words):
     assert words in fails(check_matmul, backward)
@@ -179,6 +218,32 @@ def test_a_two_output_function_s_mistakes_are_named(forward, backward, words):
     assert words in fails(check_sincos, forward, backward)
 
 
+def _truthiness(ctx, grad_sin, grad_cos):
+    (x,) = ctx.saved_tensors
+    grad = np.zeros_like(x)
+    if grad_sin:
+        grad = grad + grad_sin * np.cos(x)
+    if grad_cos:
+        grad = grad - grad_cos * np.sin(x)
+    return grad
+
+
+def test_an_array_used_as_a_condition_is_told_to_test_for_none():
+    told = fails(check_sincos, sincos_forward, _truthiness)
+    assert "truth value of an array" in told
+    assert "write `if grad is not None:`" in told
+
+
+def test_the_matmul_shape_hint_uses_the_chapter_s_shapes():
+    def swapped(ctx, g):
+        a, b = ctx.saved_tensors
+        return g @ b, a.T @ g
+
+    told = fails(check_matmul, swapped)
+    assert "a (m, n), b (n, k) and grad_output (m, k), grad_a = grad_output @ b.T " \
+           "(shapes (m, k) @ (k, n))" in told
+
+
 def test_materialized_zeros_reach_backward_when_it_did_not_ask_for_none(capsys):
     check_multi_output(function("MySinCos", _materializes, _uses_none), [(2, 3)],
                        lambda x: (x.sin(), x.cos()))
@@ -214,24 +279,61 @@ def from_column(ctx, g):
     return g * column, (g * x).sum(axis=1)
 
 
-def check_scale_rows(forward, backward):
+def saves_a_transpose(ctx, x, s):
+    ctx.save_for_backward(x.T, s)
+    return x * s[:, None]
+
+
+def from_transpose(ctx, g):
+    xt, s = ctx.saved_tensors
+    return g * s[:, None], (g * xt.T).sum(axis=1)
+
+
+def keeps_attributes(ctx, x, s):
+    ctx.x, ctx.s = x, s
+    return x * s[:, None]
+
+
+def from_attributes(ctx, g):
+    return g * ctx.s[:, None], (g * ctx.x).sum(axis=1)
+
+
+def check_scale_rows(forward, backward, modified=(0, 1)):
     check_in_place_safety(function("MyScaleRows", forward, backward), [(3, 4), (3,)],
-                          lambda x, s: x * s.unsqueeze(1), modified=1,
+                          lambda x, s: x * s.unsqueeze(1), modified=modified,
                           mistakes=SCALE_ROWS_MISTAKES)
 
 
 def test_saving_the_inputs_lets_the_version_counter_catch_the_edit(capsys):
     check_scale_rows(saves_inputs, from_inputs)
-    assert "caught by the version counter" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "of input 0 (x): caught by the version counter" in out
+    assert "of input 1 (s): caught by the version counter" in out
 
 
 def test_saving_a_copy_keeps_the_gradient_right(capsys):
     check_scale_rows(saves_a_copy, from_column)
-    assert "it saved a copy" in capsys.readouterr().out
+    assert "of input 1 (s): the gradient stays right (a copy was saved)" \
+        in capsys.readouterr().out
 
 
 def test_saving_a_view_is_named():
-    assert "saved a NumPy view of input 1" in fails(check_scale_rows, saves_a_view, from_column)
+    told = fails(check_scale_rows, saves_a_view, from_column)
+    assert "saved a NumPy view of input 1 (s[:, None]," in told
+    assert "ctx.save_for_backward(x, s)" in told
+
+
+def test_a_saved_view_of_the_first_input_is_caught_by_editing_it():
+    check_scale_rows(saves_a_transpose, from_transpose, modified=1)  # s alone: not seen
+    told = fails(check_scale_rows, saves_a_transpose, from_transpose)
+    assert "then input 0 (x) multiplied by 3 in place" in told
+    assert "saved a NumPy view of input 0 (x[:, None], x.T," in told
+
+
+def test_arrays_kept_as_ctx_attributes_are_named():
+    told = fails(check_scale_rows, keeps_attributes, from_attributes)
+    assert "kept input 0 (x) as a ctx attribute (ctx.x = ...)" in told
+    assert "NumPy view" not in told
 
 
 def test_a_gradient_not_summed_along_rows_is_named():

@@ -5,15 +5,17 @@ notebook so that its test cells do not show the answers.
 also need checks of *how* a Function uses its context, each running the student's own
 forward and backward:
 
-- ``check_saves_output(fn, inputs)``: forward saves its own result (not the input);
+- ``check_saves_output(fn, inputs)``: forward saves its own result (and not the input);
 - ``check_multi_output(fn, inputs, reference)``: a Function with several outputs, its
   backward given one gradient per output (``None`` for unused ones, after
   ``ctx.set_materialize_grads(False)``);
-- ``check_needs_input_grad(fn, inputs, reference)``: backward returns ``None`` (and
-  skips the work) for the inputs whose ``ctx.needs_input_grad`` is False;
-- ``check_in_place_safety(fn, inputs, reference, modified=...)``: an input edited in
-  place after forward either makes backward raise (the version counter saw it) or
-  leaves the gradient right; a silently wrong one is a saved NumPy view.
+- ``check_needs_input_grad(fn, inputs, reference, saved_only_for=...)``: backward
+  returns ``None`` for the inputs whose ``ctx.needs_input_grad`` is False, and skips the
+  work (a saved array only such a gradient needs must not be touched);
+- ``check_in_place_safety(fn, inputs, reference, modified=...)``: each input in turn,
+  edited in place after forward, either makes backward raise (the version counter saw
+  it) or leaves the gradient right; a silently wrong one is a saved NumPy view or an
+  array kept as a ctx attribute.
 
 The ``*_MISTAKES`` tables are ``{sentence naming the mistake: fn(*arrays, grad_output(s))
 -> wrong gradient(s)}``, as ``check_function(..., mistakes=...)`` takes them.
@@ -21,8 +23,9 @@ The ``*_MISTAKES`` tables are ``{sentence naming the mistake: fn(*arrays, grad_o
 
 from __future__ import annotations
 
+import inspect
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,8 +33,8 @@ import numpy as np
 from ..function import Context
 from ..state import enable_grad, no_grad
 from ..tensor import Tensor
-from .checks import (_make_input, _name, _signature, _student_error, _try, check_function,
-                     checker)
+from .checks import (_make_input, _name, _signature, _student_error, _try, _where,
+                     check_function, checker)
 from .compare import CheckFailed, Variant, as_array, compare, describe
 
 
@@ -52,6 +55,8 @@ SIGMOID_MISTAKES = {
     "the factor (1 - s) is missing: d sigmoid(x)/dx = s * (1 - s), not s (that would be "
     "the derivative of exp).":
         lambda x, g: g * _sigmoid(x),
+    "the factor s is missing: d sigmoid(x)/dx = s * (1 - s), not (1 - s).":
+        lambda x, g: g * (1 - _sigmoid(x)),
     "the derivative has (1 + s) where it needs (1 - s): d sigmoid/dx = s * (1 - s).":
         lambda x, g: g * _sigmoid(x) * (1 + _sigmoid(x)),
 }
@@ -88,7 +93,30 @@ SAVED_A_VIEW = (
     "your Function saved a NumPy view of input {i} ({view}), not the input itself. The "
     "version counter watches the input's own array, so it could not see the in-place "
     "edit, and backward silently used the edited numbers. Save the inputs themselves "
-    "(ctx.save_for_backward(x, s)) and reshape in backward (or save a copy).")
+    "(ctx.save_for_backward({inputs})) and reshape in backward (or save a copy).")
+KEPT_AS_ATTRIBUTE = (
+    "your Function kept input {i} ({name}) as a ctx attribute (ctx.{attribute} = ...), "
+    "not with ctx.save_for_backward. The version counter watches only the arrays saved "
+    "with ctx.save_for_backward, so it could not see the in-place edit, and backward "
+    "silently used the edited numbers. Save it: ctx.save_for_backward({inputs}), and read "
+    "it back from ctx.saved_tensors.")
+
+
+def _input_names(function: type, count: int) -> list[str]:
+    """The names of forward's inputs (after ctx), or x0, x1, ... if they can't be read."""
+    try:
+        names = [p.name for p in inspect.signature(function.forward).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+    except (TypeError, ValueError):
+        names = []
+    return names[:count] if len(names) >= count else [f"x{i}" for i in range(count)]
+
+
+def _list_returned(call: str, raw: Any) -> CheckFailed:
+    return CheckFailed(
+        f"{call}: backward returned a list ({len(raw)} item(s)); return a tuple "
+        "(`return grad_a, grad_b`), or the array itself for a single input. The engine, "
+        "like PyTorch's, reads a list as ONE gradient.")
 
 
 # --- check_saves_output -----------------------------------------------------------------
@@ -112,10 +140,16 @@ def check_saves_output(function: type, inputs: Any, *, seed: int = 0) -> None:
     if not saved:
         raise CheckFailed(f"{call}: forward saved nothing. Call ctx.save_for_backward(...) "
                           "with the output you return.")
+    saved_input = any(isinstance(s, np.ndarray) and s is a for s in saved for a in arrays)
+    if any(s is out for s in saved) and saved_input:
+        raise CheckFailed(
+            f"{call}: forward saved its input x as well as its output s. Backward needs s "
+            "alone (ds/dx = s * (1 - s)): save only the output, and compute the gradient "
+            "from it without np.exp.")
     if any(s is out for s in saved):
         print(f"{name}: forward saves its output ({describe(out)}).")
         return
-    if any(isinstance(s, np.ndarray) and s is a for s in saved for a in arrays):
+    if saved_input:
         raise CheckFailed(
             f"{call}: forward saved its input x, not its output. This exercise's backward "
             "needs the output s (ds/dx = s * (1 - s)); recomputing it from x in backward "
@@ -170,6 +204,8 @@ def _backward_directly(function: type, ctx: Context, grads_out: list, call: str,
         raise _student_error(error, f"{call}: backward") from None
     except Exception as error:  # noqa: BLE001
         raise _student_error(error, f"{call}: backward") from None
+    if isinstance(raw, list):
+        raise _list_returned(call, raw)
     grads = list(raw) if isinstance(raw, tuple) else [raw]
     return [as_array(g) for g in grads]
 
@@ -264,33 +300,86 @@ def check_multi_output(function: type, inputs: Any, reference: Callable, *,
 # --- check_needs_input_grad -------------------------------------------------------------
 
 
+class _UsedUnneeded(Exception):
+    """Backward touched a saved array that no needed gradient uses."""
+
+
+class _Unneeded:
+    """Stands in for saved array ``position`` when the only gradient that needs it (that
+    of input ``for_input``) is not needed: any use of it raises ``_UsedUnneeded``."""
+
+    def __init__(self, position: int, for_input: int) -> None:
+        self.position, self.for_input = position, for_input
+
+    def _used(self, *args: Any, **kwargs: Any) -> Any:
+        raise _UsedUnneeded(self.position)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._used()
+
+    __array__ = __array_ufunc__ = __array_function__ = _used
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _used
+    __matmul__ = __rmatmul__ = __truediv__ = __rtruediv__ = __pow__ = __rpow__ = _used
+    __neg__ = __getitem__ = __len__ = __iter__ = __float__ = _used
+
+
 @checker
 def check_needs_input_grad(function: type, inputs: Any, reference: Callable, *,
-                           mistakes: dict | None = None, seed: int = 0) -> None:
+                           mistakes: dict | None = None,
+                           saved_only_for: dict[int, int] | None = None,
+                           seed: int = 0) -> None:
     """Call ``function``'s forward and backward directly, once for each combination of
     ``ctx.needs_input_grad`` with at least one True: the gradient of each input that
-    needs one must be right, and that of each input that needs none must be None (the
-    work skipped). ``reference``: a callable on Tensors."""
+    needs one must be right, and that of each input that needs none must be None.
+    ``reference``: a callable on Tensors. ``saved_only_for``: ``{k: i}``, saved array
+    ``k`` is needed only for input ``i``'s gradient (for z = a @ b, which saves a and b:
+    ``{0: 1, 1: 0}``); when ``needs_input_grad[i]`` is False it is replaced by an object
+    that fails when used, so that a backward that computes the gradient anyway and then
+    returns None is caught: the work must be skipped, not thrown away."""
     name = _name(function)
     rng = np.random.default_rng(seed)
     arrays = [_make_input(spec, rng, (-2.0, 2.0)) for spec in inputs]
     call = _signature(name, arrays)
+    names = _input_names(function, len(arrays))
     tried = 0
     for needs in itertools.product((True, False), repeat=len(arrays)):
         if True not in needs:
             continue
         ctx = Context()
         ctx.needs_input_grad = needs
+        given = [a.copy() for a in arrays]
         try:
-            out = function.forward(ctx, *[a.copy() for a in arrays])
+            out = function.forward(ctx, *given)
         except Exception as error:  # noqa: BLE001
             raise _student_error(error, f"{call}: forward") from None
         v = rng.standard_normal(np.shape(out))
+        saved = list(ctx.saved_tensors or ())
+        unneeded = {k: i for k, i in (saved_only_for or {}).items()
+                    if k < len(saved) and not needs[i]}
+        what = {k: next((f"{names[j]} (input {j}, saved as array {k})"
+                         for j, a in enumerate(given) if saved[k] is a), f"saved array {k}")
+                for k in unneeded}
+        for k, i in unneeded.items():
+            saved[k] = _Unneeded(k, i)
+        ctx.save_for_backward(*saved)
         try:
             raw = function.backward(ctx, v.copy())
+        except _UsedUnneeded as error:
+            k = error.args[0]
+            i = unneeded[k]
+            raise CheckFailed(
+                f"{call}, backward with ctx.needs_input_grad = {needs}: it used {what[k]}"
+                f"{_where(error)}, which only the gradient for input {i} ({names[i]}) "
+                f"needs, and ctx.needs_input_grad[{i}] is False. Computing that gradient "
+                "and then returning None still does the work: compute it only inside "
+                f"`if ctx.needs_input_grad[{i}]:` (else None).") from None
         except Exception as error:  # noqa: BLE001
             raise _student_error(error, f"{call}: backward with ctx.needs_input_grad = "
                                         f"{needs}") from None
+        if isinstance(raw, list):
+            raise _list_returned(call, raw)
         grads = list(raw) if isinstance(raw, tuple) else [raw]
         if len(grads) != len(arrays):
             raise CheckFailed(f"{call}: backward returned {len(grads)} gradient(s); forward "
@@ -327,18 +416,24 @@ def check_needs_input_grad(function: type, inputs: Any, reference: Callable, *,
 
 @checker
 def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
-                          modified: int, mistakes: dict | None = None, seed: int = 0) -> None:
-    """``check_function``-like first (values and gradients), then: apply ``function``,
-    edit input ``modified`` in place (``mul_`` under ``no_grad``, as an optimizer step
-    does), and backward. Right: backward raises the version counter's error, or gives
-    the gradient of the values forward saw (it saved a copy). Wrong: a gradient computed
-    from the edited numbers, which is what saving a NumPy view of the input gives."""
+                          modified: int | Sequence[int], mistakes: dict | None = None,
+                          seed: int = 0) -> None:
+    """``check_function``-like first (values and gradients), then, for each input in
+    ``modified`` in turn: apply ``function``, edit that input in place (``mul_`` under
+    ``no_grad``, as an optimizer step does), and backward. Right: backward raises the
+    version counter's error, or gives the gradient of the values forward saw (it saved
+    a copy). Wrong: a gradient computed from the edited numbers, which is what saving a
+    NumPy view of the input, or keeping it as a ctx attribute, gives."""
     name = _name(function)
     rng = np.random.default_rng(seed)
     arrays = [_make_input(spec, rng, (0.5, 2.0)) for spec in inputs]
     call = _signature(name, arrays)
+    names = _input_names(function, len(arrays))
+    edited = [modified] if isinstance(modified, int) else list(modified)
 
-    def run(edit: bool) -> tuple[list | None, np.ndarray, RuntimeError | None]:
+    def run(m: int) -> tuple[list | None, str | None]:
+        """Edit input ``m`` after forward, then backward: the gradients (None if the
+        version counter caught the edit), and what forward kept of input m, if wrong."""
         tensors = [Tensor(a.copy(), requires_grad=True) for a in arrays]
         try:
             with enable_grad():
@@ -347,19 +442,19 @@ def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
             raise _student_error(error, f"{call}.apply") from None
         if not isinstance(out, Tensor):
             raise CheckFailed(f"{call} returned {describe(out)}, expected one Tensor.")
+        kept = _how_kept(out.grad_fn, tensors[m].numpy(), m, names)
         v = np.random.default_rng(seed + 1).standard_normal(out.shape)
-        if edit:
-            with no_grad():
-                tensors[modified].mul_(3.0)
+        with no_grad():
+            tensors[m].mul_(3.0)
         try:
             (out * Tensor(v)).sum().backward()
         except RuntimeError as error:
             if "in-place" in str(error):
-                return None, out.detach().numpy(), error
+                return None, kept
             raise _student_error(error, f"{call}: backward") from None
         except Exception as error:  # noqa: BLE001
             raise _student_error(error, f"{call}: backward") from None
-        return [t.grad.numpy() for t in tensors], out.detach().numpy(), None
+        return [t.grad.numpy() for t in tensors], kept
 
     tensors = [Tensor(a.copy(), requires_grad=True) for a in arrays]
     with enable_grad():
@@ -368,22 +463,45 @@ def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
         (expected_out * Tensor(v)).sum().backward()
     expected = [t.grad.numpy() for t in tensors]
     check_function.__wrapped__(function, [arrays], reference, mistakes=mistakes, seed=seed)
-    grads, _, error = run(edit=True)
-    if error is not None:
-        print(f"{name}: right, and an in-place edit of input {modified} after forward is "
-              "caught by the version counter.")
-        return
-    for i, (got, right) in enumerate(zip(grads, expected)):
-        if not np.allclose(got, right, atol=1e-6, rtol=1e-4):
-            view = "s[:, None], x.T, x.reshape(...) or x[...]"
-            raise CheckFailed(
-                f"{call}, then input {modified} multiplied by 3 in place (under no_grad), "
-                f"then backward: no error, and the gradient for input {i} is wrong. "
-                "It looks like " + SAVED_A_VIEW.format(i=modified, view=view))
-    print(f"{name}: right, and its gradient survives an in-place edit of input {modified} "
-          "(it saved a copy).")
+    how = []
+    for m in edited:
+        grads, kept = run(m)
+        if grads is None:
+            how.append(f"of input {m} ({names[m]}): caught by the version counter")
+            continue
+        for i, (got, right) in enumerate(zip(grads, expected)):
+            if not np.allclose(got, right, atol=1e-6, rtol=1e-4):
+                raise CheckFailed(
+                    f"{call}, then input {m} ({names[m]}) multiplied by 3 in place (under "
+                    f"no_grad), then backward: no error, and the gradient for input {i} is "
+                    "wrong. It looks like " + (kept or SAVED_A_VIEW.format(
+                        i=m, view=_views(names[m]), inputs=", ".join(names))))
+        how.append(f"of input {m} ({names[m]}): the gradient stays right (a copy was saved)")
+    print(f"{name}: right, and safe from an in-place edit after forward: "
+          + "; ".join(how) + ".")
 
 
-__all__ = ["SAVED_A_VIEW", "SCALE_ROWS_MISTAKES", "SIGMOID_MISTAKES", "SINCOS_MISTAKES",
-           "check_in_place_safety", "check_multi_output", "check_needs_input_grad",
-           "check_saves_output"]
+def _views(name: str) -> str:
+    return f"{name}[:, None], {name}.T, {name}.reshape(...) or {name}[...]"
+
+
+def _how_kept(node: Any, array: np.ndarray, m: int, names: list[str]) -> str | None:
+    """Say how forward kept input ``m``'s ``array`` out of the version counter's sight:
+    a saved NumPy view of it, or a ctx attribute holding it (or a view of it)."""
+    if node is None:
+        return None
+    together = ", ".join(names)
+    saved = [a for a in node.saved_arrays() if isinstance(a, np.ndarray)]
+    if any(a is not array and np.shares_memory(a, array) for a in saved):
+        return SAVED_A_VIEW.format(i=m, view=_views(names[m]), inputs=together)
+    for attribute, value in vars(node).items():
+        if not attribute.startswith("_") and isinstance(value, np.ndarray) \
+                and np.shares_memory(value, array):
+            return KEPT_AS_ATTRIBUTE.format(i=m, name=names[m], attribute=attribute,
+                                            inputs=together)
+    return None
+
+
+__all__ = ["KEPT_AS_ATTRIBUTE", "SAVED_A_VIEW", "SCALE_ROWS_MISTAKES", "SIGMOID_MISTAKES",
+           "SINCOS_MISTAKES", "check_in_place_safety", "check_multi_output",
+           "check_needs_input_grad", "check_saves_output"]
