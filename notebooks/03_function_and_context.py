@@ -40,8 +40,15 @@
 # that passes prints one line; one that fails says what it called, what came back, what
 # was expected, and which classic mistake it looks like.
 #
+# Stuck on an exercise? `notebooks/hints/03_function_and_context.toml`, in the course's
+# repository, has two or three hints for each one, under the exercise's ID (the name
+# after `solution:` in its cell's tag), from a nudge to the key formula; and
+# `minigrad-course solution 03 ID` prints a reference answer.
+#
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
-# will see exactly the numbers printed here.
+# will see the same numbers as printed here. One exception: the widget's titles number
+# the graph nodes (`MyMul #3`) in the order they were made, and every check makes nodes
+# too, so those numbers shift if a check failed or you ran a cell twice.
 
 # %%
 import textwrap
@@ -61,11 +68,14 @@ np.set_printoptions(precision=4, suppress=True)
 
 
 def new_bytes(node):
-    """Bytes of memory the node's saved arrays hold beyond its inputs' own arrays (an
-    input that is saved is the same array the input tensor holds anyway: it is free)."""
-    inputs = [t.numpy() for t in node.inputs]
+    """Bytes of memory the node's saved arrays hold beyond its inputs' and outputs' own
+    arrays (a saved input or output is the same array its Tensor holds anyway: it is
+    free). The node keeps only weak references to its outputs, so an output counts as
+    free only while its Tensor is still alive."""
+    tensors = [*node.inputs, *node.outputs]  # a dead output is None
+    held = [t.numpy() for t in tensors if t is not None]
     return sum(a.nbytes for a in node.saved_tensors
-               if isinstance(a, np.ndarray) and not any(a is i for i in inputs))
+               if isinstance(a, np.ndarray) and not any(a is h for h in held))
 
 
 def message(error):
@@ -152,8 +162,9 @@ ContextInspector(z)
 # again.
 #
 # **Memory.** Saving costs memory only for a *new* array: an input or output is kept
-# alive anyway (by the Tensors that hold it), so saving it is free. An intermediate that
-# is neither (say, a $\sigma(x)$ computed inside a bigger formula) is extra memory held
+# alive anyway (by the Tensors that hold it), so saving it is free. For an output that
+# holds as long as something else keeps its Tensor: in a network, the next operation,
+# whose node keeps its inputs until backward. An intermediate that is neither (say, a $\sigma(x)$ computed inside a bigger formula) is extra memory held
 # until backward runs. That is the trade every Function makes: keep the intermediate, or
 # recompute it in backward. (Gradient checkpointing, `mg.checkpoint`, makes the
 # same trade for whole blocks of layers.)
@@ -248,6 +259,18 @@ x = mg.randn(2, 3, requires_grad=True)
 ContextInspector(MySigmoid.apply(x))
 
 # %% [markdown]
+# And `new_bytes` on the 8 MB input from section 2: nothing extra while the output's
+# Tensor is alive (here `s_big`; in a network, the next operation). The second line drops
+# the output at once, keeping only its node: then the saved `s` is the only thing holding
+# those 8 MB, and it counts.
+
+# %%
+s_big = MySigmoid.apply(big)
+print(f"output kept (s_big)   : {new_bytes(s_big.grad_fn):>9,} extra bytes saved")
+dropped = MySigmoid.apply(big).grad_fn  # the output Tensor is gone after this line
+print(f"output dropped at once: {new_bytes(dropped):>9,} extra bytes saved")
+
+# %% [markdown]
 # ## 3. `needs_input_grad`: skip what nobody needs
 #
 # Before calling forward, `apply` looks at its inputs and records one bool per
@@ -312,6 +335,11 @@ print(f"out.requires_grad = {out.requires_grad}, out.grad_fn = {out.grad_fn}")
 # with $g$ = `grad_output`. Compute each one only if `ctx.needs_input_grad` says so, and
 # return `None` in its place otherwise. The check calls your backward directly with every
 # setting of `needs_input_grad`: `(True, True)`, `(True, False)` and `(False, True)`.
+# Skipping means *not computing*: `b` is needed only for the gradient of `a`, so when
+# `needs_input_grad[0]` is `False` the check hands your backward, in place of the saved
+# `b`, a stand-in that fails if it is used; and likewise for `a`. (That is what
+# `saved_only_for={0: 1, 1: 0}` in the test cell says: saved array 0, `a`, serves only
+# the gradient of input 1, and saved array 1, `b`, only that of input 0.)
 
 # %% tags=["solution:mymatmul-needs-input-grad"]
 class MyMatMul(mg.Function):
@@ -334,7 +362,7 @@ class MyMatMul(mg.Function):
 
 # %% tags=["tests:mymatmul-needs-input-grad:2"]
 check_needs_input_grad(MyMatMul, inputs=[(3, 4), (4, 2)], reference=lambda a, b: a @ b,
-                       mistakes=MATMUL_MISTAKES)
+                       mistakes=MATMUL_MISTAKES, saved_only_for={0: 1, 1: 0})
 check_function(MyMatMul, inputs=[(3, 4), (4, 2)], reference=lambda a, b: a @ b,
                mistakes=MATMUL_MISTAKES)
 
@@ -373,7 +401,8 @@ print(f"x.grad = {x.grad.numpy()}")
 
 # %% [markdown]
 # An array of **zeros**: by default the engine *materializes* the missing gradient, so
-# that a backward written for all outputs works unchanged. The price: backward cannot
+# that a backward written for all outputs works unchanged. (PyTorch does the same, and
+# for the same reason: its `ctx.set_materialize_grads` is `True` by default.) The price: backward cannot
 # tell "not used" from "used, with a zero gradient", and it multiplies zeros for nothing.
 # Call `ctx.set_materialize_grads(False)` in forward, and the unused output's gradient
 # arrives as `None` instead:
@@ -480,6 +509,11 @@ ContextInspector(sin_x)
 # gets no history (`requires_grad=False`, no `grad_fn`), and backward still receives a
 # gradient slot for it (zeros, or `None` after `set_materialize_grads(False)`), which it
 # ignores.
+#
+# It must be the very array: marking `indices.copy()`, or leaving the call out, raises
+# no error in minigrad, but the indices come back with `requires_grad=True` and a
+# `grad_fn`, as if integers had a gradient. (PyTorch never lets an integer tensor
+# require a gradient; minigrad leaves that to `mark_non_differentiable`.)
 #
 # Here the whole gradient of each row's maximum goes to the element at the returned
 # index, as PyTorch's `torch.max(x, dim)` does:
@@ -595,8 +629,10 @@ print(f"no error, and x.grad = {x.grad.numpy()} (the right gradient was [2. 4. 6
 
 # %% [markdown]
 # Silently wrong. The version counter only knows the arrays of the inputs and outputs
-# themselves; a view made inside forward is invisible to it, and so is any edit of a
-# Tensor's data done straight through NumPy (`x.numpy()[0] = 5`). Hence the rule for
+# themselves, and checks only what was saved with `ctx.save_for_backward`; a view made
+# inside forward is invisible to it, so is an array kept as a ctx attribute
+# (`ctx.x = x`), and so is any edit of a Tensor's data done straight through NumPy
+# (`x.numpy()[0] = 5`). Hence the rule for
 # `save_for_backward`: save **inputs and outputs as they are**, and do the reshaping,
 # slicing or transposing in backward (where it costs nothing: a view is free to make).
 # If you must keep a view made in forward, save a `.copy()` of it. (PyTorch's forward
@@ -620,8 +656,9 @@ print(f"no error, and x.grad = {x.grad.numpy()} (the right gradient was [2. 4. 6
 #
 # In NumPy, $s_i$ next to every element of its row is `s[:, None]`, shape $(m, 1)$. Save
 # what backward needs **so that the version counter can watch it**. The check first tests
-# values and gradients; then it multiplies `s` by 3 in place after forward, and expects
-# either the version counter's error or the gradient of the original numbers.
+# values and gradients; then it multiplies `x` by 3 in place after forward, and then
+# (after a fresh forward) `s`, and each time expects either the version counter's error
+# or the gradient of the original numbers.
 
 # %% tags=["solution:myscalerows"]
 class MyScaleRows(mg.Function):
@@ -644,7 +681,7 @@ class MyScaleRows(mg.Function):
 
 # %% tags=["tests:myscalerows:2"]
 check_in_place_safety(MyScaleRows, inputs=[(3, 4), (3,)],
-                      reference=lambda x, s: x * s.unsqueeze(1), modified=1,
+                      reference=lambda x, s: x * s.unsqueeze(1), modified=(0, 1),
                       mistakes=SCALE_ROWS_MISTAKES)
 
 # %% [markdown]
@@ -654,17 +691,21 @@ check_in_place_safety(MyScaleRows, inputs=[(3, 4), (3,)],
 #   `ContextInspector` draws.
 # - `ctx.save_for_backward(...)` / `ctx.saved_tensors`: save what the derivative is
 #   written with. $e^x$, $\tanh$ and $\sigma$ need their **output**, $x^2$ its input.
-#   Inputs and outputs are free to save; a new intermediate costs memory until backward
-#   (or recompute it in backward instead).
+#   Inputs and outputs are free to save (an output while its Tensor is alive, which the
+#   next operation ensures); a new intermediate costs memory until backward (or
+#   recompute it in backward instead).
 # - `ctx.needs_input_grad[i]` is `False` for an input that needs no gradient: return
-#   `None` for it and skip the work. If no input needs one, backward is never called.
+#   `None` for it and skip the work (don't compute it and then drop it). If no input
+#   needs one, backward is never called.
 # - A Function with several outputs gets one gradient per output, and adds the paths.
 #   An unused output's gradient is zeros, or `None` after
 #   `ctx.set_materialize_grads(False)`: then check for `None`.
-# - `ctx.mark_non_differentiable(out)` gives an output (indices) no history.
+# - `ctx.mark_non_differentiable(out)` gives an output (indices) no history: pass the
+#   very array forward returns.
 # - Every in-place write increments a tensor's version counter (`x._version`); backward
 #   raises if a node's saved input or output was written after forward. It cannot see a
-#   view made inside forward: save inputs and outputs as they are.
+#   view made inside forward, nor an array kept as a ctx attribute: save inputs and
+#   outputs as they are, with `ctx.save_for_backward`.
 #
 # ## Where this lives in minigrad
 #

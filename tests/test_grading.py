@@ -137,7 +137,7 @@ class MyMatMul(mg.Function):
     def backward(ctx, grad_output):
         a, b = ctx.saved_tensors
         return grad_output @ b.T, a.T @ grad_output
-''', "is False: nobody will use it"),
+''', "returning None still does the work"),
         "sincos-ignores-grad-cos": ("mysincos", '''
 class MySinCos(mg.Function):
     @staticmethod
@@ -177,6 +177,43 @@ class MyScaleRows(mg.Function):
         x, column = ctx.saved_tensors
         return grad_output * column, (grad_output * x).sum(axis=1)
 ''', "saved a NumPy view of input 1"),
+        "scale-rows-saves-a-transpose-of-x": ("myscalerows", '''
+class MyScaleRows(mg.Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.save_for_backward(x.T, s)
+        return x * s[:, None]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        xt, s = ctx.saved_tensors
+        return grad_output * s[:, None], (grad_output * xt.T).sum(axis=1)
+''', "saved a NumPy view of input 0"),
+        "scale-rows-keeps-ctx-attributes": ("myscalerows", '''
+class MyScaleRows(mg.Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.x, ctx.s = x, s
+        return x * s[:, None]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.s[:, None], (grad_output * ctx.x).sum(axis=1)
+''', "as a ctx attribute"),
+        "sigmoid-saves-output-and-input": ("mysigmoid-saves-output", '''
+class MySigmoid(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = sigmoid(x)
+        ctx.save_for_backward(s, x)
+        return s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        s, x = ctx.saved_tensors
+        e = np.exp(-x)
+        return grad_output * e / (1 + e) ** 2
+''', "as well as its output s"),
     },
     "05_reductions": {
         "sum-broadcast-along-the-wrong-dimension": ("mysum", '''

@@ -407,8 +407,9 @@ def check_needs_input_grad(function: type, inputs: Any, reference: Callable, *,
                 compare(got, tensors[i].grad.numpy(), what,
                         variants=[Variant(w.mistake, w.value[i]) for w in variants])
         tried += 1
-    print(f"{name}: right gradients, and None where none is needed ({tried} settings of "
-          "needs_input_grad checked).")
+    skipped = ", the work skipped" if saved_only_for else ""
+    print(f"{name}: right gradients, and None where none is needed{skipped} ({tried} "
+          "settings of needs_input_grad checked).")
 
 
 # --- check_in_place_safety --------------------------------------------------------------
@@ -467,7 +468,7 @@ def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
     for m in edited:
         grads, kept = run(m)
         if grads is None:
-            how.append(f"of input {m} ({names[m]}): caught by the version counter")
+            how.append(f"input {m}, {names[m]}: caught by the version counter")
             continue
         for i, (got, right) in enumerate(zip(grads, expected)):
             if not np.allclose(got, right, atol=1e-6, rtol=1e-4):
@@ -476,9 +477,9 @@ def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
                     f"no_grad), then backward: no error, and the gradient for input {i} is "
                     "wrong. It looks like " + (kept or SAVED_A_VIEW.format(
                         i=m, view=_views(names[m]), inputs=", ".join(names))))
-        how.append(f"of input {m} ({names[m]}): the gradient stays right (a copy was saved)")
-    print(f"{name}: right, and safe from an in-place edit after forward: "
-          + "; ".join(how) + ".")
+        how.append(f"input {m}, {names[m]}: the gradient stays right (a copy was saved)")
+    print(f"{name}: right, and safe from in-place edits after forward ("
+          + "; ".join(how) + ").")
 
 
 def _views(name: str) -> str:
