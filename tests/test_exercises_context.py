@@ -145,6 +145,8 @@ def test_a_gradient_computed_and_then_thrown_away_is_caught():
     assert "only the gradient for input 1 (b) needs" in told
     assert "grad_a, grad_b = g @ b.T, a.T @ g" in told  # the student's line
     assert "compute it only inside `if ctx.needs_input_grad[1]:`" in told
+    assert "the flag of input 1 itself, not another input's" in fails(
+        check_matmul, reads_the_other_flag, saved_only_for={0: 1, 1: 0})
     # without saved_only_for the check cannot see the work; with it, the right one passes
     check_matmul(computes_then_discards)
 
@@ -315,7 +317,7 @@ def test_saving_the_inputs_lets_the_version_counter_catch_the_edit(capsys):
 
 def test_saving_a_copy_keeps_the_gradient_right(capsys):
     check_scale_rows(saves_a_copy, from_column)
-    assert "input 1, s: the gradient stays right (a copy was saved)" \
+    assert "input 1, s: the gradient stays right, backward does not read the edited array" \
         in capsys.readouterr().out
 
 

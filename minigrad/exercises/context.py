@@ -374,7 +374,8 @@ def check_needs_input_grad(function: type, inputs: Any, reference: Callable, *,
                 f"{_where(error)}, which only the gradient for input {i} ({names[i]}) "
                 f"needs, and ctx.needs_input_grad[{i}] is False. Computing that gradient "
                 "and then returning None still does the work: compute it only inside "
-                f"`if ctx.needs_input_grad[{i}]:` (else None).") from None
+                f"`if ctx.needs_input_grad[{i}]:` (else None), the flag of input {i} "
+                "itself, not another input's.") from None
         except Exception as error:  # noqa: BLE001
             raise _student_error(error, f"{call}: backward with ctx.needs_input_grad = "
                                         f"{needs}") from None
@@ -477,7 +478,8 @@ def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
                     f"no_grad), then backward: no error, and the gradient for input {i} is "
                     "wrong. It looks like " + (kept or SAVED_A_VIEW.format(
                         i=m, view=_views(names[m]), inputs=", ".join(names))))
-        how.append(f"input {m}, {names[m]}: the gradient stays right (a copy was saved)")
+        how.append(f"input {m}, {names[m]}: the gradient stays right, backward does not "
+                   "read the edited array")
     print(f"{name}: right, and safe from in-place edits after forward ("
           + "; ".join(how) + ").")
 
