@@ -120,19 +120,31 @@ def _name(thing: Any) -> str:
 LIBRARIES = ("/site-packages/", "/dist-packages/")
 
 
-def _student_error(error: BaseException, doing: str) -> CheckFailed:
-    """The student's code raised: say where (the last line of theirs) and what."""
+def _where(error: BaseException) -> str:
+    """`` (line N: code)``, the last line of the student's own code in the traceback."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
               if not f.filename.startswith(ENGINE)  # the last line that is theirs
               and not any(part in f.filename.replace("\\", "/") for part in LIBRARIES)]
-    where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line \
+    return f" (line {frames[-1].lineno}: {frames[-1].line})" if frames and frames[-1].line \
         else ""
+
+
+def _student_error(error: BaseException, doing: str) -> CheckFailed:
+    """The student's code raised: say where (the last line of theirs) and what."""
     said = f": {error}" if str(error) else ""
-    text = f"{doing} raised {type(error).__name__}{said}{where}"
+    text = f"{doing} raised {type(error).__name__}{said}{_where(error)}"
     if isinstance(error, ValueError) and "matmul" in str(error):
         text += ("\n  It looks like the operands of a matrix product are swapped or one "
-                 "needs a transpose: for z = a @ b, grad_a = grad_output @ b.T (shapes "
-                 "(m, n) @ (n, k)) and grad_b = a.T @ grad_output. The order matters.")
+                 "needs a transpose: for z = a @ b with a (m, n), b (n, k) and "
+                 "grad_output (m, k), grad_a = grad_output @ b.T (shapes (m, k) @ (k, n)) "
+                 "and grad_b = a.T @ grad_output ((n, m) @ (m, k)). The order matters.")
+    elif isinstance(error, ValueError) and "truth value of an array" in str(error):
+        text += ("\n  An array was used as a condition (if grad: ...). To test whether a "
+                 "gradient is there, write `if grad is not None:`; NumPy's .any() or .all() "
+                 "would skip a gradient whose values happen to be zero.")
+    elif isinstance(error, UnboundLocalError):
+        text += ("\n  A variable set only inside an `if` was used when the `if` was not "
+                 "taken: give it a value on every path (e.g. `else: grad_b = None`).")
     elif isinstance(error, NotImplementedError):
         text += "\n  Write your solution where the exercise says so, then run its cell."
     return CheckFailed(text)

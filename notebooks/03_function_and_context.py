@@ -1,0 +1,725 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 3: Function and Context in depth
+#
+# In chapter 1 you wrote `MyMul` and `MyExp`: a `forward(ctx, ...)` that computes the
+# result and a `backward(ctx, grad_output)` that applies the chain rule. Between the
+# two sits `ctx`, the **context**: the one object that both halves see. This chapter is
+# about what you can put on it and what the engine puts there for you. You will:
+#
+# 1. see that `ctx` is the graph node, `y.grad_fn`;
+# 2. decide **what to save** with `ctx.save_for_backward`: the input or the output, and
+#    what that costs in memory;
+# 3. use `ctx.needs_input_grad` to skip gradients nobody will use;
+# 4. write a Function with **two outputs**, whose backward gets one gradient per output,
+#    and use `ctx.set_materialize_grads(False)` to tell an unused output from a zero;
+# 5. return integer indices with `ctx.mark_non_differentiable`;
+# 6. see how the **version counter** catches an array that was edited in place between
+#    forward and backward, and the one case it cannot catch;
+# 7. find all of this in minigrad's own files.
+#
+# Along the way come four **exercises** (8 points): a cell where you write code (the
+# teacher's copy has the answers between two "SOLUTION" marker comments; in the copy
+# handed out to students they are replaced by `raise NotImplementedError()`), and after
+# it a test cell that checks your code with the checks of `minigrad.exercises`. A check
+# that passes prints one line; one that fails says what it called, what came back, what
+# was expected, and which classic mistake it looks like.
+#
+# Stuck on an exercise? `notebooks/hints/03_function_and_context.toml`, in the course's
+# repository, has two or three hints for each one, under the exercise's ID (the name
+# after `solution:` in its cell's tag), from a nudge to the key formula; and
+# `minigrad-course solution 03 ID` prints a reference answer.
+#
+# Run the cells from top to bottom. The first cell seeds the random generator, so you
+# will see the same numbers as printed here. One exception: the widget's titles number
+# the graph nodes (`MyMul #3`) in the order they were made, and every check makes nodes
+# too, so those numbers shift if a check failed or you ran a cell twice.
+
+# %%
+import textwrap
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.exercises import MATMUL_MISTAKES, check_function
+from minigrad.exercises.context import (SCALE_ROWS_MISTAKES, SIGMOID_MISTAKES,
+                                        SINCOS_MISTAKES, check_in_place_safety,
+                                        check_multi_output, check_needs_input_grad,
+                                        check_saves_output)
+from minigrad.widgets import ContextInspector
+
+mg.manual_seed(0)  # every random number in minigrad comes from this one generator
+np.set_printoptions(precision=4, suppress=True)
+
+
+def new_bytes(node):
+    """Bytes of memory the node's saved arrays hold beyond its inputs' and outputs' own
+    arrays (a saved input or output is the same array its Tensor holds anyway: it is
+    free). The node keeps only weak references to its outputs, so an output counts as
+    free only while its Tensor is still alive."""
+    tensors = [*node.inputs, *node.outputs]  # a dead output is None
+    held = [t.numpy() for t in tensors if t is not None]
+    return sum(a.nbytes for a in node.saved_tensors
+               if isinstance(a, np.ndarray) and not any(a is h for h in held))
+
+
+def message(error):
+    """An error's message, in short lines and without the traceback."""
+    return textwrap.fill(f"{type(error).__name__}: {error}", width=88)
+
+
+# %% [markdown]
+# `new_bytes` counts the memory a Function's saved arrays add; `message` prints an
+# error's message in short lines instead of a long traceback. Both come back below.
+#
+# ## 1. The context is the node
+#
+# Here is chapter 1's multiplication again. `apply` makes a fresh context, calls
+# `forward(ctx, x, y)` with the Tensors' NumPy arrays, and records the context in the
+# graph: it *is* the node that `z.grad_fn` returns (as in PyTorch). So whatever forward
+# put on `ctx` you can read back from `z.grad_fn`.
+
+# %%
+class MyMul(mg.Function):
+    """z = x * y"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        ctx.note = "anything you assign is kept"
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return grad_output * y, grad_output * x
+
+
+x = mg.randn(2, 3, requires_grad=True)
+y = mg.randn(2, 3, requires_grad=True)
+z = MyMul.apply(x, y)
+print(f"z.grad_fn                  : {z.grad_fn}")
+print(f"z.grad_fn.note             : {z.grad_fn.note}")
+print(f"z.grad_fn.needs_input_grad : {z.grad_fn.needs_input_grad}")
+print(f"saved array 0 is x's array : {z.grad_fn.saved_tensors[0] is x.numpy()}")
+
+# %% [markdown]
+# Three kinds of things live on a context:
+#
+# - what forward **saves** with `ctx.save_for_backward(...)` and backward reads back as
+#   `ctx.saved_tensors` (a tuple, in the order saved);
+# - what the **engine** sets before forward runs: `ctx.needs_input_grad`, one bool per
+#   positional input;
+# - any **attribute** forward assigns (`ctx.note`, `ctx.dim`, `ctx.input_shape`): numbers,
+#   shapes, settings.
+#
+# The last line says something about memory: the saved `x` is not a copy, it is the very
+# array the Tensor `x` holds. The `ContextInspector` widget shows all of this for one
+# node; in its "saved tensors" table, the column "is" says which saved array is an input
+# or an output.
+
+# %%
+ContextInspector(z)
+
+# %% [markdown]
+# (The title names the Function and its node's number, `MyMul #` and a number. Nodes are
+# numbered in the order they are made, so yours may differ if you ran cells twice.)
+#
+# ## 2. What to save: the input or the output?
+#
+# Backward needs the local derivative. Write it down, and look at what it is made of:
+#
+# | $f$ | $f'(x)$ | written with | so save |
+# | --- | --- | --- | --- |
+# | $x^2$ | $2x$ | the input | `x` |
+# | $e^x$ | $e^x = y$ | the output | `y` |
+# | $\tanh x$ | $1 - \tanh^2 x = 1 - y^2$ | the output | `y` |
+# | $\sigma(x) = \dfrac{1}{1 + e^{-x}}$ | $\sigma(x)\,(1 - \sigma(x)) = y\,(1 - y)$ | the output | `y` |
+#
+# The sigmoid's derivative, in two lines. With $s = \sigma(x) = (1 + e^{-x})^{-1}$,
+#
+# $$\frac{ds}{dx} = \frac{e^{-x}}{(1 + e^{-x})^2}
+# = \underbrace{\frac{1}{1 + e^{-x}}}_{s}\cdot\underbrace{\frac{e^{-x}}{1 + e^{-x}}}_{1 - s}
+# = s\,(1 - s).$$
+#
+# So backward needs only $s$, which forward has just computed. Saving the input instead
+# would work too, but backward would have to compute $e^{-x}$ and the division all over
+# again.
+#
+# **Memory.** Saving costs memory only for a *new* array: an input or output is kept
+# alive anyway (by the Tensors that hold it), so saving it is free. For an output that
+# holds as long as something else keeps its Tensor: in a network, the next operation,
+# whose node keeps its inputs until backward. An intermediate that is neither (say, a $\sigma(x)$ computed inside a bigger formula) is extra memory held
+# until backward runs. That is the trade every Function makes: keep the intermediate, or
+# recompute it in backward. (Gradient checkpointing, `mg.checkpoint`, makes the
+# same trade for whole blocks of layers.)
+#
+# **Predict, then run.** Softplus, $f(x) = \log(1 + e^x)$, has the derivative
+# $f'(x) = \sigma(x)$, which is *not* its output. Two ways to write it follow: one saves
+# $\sigma(x)$ in forward, the other saves $x$ and recomputes $\sigma(x)$ in backward.
+# For an input of shape $(1000, 1000)$ in float64 (8 MB), how many extra bytes does each
+# keep between forward and backward?
+
+# %%
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class SoftplusKeeps(mg.Function):
+    """y = log(1 + e^x);  dy/dx = sigmoid(x), computed in forward and kept"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(sigmoid(x))
+        return np.logaddexp(0.0, x)  # log(e^0 + e^x), without overflow
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (s,) = ctx.saved_tensors
+        return grad_output * s
+
+
+class SoftplusRecomputes(mg.Function):
+    """y = log(1 + e^x);  dy/dx = sigmoid(x), recomputed in backward from x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.logaddexp(0.0, x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * sigmoid(x)
+
+
+big = mg.randn(1000, 1000, dtype=mg.float64, requires_grad=True)
+for function in (SoftplusKeeps, SoftplusRecomputes):
+    out = function.apply(big)
+    print(f"{function.__name__:18}: {new_bytes(out.grad_fn):>9,} extra bytes saved")
+
+# %% [markdown]
+# Keeping $\sigma(x)$ holds another 8 MB for every softplus in the network until
+# backward; recomputing it holds nothing extra but pays for the exponential twice. Both
+# give the same gradient (check it with `mg.gradcheck` if you like). For the sigmoid
+# itself there is no trade at all: what backward needs *is* the output, free to keep.
+#
+# ### Exercise 1 (2 points): `MySigmoid` saves its output
+#
+# Write `MySigmoid`: forward computes $s = \sigma(x)$ (the `sigmoid` helper above),
+# saves **that array** with `ctx.save_for_backward`, and returns it; backward computes
+# the gradient from the saved $s$ alone, without `np.exp`. The check tests the values and
+# gradient, and that what forward saved is the array it returned.
+
+# %% tags=["solution:mysigmoid-saves-output"]
+class MySigmoid(mg.Function):
+    """s = 1 / (1 + e^-x);  ds/dx = s (1 - s)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        # BEGIN SOLUTION
+        s = sigmoid(x)
+        ctx.save_for_backward(s)
+        return s
+        # END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # BEGIN SOLUTION
+        (s,) = ctx.saved_tensors
+        return grad_output * s * (1 - s)
+        # END SOLUTION
+
+
+# %% tags=["tests:mysigmoid-saves-output:2"]
+check_function(MySigmoid, inputs=[[(3, 4)], [(5,)]], reference=lambda x: x.sigmoid(),
+               mistakes=SIGMOID_MISTAKES)
+check_saves_output(MySigmoid, inputs=[(3, 4)])
+
+# %% [markdown]
+# The inspector confirms it: saved array 0 *is* output 0.
+
+# %%
+x = mg.randn(2, 3, requires_grad=True)
+ContextInspector(MySigmoid.apply(x))
+
+# %% [markdown]
+# And `new_bytes` on the 8 MB input from section 2: nothing extra while the output's
+# Tensor is alive (here `s_big`; in a network, the next operation). The second line drops
+# the output at once, keeping only its node: then the saved `s` is the only thing holding
+# those 8 MB, and it counts.
+
+# %%
+s_big = MySigmoid.apply(big)
+print(f"output kept (s_big)   : {new_bytes(s_big.grad_fn):>9,} extra bytes saved")
+dropped = MySigmoid.apply(big).grad_fn  # the output Tensor is gone after this line
+print(f"output dropped at once: {new_bytes(dropped):>9,} extra bytes saved")
+
+# %% [markdown]
+# ## 3. `needs_input_grad`: skip what nobody needs
+#
+# Before calling forward, `apply` looks at its inputs and records one bool per
+# positional input in `ctx.needs_input_grad`: `True` if that input requires a gradient
+# (a leaf with `requires_grad=True`, or the result of one). A layer's weight needs one;
+# the data going into the first layer does not. Here is a matrix product that prints
+# what backward is told.
+#
+# **Predict, then run.** `data` is a batch of inputs (no `requires_grad`), `weight` is
+# a parameter. What does backward print?
+
+# %%
+class ShowMatMul(mg.Function):
+    """z = a @ b, printing ctx.needs_input_grad in backward"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        print(f"backward: ctx.needs_input_grad = {ctx.needs_input_grad}")
+        a, b = ctx.saved_tensors
+        return grad_output @ b.T, a.T @ grad_output
+
+
+data = mg.randn(4, 3)
+weight = mg.randn(3, 2, requires_grad=True)
+ShowMatMul.apply(data, weight).sum().backward()
+print(f"data.grad = {data.grad}, weight.grad has shape {weight.grad.shape}")
+
+# %% [markdown]
+# `(False, True)`: the gradient for `data` is not needed. Backward computed
+# `grad_output @ b.T` anyway, and the engine threw it away (`data.grad` is `None`). For
+# a first layer of shape $(784, 512)$ and a batch of 256 that is a wasted matrix product
+# of $256 \times 512 \times 784 \approx 10^8$ multiply-adds per step. The fix is one `if`
+# per input, returning `None` where no gradient is needed:
+#
+# ```python
+# grad_a = grad_output @ b.T if ctx.needs_input_grad[0] else None
+# ```
+#
+# And when *no* input needs a gradient (all `False`, or inside `with mg.no_grad():`),
+# `apply` records no node at all, so backward is never called:
+
+# %%
+out = ShowMatMul.apply(data, mg.randn(3, 2))  # neither input requires grad
+print(f"out.requires_grad = {out.requires_grad}, out.grad_fn = {out.grad_fn}")
+
+# %% [markdown]
+# ### Exercise 2 (2 points): `MyMatMul` skips unneeded gradients
+#
+# Write `MyMatMul` for $z = a\,b$ with $a$ of shape $(m, n)$ and $b$ of shape $(n, k)$.
+# The gradients, shapes first:
+#
+# $$\underbrace{\frac{\partial L}{\partial a}}_{(m, n)} =
+# \underbrace{g}_{(m, k)}\;\underbrace{b^\top}_{(k, n)}, \qquad
+# \underbrace{\frac{\partial L}{\partial b}}_{(n, k)} =
+# \underbrace{a^\top}_{(n, m)}\;\underbrace{g}_{(m, k)},$$
+#
+# with $g$ = `grad_output`. Compute each one only if `ctx.needs_input_grad` says so, and
+# return `None` in its place otherwise. The check calls your backward directly with every
+# setting of `needs_input_grad`: `(True, True)`, `(True, False)` and `(False, True)`.
+# Skipping means *not computing*: `b` is needed only for the gradient of `a`, so when
+# `needs_input_grad[0]` is `False` the check hands your backward, in place of the saved
+# `b`, a stand-in that fails if it is used; and likewise for `a`. (That is what
+# `saved_only_for={0: 1, 1: 0}` in the test cell says: saved array 0, `a`, serves only
+# the gradient of input 1, and saved array 1, `b`, only that of input 0.)
+
+# %% tags=["solution:mymatmul-needs-input-grad"]
+class MyMatMul(mg.Function):
+    """z = a @ b;  dL/da = g @ b.T, dL/db = a.T @ g, each only if needed"""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        # BEGIN SOLUTION
+        grad_a = grad_output @ b.T if ctx.needs_input_grad[0] else None
+        grad_b = a.T @ grad_output if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+        # END SOLUTION
+
+
+# %% tags=["tests:mymatmul-needs-input-grad:2"]
+check_needs_input_grad(MyMatMul, inputs=[(3, 4), (4, 2)], reference=lambda a, b: a @ b,
+                       mistakes=MATMUL_MISTAKES, saved_only_for={0: 1, 1: 0})
+check_function(MyMatMul, inputs=[(3, 4), (4, 2)], reference=lambda a, b: a @ b,
+               mistakes=MATMUL_MISTAKES)
+
+# %% [markdown]
+# ## 4. Several outputs
+#
+# A Function may return a tuple of arrays: `apply` then returns a tuple of Tensors, all
+# made by the same node. Backward gets **one gradient per output**, in order:
+# `backward(ctx, grad_u, grad_v)`. The chain rule adds the paths. If $u$ and $v$ both
+# depend on $x$,
+#
+# $$\frac{\partial L}{\partial x} = \frac{\partial L}{\partial u}\,\frac{du}{dx}
+# + \frac{\partial L}{\partial v}\,\frac{dv}{dx}.$$
+#
+# **Predict, then run.** The loss below uses only `u`. What does backward receive as
+# `grad_v`, the gradient of an output that nothing used?
+
+# %%
+class TwoOutputs(mg.Function):
+    """u = 2x, v = 3x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x, 3 * x
+
+    @staticmethod
+    def backward(ctx, grad_u, grad_v):
+        print(f"backward: grad_u = {grad_u}, grad_v = {grad_v}")
+        return 2 * grad_u + 3 * grad_v
+
+
+x = mg.tensor([1.0, 2.0], requires_grad=True)
+u, v = TwoOutputs.apply(x)
+(5 * u).sum().backward()
+print(f"x.grad = {x.grad.numpy()}")
+
+# %% [markdown]
+# An array of **zeros**: by default the engine *materializes* the missing gradient, so
+# that a backward written for all outputs works unchanged. (PyTorch does the same, and
+# for the same reason: its `ctx.set_materialize_grads` is `True` by default.) The price: backward cannot
+# tell "not used" from "used, with a zero gradient", and it multiplies zeros for nothing.
+# Call `ctx.set_materialize_grads(False)` in forward, and the unused output's gradient
+# arrives as `None` instead:
+
+# %%
+class TwoOutputsNone(mg.Function):
+    """u = 2x, v = 3x, with unused outputs' gradients left as None"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return 2 * x, 3 * x
+
+    @staticmethod
+    def backward(ctx, grad_u, grad_v):
+        print(f"backward: grad_u = {grad_u}, grad_v = {grad_v}")
+        grad_x = 0
+        if grad_u is not None:
+            grad_x = grad_x + 2 * grad_u
+        if grad_v is not None:
+            grad_x = grad_x + 3 * grad_v
+        return grad_x
+
+
+x = mg.tensor([1.0, 2.0], requires_grad=True)
+u, v = TwoOutputsNone.apply(x)
+(5 * u).sum().backward()
+print(f"x.grad = {x.grad.numpy()}")
+
+# %% [markdown]
+# With `set_materialize_grads(False)` every backward must check for `None` before using
+# a gradient: `None * 2` raises a `TypeError`.
+#
+# ### Exercise 3 (2 points): `MySinCos`
+#
+# Write a Function that returns both $\sin x$ and $\cos x$ (a rotation needs both, and
+# computing them together shares the work). Forward: save what backward needs, call
+# `ctx.set_materialize_grads(False)`, and return the pair. Backward gets `grad_sin` and
+# `grad_cos`, either of which may be `None`; with $\frac{d}{dx}\sin x = \cos x$ and
+# $\frac{d}{dx}\cos x = -\sin x$ it returns the sum of the paths that were used. The
+# check runs your backward with both gradients, then with only one of them.
+
+# %% tags=["solution:mysincos"]
+class MySinCos(mg.Function):
+    """(sin x, cos x);  dL/dx = grad_sin * cos(x) - grad_cos * sin(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        # BEGIN SOLUTION
+        ctx.set_materialize_grads(False)
+        sin, cos = np.sin(x), np.cos(x)
+        ctx.save_for_backward(sin, cos)
+        return sin, cos
+        # END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_sin, grad_cos):
+        # BEGIN SOLUTION
+        sin, cos = ctx.saved_tensors
+        grad_x = np.zeros_like(sin)
+        if grad_sin is not None:
+            grad_x = grad_x + grad_sin * cos
+        if grad_cos is not None:
+            grad_x = grad_x - grad_cos * sin
+        return grad_x
+        # END SOLUTION
+
+
+# %% tags=["tests:mysincos:2"]
+check_multi_output(MySinCos, inputs=[(3, 4)], reference=lambda x: (x.sin(), x.cos()),
+                   mistakes=SINCOS_MISTAKES, materialize_grads=False)
+
+# %% [markdown]
+# Through the engine, and against minigrad's own `sin` and `cos`, with a loss that uses
+# only the cosine:
+
+# %%
+x64 = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
+print(f"gradcheck, both outputs: {mg.gradcheck(lambda t: sum(MySinCos.apply(t)), [x64])}")
+print(f"gradcheck, cos only    : {mg.gradcheck(lambda t: MySinCos.apply(t)[1], [x64])}")
+mine = mg.tensor(x64.numpy(), requires_grad=True)
+(3.0 * MySinCos.apply(mine)[1]).sum().backward()
+theirs = mg.tensor(x64.numpy(), requires_grad=True)
+(3.0 * theirs.cos()).sum().backward()
+print(f"same gradient as 3 * x.cos(): {np.allclose(mine.grad.numpy(), theirs.grad.numpy())}")
+
+# %% [markdown]
+# What did your `MySinCos` keep? Its attributes show `materialize_grads` set to `False`.
+# If you saved `sin` and `cos`, the saved arrays are its two outputs, free to keep (the
+# column "is" can name an output only while that Tensor is alive, so we keep both); if
+# you saved `x`, it is input 0, and backward recomputes both.
+
+# %%
+sin_x, cos_x = MySinCos.apply(mg.randn(2, 3, requires_grad=True))
+ContextInspector(sin_x)
+
+# %% [markdown]
+# ## 5. Outputs without a gradient: `mark_non_differentiable`
+#
+# `x.max(dim=1)` returns two things: the values, and the **indices** where they are.
+# The values have a gradient; the indices are integers, and a small change of $x$ does
+# not change them smoothly: they have no derivative at all. A Function says so with
+# `ctx.mark_non_differentiable(indices)` (the very array it returns). That output then
+# gets no history (`requires_grad=False`, no `grad_fn`), and backward still receives a
+# gradient slot for it (zeros, or `None` after `set_materialize_grads(False)`), which it
+# ignores.
+#
+# It must be the very array: marking `indices.copy()`, or leaving the call out, raises
+# no error in minigrad, but the indices come back with `requires_grad=True` and a
+# `grad_fn`, as if integers had a gradient. (PyTorch never lets an integer tensor
+# require a gradient; minigrad leaves that to `mark_non_differentiable`.)
+#
+# Here the whole gradient of each row's maximum goes to the element at the returned
+# index, as PyTorch's `torch.max(x, dim)` does:
+
+# %%
+class MyMaxWithIndex(mg.Function):
+    """(values, indices) of the max along dim 1;  the gradient goes to the index"""
+
+    @staticmethod
+    def forward(ctx, x):
+        indices = np.argmax(x, axis=1)
+        values = np.take_along_axis(x, indices[:, None], axis=1)[:, 0]
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        ctx.input_shape = x.shape
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):  # grad_indices: zeros, ignored
+        (indices,) = ctx.saved_tensors
+        grad_x = np.zeros(ctx.input_shape)
+        np.put_along_axis(grad_x, indices[:, None], grad_values[:, None], axis=1)
+        return grad_x
+
+
+x = mg.tensor([[1.0, 5.0, 2.0],
+               [7.0, 0.0, 3.0]], requires_grad=True)
+values, indices = MyMaxWithIndex.apply(x)
+print(f"values : {values.numpy()}, requires_grad={values.requires_grad}, "
+      f"grad_fn={values.grad_fn}")
+print(f"indices: {indices.numpy()}, requires_grad={indices.requires_grad}, "
+      f"grad_fn={indices.grad_fn}")
+(values * mg.tensor([10.0, -1.0])).sum().backward()
+print(f"x.grad =\n{x.grad.numpy()}")
+print(f"minigrad's own x.max(dim=1): {x.max(dim=1)}")
+
+# %% [markdown]
+# A whole operation without any gradient, such as `argmax`, is simpler still: its
+# Function sets the class attribute `differentiable = False`, and `apply` never records
+# it.
+#
+# ## 6. In-place edits and the version counter
+#
+# A saved array must still hold, at backward time, the numbers forward saw. An
+# **in-place** edit between the two breaks that. Take $y = x^2$, which saves $x$, and
+# then change $x$ (as an optimizer step does, under `no_grad`):
+
+# %%
+class MySquare(mg.Function):
+    """y = x^2;  dy/dx = 2x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad_output
+
+
+x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = MySquare.apply(x)
+print(f"x._version before: {x._version}")
+with mg.no_grad():
+    x.mul_(10)  # x is now [10, 20, 30]: the saved array too, it is the same array
+print(f"x._version after : {x._version}")
+try:
+    y.sum().backward()
+except RuntimeError as error:
+    print(message(error))
+
+# %% [markdown]
+# Without the error, backward would have returned $2 \cdot 10 = 20$ for the first
+# element instead of $2 \cdot 1 = 2$: a wrong gradient, and nothing to tell you. minigrad,
+# like PyTorch, keeps a **version counter** per tensor: every in-place operation
+# (`add_`, `mul_`, `x[i] = v`, `+=` on a Tensor, an optimizer's update) increments it
+# (`x._version`). A node remembers when it saved its arrays; before running a node's
+# backward, the engine checks whether any of its saved inputs or outputs was written
+# since. The fix is what the message says: edit a `clone()`, or edit before the op.
+#
+# Outputs are watched too: `x.exp()` saves its output, so `y = x.exp(); y.add_(1)` makes
+# its backward raise the same way.
+#
+# **Predict, then run.** The counter belongs to the *Tensor*, and the engine compares a
+# node's saved arrays with its inputs' and outputs' own arrays. What if forward saves a
+# NumPy **view** of its input, `x.reshape(-1)`, which shares the memory but is another
+# array object?
+
+# %%
+class MySquareFlat(mg.Function):
+    """y = x^2, saving a flattened view of x (a mistake, as the next cell shows)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x.reshape(-1))  # a view: same memory, another array
+        ctx.input_shape = x.shape
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (flat,) = ctx.saved_tensors
+        return 2 * flat.reshape(ctx.input_shape) * grad_output
+
+
+x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = MySquareFlat.apply(x)
+with mg.no_grad():
+    x.mul_(10)
+y.sum().backward()
+print(f"no error, and x.grad = {x.grad.numpy()} (the right gradient was [2. 4. 6.])")
+
+# %% [markdown]
+# Silently wrong. The version counter only knows the arrays of the inputs and outputs
+# themselves, and checks only what was saved with `ctx.save_for_backward`; a view made
+# inside forward is invisible to it, so is an array kept as a ctx attribute
+# (`ctx.x = x`), and so is any edit of a Tensor's data done straight through NumPy
+# (`x.numpy()[0] = 5`). Hence the rule for
+# `save_for_backward`: save **inputs and outputs as they are**, and do the reshaping,
+# slicing or transposing in backward (where it costs nothing: a view is free to make).
+# If you must keep a view made in forward, save a `.copy()` of it. (PyTorch's forward
+# works on Tensors, and a view of a Tensor shares its base's counter, so PyTorch would
+# catch this edit; minigrad's `mg.Function` works on bare NumPy arrays, which carry no
+# counter.)
+#
+# PyTorch also has `ctx.mark_dirty(x)`, for a Function that modifies its input in place.
+# minigrad's Functions never do that: their forward must return new arrays (the
+# exercise checks say so if yours edits an input), and minigrad's own in-place methods
+# (`add_`, `mul_`, `x[i] = v`, in `minigrad/tensor.py`) count the write themselves.
+#
+# ### Exercise 4 (2 points): `MyScaleRows`, safe from in-place edits
+#
+# Write `MyScaleRows.apply(x, s)` with $x$ of shape $(m, n)$ and $s$ of shape $(m,)$:
+# row $i$ of $x$ multiplied by $s_i$,
+#
+# $$y_{ij} = x_{ij}\,s_i, \qquad
+# \frac{\partial L}{\partial x_{ij}} = g_{ij}\,s_i, \qquad
+# \frac{\partial L}{\partial s_i} = \sum_j g_{ij}\,x_{ij}.$$
+#
+# In NumPy, $s_i$ next to every element of its row is `s[:, None]`, shape $(m, 1)$. Save
+# what backward needs **so that the version counter can watch it**. The check first tests
+# values and gradients; then it multiplies `x` by 3 in place after forward, and then
+# (after a fresh forward) `s`, and each time expects either the version counter's error
+# or the gradient of the original numbers.
+
+# %% tags=["solution:myscalerows"]
+class MyScaleRows(mg.Function):
+    """y = x * s[:, None];  dL/dx = g * s[:, None], dL/ds = (g * x).sum(1)"""
+
+    @staticmethod
+    def forward(ctx, x, s):
+        # BEGIN SOLUTION
+        ctx.save_for_backward(x, s)
+        return x * s[:, None]
+        # END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # BEGIN SOLUTION
+        x, s = ctx.saved_tensors
+        return grad_output * s[:, None], (grad_output * x).sum(axis=1)
+        # END SOLUTION
+
+
+# %% tags=["tests:myscalerows:2"]
+check_in_place_safety(MyScaleRows, inputs=[(3, 4), (3,)],
+                      reference=lambda x, s: x * s.unsqueeze(1), modified=(0, 1),
+                      mistakes=SCALE_ROWS_MISTAKES)
+
+# %% [markdown]
+# ## Summary
+#
+# - `ctx` is the graph node: what forward puts on it, `y.grad_fn` shows, and the
+#   `ContextInspector` draws.
+# - `ctx.save_for_backward(...)` / `ctx.saved_tensors`: save what the derivative is
+#   written with. $e^x$, $\tanh$ and $\sigma$ need their **output**, $x^2$ its input.
+#   Inputs and outputs are free to save (an output while its Tensor is alive, which the
+#   next operation ensures); a new intermediate costs memory until backward (or
+#   recompute it in backward instead).
+# - `ctx.needs_input_grad[i]` is `False` for an input that needs no gradient: return
+#   `None` for it and skip the work (don't compute it and then drop it). If no input
+#   needs one, backward is never called.
+# - A Function with several outputs gets one gradient per output, and adds the paths.
+#   An unused output's gradient is zeros, or `None` after
+#   `ctx.set_materialize_grads(False)`: then check for `None`.
+# - `ctx.mark_non_differentiable(out)` gives an output (indices) no history: pass the
+#   very array forward returns.
+# - Every in-place write increments a tensor's version counter (`x._version`); backward
+#   raises if a node's saved input or output was written after forward. It cannot see a
+#   view made inside forward, nor an array kept as a ctx attribute: save inputs and
+#   outputs as they are, with `ctx.save_for_backward`.
+#
+# ## Where this lives in minigrad
+#
+# | what | where |
+# | --- | --- |
+# | `Context` (`save_for_backward`, `saved_tensors`, `needs_input_grad`, `mark_non_differentiable`, `set_materialize_grads`) | `minigrad/function.py`, class `Context` |
+# | the node that is the context (`y.grad_fn`) | `minigrad/function.py`, class `Node` |
+# | `needs_input_grad` filled in, no node when nothing needs a gradient, several outputs, non-differentiable ones | `minigrad/function.py`, `Function.apply` |
+# | a node's backward called: unused outputs' gradients materialized, saved versions checked first | `minigrad/autograd.py`, the backward engine |
+# | the version counter, and the check | `minigrad/versions.py`, `VersionCounter` and `check_saved_versions` |
+# | in-place methods that count their writes (`add_`, `mul_`, `x[i] = v`) | `minigrad/tensor.py`, class `Tensor` |
+# | minigrad's own `Sigmoid`, `Sin`, `Cos` / `Max` (values and indices) | `minigrad/ops/elementwise.py` / `minigrad/ops/reduce.py` |
+#
+# The Functions you use with Tensors inside (PyTorch's style, where `forward` gets
+# Tensors and `ctx.save_for_backward` saves Tensors) are `mg.autograd.Function`, in
+# `minigrad/autograd_function.py`; the context is the same. The next chapter follows
+# the gradients from node to node: the backward engine.
