@@ -46,6 +46,8 @@
 # see exactly the numbers printed here.
 
 # %%
+import textwrap
+
 import numpy as np
 
 import minigrad as mg
@@ -269,17 +271,17 @@ print(f"x.grad = {x.grad.numpy()} (3 x^2 = {3 * np.array([2.0, -1.0]) ** 2})")
 # the gradient it received. Overwriting would keep only the last of the three, $(4, 1)$:
 # a third of the right answer, with no error. The engine adds them: $(12, 3)$.
 #
-# The `BackwardStepper` shows the same pass on the graph. It has run two steps here: the
-# inner `Mul` is highlighted, and its table shows the two gradients it sends to `x`;
-# `x.grad` already holds the one from the outer `Mul` (run it live and press **Step** to
-# see the sum grow).
+# The `BackwardStepper` shows the same pass on the graph. Below, it has run two steps:
+# `Sum`, then the outer `Mul` (highlighted), whose table shows the gradient it sends to
+# `x`, now in `x.grad`: $(4, 1)$. Run the notebook and press **Step** once more: the
+# inner `Mul` sends two more, each added to `x.grad`, which ends at $(12, 3)$.
 
 # %%
 x = mg.tensor(np.array([2.0, -1.0]), requires_grad=True, label="x")
 cube = (x * x * x).sum()
 cube.label = "loss"
 stepper = BackwardStepper(cube)
-for _ in range(3):  # Sum, then the outer Mul, then the inner Mul (x * x)
+for _ in range(2):  # Sum, then the outer Mul
     stepper.step()
 stepper
 
@@ -331,7 +333,8 @@ print(f"after backward:  Exp released its saved arrays? {a.grad_fn.released}")
 try:
     loss.backward()
 except RuntimeError as error:
-    print(f"second backward: RuntimeError: {error}")
+    print("second backward raised RuntimeError:")
+    print(textwrap.fill(str(error), width=88))
 
 # %% [markdown]
 # When you do need two passes through the same graph (two losses that share a part, say),
@@ -499,8 +502,9 @@ def my_backward(loss):
 check_backward_loop(my_backward_steps)
 
 # %% [markdown]
-# Now compare with the engine yourself, on the diamond: the order of the steps, the
-# gradient that arrived at each node, and `x.grad`.
+# Now compare with the engine yourself, on the diamond: the order of the steps (the
+# diamond has only one topological order, so they must agree), the gradient that arrived
+# at each node, and `x.grad`.
 
 # %%
 x, a, b, d, loss = build_diamond()
