@@ -270,8 +270,9 @@ def _grad_of(leaf: Tensor, doing: str) -> np.ndarray:
     if grad is None:
         raise CheckFailed(f"after {doing}, leaf.grad is None: set it to the gradient.")
     if not isinstance(grad, Tensor):
-        raise CheckFailed(f"after {doing}, .grad is {describe(grad)}, not a Tensor: a .grad is a Tensor (mg.tensor(grad) makes one, copying "
-                          "the array).")
+        raise CheckFailed(f"after {doing}, .grad is {describe(grad)}, not a Tensor: a "
+                          ".grad is a Tensor (mg.tensor(grad) makes one, copying the "
+                          "array).")
     return grad.numpy()
 
 
@@ -332,7 +333,7 @@ def run_node(node: Node, grad_outputs: list) -> tuple:
     grads = node.function.backward(node, *grad_outputs)
     grads = grads if isinstance(grads, tuple) else (grads,)
     fitted = []
-    for position, (arg, grad) in enumerate(zip(node.args, grads)):
+    for position, grad in enumerate(grads):
         if grad is None or not node.needs_input_grad[position]:
             fitted.append(None)
             continue
