@@ -268,7 +268,8 @@ def check_topological_order(topological_order: Callable) -> None:
 def _grad_of(leaf: Tensor, doing: str) -> np.ndarray:
     grad = leaf.grad
     if grad is None:
-        raise CheckFailed(f"after {doing}, leaf.grad is None: set it to the gradient.")
+        raise CheckFailed(f"after {doing}, {leaf.label}.grad is still None: the first "
+                          "gradient becomes the leaf's .grad, as a Tensor (mg.tensor(grad)).")
     if not isinstance(grad, Tensor):
         raise CheckFailed(f"after {doing}, .grad is {describe(grad)}, not a Tensor: a "
                           ".grad is a Tensor (mg.tensor(grad) makes one, copying the "
