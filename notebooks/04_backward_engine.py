@@ -405,7 +405,9 @@ print(f"= the direct path alone: {np.allclose(x.grad.numpy(), only_direct)}")
 # %% [markdown]
 # Hooks are how gradient clipping per tensor, logging, and debugging tools (like the
 # widgets) look inside a backward pass without changing the engine. A hook on a **leaf**
-# runs before its gradient is added into `.grad`.
+# runs before its gradient is added into `.grad`. (On a leaf used several times, PyTorch
+# calls it once, with the sum; minigrad, for now, calls it once per gradient that
+# arrives: the same `.grad` for a hook that scales, not for one that clips.)
 #
 # ## 6. Your own backward loop
 #
