@@ -145,6 +145,8 @@ def test_a_walk_that_lists_a_node_before_all_its_consumers_is_named(walk):
     (with_none, "the order contains None"),
     (first_input_only, "node(s) are missing"),
     (lambda root: None, "not a list of nodes"),
+    (lambda root: reversed(post_order_reversed(root)[::-1]), "can be read only once"),
+    (lambda root: iter(post_order_reversed(root)), "can be read only once"),
 ])
 def test_other_wrong_orders_are_named(walk, words):
     assert words in fails(check_topological_order, walk)
@@ -213,6 +215,22 @@ def test_keeping_the_given_array_and_adding_in_place_is_named():
     assert "changed y.grad too" in fails(check_accumulate_grad, aliased)
 
 
+def test_a_gradient_of_another_dtype_is_named():
+    def as_list(leaf, grad):  # a list becomes float32: the float64 leaf loses digits
+        leaf.grad = mg.tensor(grad.tolist()) if leaf.grad is None else leaf.grad + grad
+
+    assert "has dtype float32, but x is float64" in fails(check_accumulate_grad, as_list)
+
+
+def test_the_first_gradient_added_twice_is_named():
+    def no_else(leaf, grad):
+        if leaf.grad is None:
+            leaf.grad = mg.tensor(grad)
+        leaf.grad = leaf.grad + grad
+
+    assert "added twice" in fails(check_accumulate_grad, no_else)
+
+
 def test_a_blank_accumulate_grad_fails():
     assert "x.grad is still None" in fails(check_accumulate_grad, lambda leaf, grad: None)
 
@@ -231,7 +249,7 @@ def run_backward(node, grad_outputs):
 
 
 def make_loop(seed="ones", order=post_order_reversed, sum_paths=True, to_leaf="accumulate",
-              skip_none=True, output_index=True):
+              skip_none=True, output_index=True, key="index", in_place=False):
     """The exercise's loop, right (the defaults) or with one mistake."""
 
     def my_backward_steps(loss):
@@ -248,15 +266,19 @@ def make_loop(seed="ones", order=post_order_reversed, sum_paths=True, to_leaf="a
             if all(grad is None for grad in grad_outputs):
                 continue
             grad_inputs = run_backward(node, grad_outputs)
-            for (parent, index), arg, grad in zip(node.next_functions, node.args, grad_inputs):
+            for position, ((parent, index), arg, grad) in enumerate(
+                    zip(node.next_functions, node.args, grad_inputs)):
                 if grad is None and skip_none:
                     continue
+                index = {"index": index, "position": position, "zero": 0}[key]
                 if parent is None and to_leaf == "accumulate":
                     accumulate_grad(arg, grad)
                 elif parent is None and to_leaf == "overwrite":
                     arg.grad = mg.tensor(grad)
                 elif parent is None and to_leaf == "backward":
                     arg.backward(mg.tensor(grad))
+                elif (parent, index) in pending and sum_paths and in_place:
+                    pending[(parent, index)] += grad
                 elif (parent, index) in pending and sum_paths:
                     pending[(parent, index)] = pending[(parent, index)] + grad
                 else:
@@ -281,9 +303,29 @@ def test_a_right_loop_passes(capsys):
     ({"skip_none": False}, "Skip those"),
     ({"output_index": False}, "no gradient arrived at Halves for its output 1"),
     ({"order": pre_order}, "did not run in a topological order"),
+    ({"in_place": True}, "was changed in place later"),
+    ({"key": "position"}, "a node that should have run never ran: Sin"),
+    ({"key": "zero"}, "the sum of the gradients for all 2 outputs of Halves"),
 ])
 def test_each_classic_mistake_of_the_loop_is_named(mistake, words):
     assert words in fails(check_backward_loop, make_loop(**mistake))
+
+
+def test_the_engine_s_steps_keep_what_they_handed_out():
+    """The checker compares the student's grad_inputs with the engine's after the whole
+    pass: the engine must not change an array after handing it out (a non-leaf used twice
+    by one node, as in the checker's small network, is where it could)."""
+    for build in (diamond, small_network, two_outputs, used_three_times):
+        g = build()
+        steps, copies = [], []
+        for step in mg.backward_steps(g.loss):
+            steps.append(step)
+            copies.append([None if grad is None else grad.copy() for grad in step.grad_inputs])
+        for step, then in zip(steps, copies):
+            for grad, was in zip(step.grad_inputs, then):
+                assert (grad is None) == (was is None)
+                if grad is not None:
+                    np.testing.assert_array_equal(grad, was)
 
 
 def test_a_loop_that_calls_loss_backward_is_refused_and_the_engine_is_restored():

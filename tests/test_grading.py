@@ -133,6 +133,38 @@ def topological_order(root):
 def accumulate_grad(leaf, grad):
     leaf.grad = mg.tensor(grad)
 ''', "REPLACED the one already in .grad"),
+        "grad-added-twice": ("accumulate-grad", '''
+def accumulate_grad(leaf, grad):
+    if leaf.grad is None:
+        leaf.grad = mg.tensor(grad)
+    leaf.grad = leaf.grad + grad
+''', "the new gradient was added twice"),
+        "loop-added-in-place": ("backward-loop", '''
+def my_backward_steps(loss):
+    root = loss.grad_fn
+    pending = {}
+    pending[(root, 0)] = np.ones(loss.shape, dtype=loss.dtype)
+    for node in topological_order(root):
+        grad_outputs = [pending.pop((node, i), None) for i in range(len(node.output_meta))]
+        if all(grad is None for grad in grad_outputs):
+            continue
+        grad_inputs = run_backward(node, grad_outputs)
+        for (parent, index), arg, grad in zip(node.next_functions, node.args, grad_inputs):
+            if grad is None:
+                continue
+            if parent is None:
+                accumulate_grad(arg, grad)
+            elif (parent, index) in pending:
+                pending[(parent, index)] += grad
+            else:
+                pending[(parent, index)] = grad
+        yield node, grad_outputs, grad_inputs
+
+
+def my_backward(loss):
+    for _ in my_backward_steps(loss):
+        pass
+''', "was changed in place later"),
         "loop-not-seeded": ("backward-loop", '''
 def my_backward_steps(loss):
     root = loss.grad_fn

@@ -201,11 +201,15 @@ def _explained(error: Exception, doing: str) -> CheckFailed:
 def order_mistake(order: Any, loss: Tensor) -> str | None:
     """What is wrong with ``order`` as the order backward runs the nodes of ``loss``'s
     graph (None: nothing)."""
-    try:
-        order = list(order)
-    except TypeError:
+    if not (hasattr(order, "__len__") and hasattr(order, "__getitem__")):
+        if hasattr(order, "__next__"):
+            return (f"it returned a {type(order).__name__}, an iterator that can be read "
+                    "only once (a second loop over it finds nothing, and it prints as "
+                    "<... object at 0x...>). Return a list: order[::-1] or "
+                    "list(reversed(order)).")
         return (f"it returned {type(order).__name__}, not a list of nodes. Return a list "
                 "(or any sequence) of the graph's nodes, the root first.")
+    order = list(order)
     nodes = nodes_of(loss)
     known = set(nodes)
     root = loss.grad_fn
@@ -300,10 +304,20 @@ def check_accumulate_grad(accumulate_grad: Callable) -> None:
         if got.shape != grad.shape:
             raise CheckFailed(f"after {doing}, {leaf.label}.grad has shape {got.shape}, "
                               f"expected {grad.shape}.")
+        if got.dtype != leaf.dtype:
+            raise CheckFailed(
+                f"after {doing}, {leaf.label}.grad has dtype {got.dtype}, but "
+                f"{leaf.label} is {leaf.dtype} (and so is the gradient given): a .grad has "
+                "its leaf's dtype, or digits are lost without any error. mg.tensor(grad) "
+                "keeps the array's dtype; a Python list (grad.tolist()) becomes float32.")
         if np.allclose(got, expected[id(leaf)]):
             continue
         message = (f"after {doing}, {leaf.label}.grad is wrong: {preview(got)}, expected "
                    f"{preview(expected[id(leaf)])}.")
+        if np.allclose(got, expected[id(leaf)] + kept[id(grad)]):
+            message += ("\n  It looks like the new gradient was added twice: when .grad was "
+                        "None you set it to the gradient, then added the gradient again "
+                        "(an if without an else?). Do one or the other.")
         if calls[id(leaf)] > 1 and np.allclose(got, kept[id(grad)]):
             message += ("\n  It looks like the new gradient REPLACED the one already in "
                         ".grad. A leaf used several times (or backpropagated into twice) "
@@ -412,14 +426,14 @@ def check_backward_loop(my_backward_steps: Callable) -> None:
     for build in LOOP_GRAPHS:
         mine = build()
         doing = f"my_backward_steps(loss) on {mine.title} ({mine.code})"
-        steps = _run(lambda loss: list(my_backward_steps(loss)), doing, mine.loss)
+        steps, handed_out = _run(_collect, doing, my_backward_steps, mine.loss)
         engine = build()
         with_engine = {n.id: step for step in autograd.backward_steps(engine.loss)
                        for n in [step.node]}
         engine_nodes = nodes_of(engine.loss)
         expected = _leaf_grads(engine)
         got = _leaf_grads(mine)
-        _check_steps(steps, mine, engine_nodes, with_engine, doing)
+        _check_steps(steps, handed_out, mine, engine_nodes, with_engine, doing)
         if _same(got, expected):
             continue
         for name in expected:
@@ -446,10 +460,49 @@ def check_backward_loop(my_backward_steps: Callable) -> None:
           "mg.backward_steps, same .grad as loss.backward()).")
 
 
-def _check_steps(steps: list, mine: Graph, engine_nodes: list, with_engine: dict,
-                 doing: str) -> None:
+def _copied(value: Any) -> Any:
+    """A copy of a step's gradients as they are now (None and odd values kept)."""
+    if isinstance(value, (tuple, list)):
+        return [np.array(g, copy=True) if isinstance(g, np.ndarray) else g for g in value]
+    return value
+
+
+def _collect(my_backward_steps: Callable, loss: Tensor) -> tuple[list, list]:
+    """The steps, and a copy of each step's gradients taken when it was handed out (an
+    array changed in place later shows as a difference between the two)."""
+    steps, handed_out = [], []
+    for step in my_backward_steps(loss):
+        steps.append(step)
+        handed_out.append(tuple(_copied(part) for part in step[1:])
+                          if isinstance(step, tuple) else None)
+    return steps, handed_out
+
+
+def _contributions(engine_steps: dict) -> dict:
+    """(node id, output index) -> the gradients the engine's consumers sent to it."""
+    sent: dict = {}
+    for step in engine_steps.values():
+        for (parent, index), grad in zip(step.node.next_functions, step.grad_inputs):
+            if parent is not None and grad is not None:
+                sent.setdefault((parent.id, index), []).append(grad)
+    return sent
+
+
+def _same_array(got: Any, expected: np.ndarray) -> bool:
+    got = np.asarray(got)
+    return got.shape == expected.shape and bool(np.allclose(got, expected))
+
+
+KEY_HINT = ("Each input's gradient goes to pending[(parent, index)], parent and index from "
+            "the same entry of next_functions: index says which output of parent the input "
+            "is (0 for a node with one output), not the input's position in node.args.")
+
+
+def _check_steps(steps: list, handed_out: list, mine: Graph, engine_nodes: list,
+                 with_engine: dict, doing: str) -> None:
     """Each step is (node, grad_outputs, grad_inputs); the nodes come in a topological
-    order; the gradients that arrived at each are the engine's."""
+    order; every node the engine runs runs; the gradients that arrived at each, and those
+    it sent, are the engine's."""
     nodes = []
     for step in steps:
         if not (isinstance(step, tuple) and len(step) == 3 and isinstance(step[0], Node)):
@@ -473,8 +526,19 @@ def _check_steps(steps: list, mine: Graph, engine_nodes: list, with_engine: dict
         again = next(n for i, n in enumerate(nodes) if n in nodes[:i])
         raise CheckFailed(f"{doing}:\n  {_name(again)} ran twice: pop its gradients from "
                           "pending when it runs, and run each node once.")
+    missing = [n for n in mine_nodes if n not in ran]
+    missing = [n for n in missing if engine_nodes[mine_nodes.index(n)].id in with_engine]
+    if missing:
+        consumers = ", ".join(_name(n) for n in mine_nodes
+                              if any(parent is missing[0] for parent, _ in n.next_functions))
+        raise CheckFailed(f"{doing}:\n  a node that should have run never ran: "
+                          f"{_name(missing[0])} (its output is used by {consumers}). No "
+                          "gradient for it was in pending when its turn came, so it was "
+                          "skipped: the gradients sent to it were stored under another key, "
+                          f"or not stored. {KEY_HINT}")
     root = mine.loss.grad_fn
-    for node, grad_outputs, _ in steps:
+    sent = _contributions(with_engine)
+    for (node, grad_outputs, grad_inputs), first_seen in zip(steps, handed_out):
         twin = engine_nodes[mine_nodes.index(node)]
         if twin.id not in with_engine:
             continue
@@ -492,34 +556,70 @@ def _check_steps(steps: list, mine: Graph, engine_nodes: list, with_engine: dict
                     "each input's gradient to pending[(parent, index)], the pair "
                     "next_functions gives.")
             got = np.asarray(got)
-            if got.shape != expected.shape or not np.allclose(got, expected):
+            if not _same_array(got, expected):
                 raise CheckFailed(
                     f"{doing}:\n  the gradient that arrived at {where} for its output "
                     f"{index} is wrong: {preview(got)}, expected {preview(expected)}."
-                    + _arrival_hint(node, mine_nodes, root, got, mine.loss))
-    missing = [n for n in mine_nodes if n not in ran]
-    missing = [n for n in missing if engine_nodes[mine_nodes.index(n)].id in with_engine]
-    if missing:
-        raise CheckFailed(f"{doing}:\n  {_name(missing[0])} never ran: a gradient for it "
-                          "never reached pending. Route each gradient to the node that made "
-                          "the input: pending[(parent, index)], the entry of "
-                          "next_functions.")
+                    + _arrival_hint(node, root, got, mine.loss, right,
+                                    sent.get((twin.id, index), [])))
+        _check_sent(node, grad_inputs, first_seen, with_engine[twin.id].grad_inputs, doing)
 
 
-def _arrival_hint(node: Node, nodes: list, root: Node, got: np.ndarray, loss: Tensor
-                  ) -> str:
+def _check_sent(node: Node, grad_inputs: Any, first_seen: tuple | None, right: tuple,
+                doing: str) -> None:
+    """The gradients a step hands out as sent are the engine's, and stayed as they were
+    when the step was handed out."""
+    grad_inputs = tuple(grad_inputs) if isinstance(grad_inputs, (tuple, list)) else ()
+    then = first_seen[1] if first_seen is not None else None
+    for position, expected in enumerate(right):
+        got = grad_inputs[position] if position < len(grad_inputs) else None
+        if expected is None or got is None:
+            if (expected is None) != (got is None):
+                raise CheckFailed(
+                    f"{doing}:\n  the step of {_name(node)} says it sent {describe(got)} to "
+                    f"its input {position}, expected {describe(expected)}. Hand out "
+                    "what run_backward returned: keep the given yield line.")
+            continue
+        if _same_array(got, expected):
+            continue
+        was = then[position] if isinstance(then, list) and position < len(then) else None
+        if was is not None and _same_array(was, expected):
+            raise CheckFailed(
+                f"{doing}:\n  the gradient {_name(node)} sent to its input {position} was "
+                f"right when its step was handed out, {preview(was)}, but is "
+                f"{preview(got)} at the end: an array you stored in pending was changed "
+                "in place later (pending[key] += grad adds into the very array a step "
+                "handed out, and another leaf or node may hold it too). Add out of place: "
+                "pending[key] = pending[key] + grad.")
+        raise CheckFailed(
+            f"{doing}:\n  the gradient {_name(node)} sent to its input {position} is "
+            f"{preview(got)}, expected {preview(expected)}. Hand out what run_backward "
+            "returned, unchanged: keep the given yield line.")
+
+
+def _arrival_hint(node: Node, root: Node, got: np.ndarray, loss: Tensor, right: tuple,
+                  sent: list) -> str:
     if node is root:
         if np.allclose(got, loss.numpy()):
             return ("\n  The root's gradient was seeded with the loss's value. Seed it "
                     "with ones (dloss/dloss = 1): np.ones(loss.shape, dtype=loss.dtype).")
         return ("\n  The root's gradient is the seed: ones (dloss/dloss = 1), "
                 "np.ones(loss.shape, dtype=loss.dtype).")
-    consumers = sum(1 for n in nodes for parent, _ in n.next_functions if parent is node)
-    if consumers > 1:
-        return (f"\n  Its output feeds {consumers} operations: the gradient for it is the "
-                "SUM of what each sends. Add into pending[(parent, index)], never replace.")
-    return ("\n  Each gradient goes to pending[(parent, index)], with the index from "
-            "next_functions.")
+    outputs = [g for g in right if g is not None]
+    if len(outputs) > 1 and all(g.shape == got.shape for g in outputs) \
+            and np.allclose(got, sum(outputs)):
+        return (f"\n  It is the sum of the gradients for all {len(outputs)} outputs of "
+                f"{node.name}: they were all stored under one key. {KEY_HINT}")
+    if len(sent) > 1 and any(_same_array(got, g) for g in sent):
+        others = "the other was" if len(sent) == 2 else "the others were"
+        return (f"\n  Its output feeds {len(sent)} operations, and what arrived is what "
+                f"only one of them sent: {others} REPLACED. The gradient for it is the "
+                "SUM of what each sends: add into pending[(parent, index)] when the key is "
+                "already there, never replace.")
+    if len(sent) > 1:
+        return (f"\n  Its output feeds {len(sent)} operations: the gradient for it is the "
+                f"SUM of what each sends. {KEY_HINT}")
+    return f"\n  {KEY_HINT}"
 
 
 __all__ = ["Halves", "check_accumulate_grad", "check_backward_loop",
