@@ -36,11 +36,12 @@
 #    `loss.backward()` (exercise 3);
 # 7. find where minigrad keeps its own loop.
 #
-# Along the way come three **exercises** (6 points): a cell where you write code (this copy
-# has the answers between two "SOLUTION" marker comments; in the copy handed out to
-# students they are replaced by `raise NotImplementedError()`), and after it a test cell
-# that checks your code. A check that passes prints one line; one that fails says what it
-# called, what came back, what was expected, and which classic mistake it looks like.
+# Along the way come three **exercises** (6 points): a cell where you write code, and
+# after it a test cell that checks your code. In the students' copy of this notebook, the
+# places to write are marked by `raise NotImplementedError(...)`: replace each with your
+# code. (The teacher's copy has the answers there instead, between two "SOLUTION" marker
+# comments.) A check that passes prints one line; one that fails says what it called, what
+# came back, what was expected, and which classic mistake it looks like.
 #
 # Run the cells from top to bottom. The first cell seeds the random generator, so you will
 # see exactly the numbers printed here.
@@ -98,8 +99,10 @@ print(f"d.grad_fn.next_functions    = {d.grad_fn.next_functions}")
 print(f"a.grad_fn.next_functions    = {a.grad_fn.next_functions}")
 
 # %% [markdown]
-# Nodes print as `<Name #n>`: `n` counts the nodes in the order they were made (if you
-# ran cells out of order, your numbers differ). Read the pairs:
+# Nodes print as `<Name #n>`: `n` counts the nodes in the order they were made. The
+# numbers jump from one cell to the next, because every graph built in between counts
+# too (the check cells build graphs of their own); if you ran cells out of order, your
+# numbers differ from the ones printed here. Read the pairs:
 #
 # - `loss` is `Sum` of one tensor, made by a `Mul` (the `d * v`), output `0` of it (a
 #   node with one output always has index `0`).
@@ -223,12 +226,13 @@ print(f"yours   : {topological_order(loss.grad_fn)}")
 print(f"minigrad: {mg.autograd.backward_order(loss.grad_fn)}")
 
 # %% [markdown]
-# The same here, as it happens. Both are right; what matters is that `Exp` comes after
-# both `Sin` and the `Mul` of `d = a * b`. On a graph with two branches that do not
-# depend on each other, the two orders can differ, and both are still right. Below, `q` is
-# made first (its number is smaller) but is the *second* input of the product: minigrad
-# (newest first) runs `p`'s `Mul` before `q`'s `Exp`; your reversed post-order runs them
-# the other way round.
+# The same here, whatever right order you wrote: the diamond has only one topological
+# order, since each node there consumes the output of the next (`Exp` must come after both
+# `Sin` and the `Mul` of `d = a * b`). On a graph with two branches that do not depend on
+# each other, right orders can differ. Below, `q` is made first (its number is smaller)
+# but is the *second* input of the product: minigrad (newest first) runs `p`'s `Mul`
+# before `q`'s `Exp`; the reversed post-order of the solution runs them the other way
+# round (if you wrote another walk, yours may agree with minigrad's instead).
 
 # %%
 w = mg.tensor(np.array([1.0, -2.0, 0.5]), requires_grad=True, label="w")
@@ -267,8 +271,10 @@ print(f"x.grad = {x.grad.numpy()} (3 x^2 = {3 * np.array([2.0, -1.0]) ** 2})")
 # `mg.backward_steps(loss)` is the engine's own loop, one node at a time (the same code
 # `loss.backward()` runs to the end); each step has the `node`, the `grad_outputs` that
 # arrived at it and the `grad_inputs` it sent. The outer `Mul` sends $x$ one gradient,
-# $x^2 = (4, 1)$; the inner `Mul` (the `x * x`) sends two, one per input, both $x$ times
-# the gradient it received. Overwriting would keep only the last of the three, $(4, 1)$:
+# $x^2 = (4, 1)$. To the inner `Mul` (the `x * x`) it sends $x$ (the gradient of
+# `(x * x) * x` with respect to its first factor, `x * x`), so the inner `Mul` sends two
+# more, one per input, each $x$ times the $x$ it received: $x^2 = (4, 1)$ again.
+# Overwriting would keep only the last of the three, $(4, 1)$:
 # a third of the right answer, with no error. The engine adds them: $(12, 3)$.
 #
 # The `BackwardStepper` shows the same pass on the graph. Below, it has run two steps:
@@ -405,9 +411,10 @@ print(f"= the direct path alone: {np.allclose(x.grad.numpy(), only_direct)}")
 # %% [markdown]
 # Hooks are how gradient clipping per tensor, logging, and debugging tools (like the
 # widgets) look inside a backward pass without changing the engine. A hook on a **leaf**
-# runs before its gradient is added into `.grad`. (On a leaf used several times, PyTorch
-# calls it once, with the sum; minigrad, for now, calls it once per gradient that
-# arrives: the same `.grad` for a hook that scales, not for one that clips.)
+# runs before its gradient is added into `.grad`.
+#
+# The loop you write in section 6 leaves hooks and `retain_grad` out: they are not needed
+# to get the gradients right. minigrad's own loop has both (see the table at the end).
 #
 # ## 6. Your own backward loop
 #
@@ -453,11 +460,25 @@ def run_backward(node, grad_outputs):
 # %% [markdown]
 # ### Exercise 3 (3 points): `my_backward_steps`
 #
-# Write the seed (before the loop) and the routing (inside it). The rest is given: the
-# loop over your `topological_order`, taking a node's gradients from `pending`, calling
-# `run_backward`, and handing out each step as `(node, grad_outputs, grad_inputs)`, like
-# `mg.backward_steps` (a generator: `yield` hands one step out and the loop goes on when
-# the next one is asked for). Use your `accumulate_grad` for the leaves.
+# Write two pieces: the seed (before the loop) and the routing (inside it, after
+# `run_backward`); in the students' copy each is a `raise NotImplementedError(...)` line:
+# replace both. The rest is given: the loop over your `topological_order`, taking a node's
+# gradients from `pending`, calling `run_backward`, and handing out each step as
+# `(node, grad_outputs, grad_inputs)`, like `mg.backward_steps` (a generator: `yield`
+# hands one step out and the loop goes on when the next one is asked for). Use your
+# `accumulate_grad` for the leaves.
+#
+# For the routing, three sequences line up, one entry per positional input of the node:
+# `node.next_functions` (the pair `(parent, index)`), `node.args` (the input itself: a
+# tensor, or a constant such as the `2.0` of `x * 2.0`; keyword arguments such as `dim`
+# are not in it) and the `grad_inputs` that `run_backward` returned. Walk them together
+# with `zip`. The key of `pending` is the pair `(parent, index)` as `next_functions`
+# gives it: `index` says which output of `parent` the input is, not where the input sits
+# among the node's inputs.
+#
+# One trap: a step you handed out still holds the arrays in `grad_inputs`, and the same
+# arrays may sit in `pending`. Add into `pending` out of place
+# (`pending[key] = pending[key] + grad`), or `+=` would change a step already handed out.
 
 # %% tags=["solution:backward-loop"]
 def my_backward_steps(loss):
@@ -496,9 +517,10 @@ def my_backward(loss):
 # The check runs your loop on the five graphs of exercise 1 (with minigrad's own backward
 # switched off while it runs) and compares each step with `mg.backward_steps` (the same
 # nodes, each once, in a topological order, and the same gradients arriving at each) and
-# every leaf's `.grad` with what `loss.backward()` gives. Its messages name the usual
-# mistakes: a missing seed, two paths not added up, a leaf's gradients overwritten, a leaf
-# treated as a node.
+# every leaf's `.grad` with what `loss.backward()` gives, and the gradients each step
+# says it sent with the engine's. Its messages name the usual mistakes: a missing seed,
+# two paths not added up, a leaf's gradients overwritten, a leaf treated as a node, a
+# wrong key in `pending`, an array changed in place after its step was handed out.
 
 # %% tags=["tests:backward-loop:3"]
 check_backward_loop(my_backward_steps)
@@ -506,7 +528,8 @@ check_backward_loop(my_backward_steps)
 # %% [markdown]
 # Now compare with the engine yourself, on the diamond: the order of the steps (the
 # diamond has only one topological order, so they must agree), the gradient that arrived
-# at each node, and `x.grad`.
+# at each node, and `x.grad`. (These last two cells run your loop: if its check failed,
+# they fail too; fix the loop first.)
 
 # %%
 x, a, b, d, loss = build_diamond()
@@ -553,8 +576,8 @@ for name, p in model.named_parameters():
 # - Backward starts from a seed, $\partial L/\partial L = 1$.
 # - After a backward the saved arrays are released, so a second backward raises;
 #   `retain_graph=True` keeps them (and the second pass adds to `.grad`).
-# - `register_hook(fn)` sees (and may replace) a tensor's summed gradient;
-#   `retain_grad()` keeps a non-leaf's gradient in `.grad`.
+# - `register_hook(fn)` sees (and may replace) a tensor's gradient: for `a`, used twice,
+#   the sum of both; `retain_grad()` keeps a non-leaf's gradient in `.grad`.
 #
 # ## Where this lives in minigrad
 #
