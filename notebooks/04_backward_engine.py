@@ -516,11 +516,11 @@ def my_backward(loss):
 # %% [markdown]
 # The check runs your loop on the five graphs of exercise 1 (with minigrad's own backward
 # switched off while it runs) and compares each step with `mg.backward_steps` (the same
-# nodes, each once, in a topological order, and the same gradients arriving at each) and
-# every leaf's `.grad` with what `loss.backward()` gives, and the gradients each step
-# says it sent with the engine's. Its messages name the usual mistakes: a missing seed,
-# two paths not added up, a leaf's gradients overwritten, a leaf treated as a node, a
-# wrong key in `pending`, an array changed in place after its step was handed out.
+# nodes, each once, in a topological order; the same gradients arriving at each node and
+# sent on from it), then every leaf's `.grad` with what `loss.backward()` gives. Its
+# messages name the usual mistakes: a missing seed, two paths not added up, a leaf's
+# gradients overwritten, a leaf treated as a node, a wrong key in `pending`, an array
+# changed in place after its step was handed out.
 
 # %% tags=["tests:backward-loop:3"]
 check_backward_loop(my_backward_steps)
