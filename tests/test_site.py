@@ -109,9 +109,8 @@ def site(tmp_path_factory):
     return output / "html", warnings, seconds
 
 
-def test_the_site_builds_in_under_two_minutes_without_a_warning(site):
-    html, warnings, seconds = site
-    assert seconds < 120
+def test_the_site_builds_without_a_warning(site):
+    html, warnings, _seconds = site  # (its time is printed by scripts/site.sh, not asserted)
     assert warnings == []  # a missing file, image or reference would be one
     for notebook in NOTEBOOKS:
         assert (html / f"{notebook.stem}.html").is_file()
