@@ -183,7 +183,14 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
                 grad_outputs[index] = np.zeros(shape, dtype=dtype)
     if state.last_write > node._saved_at and node._saved:  # an in-place write since forward
         check_saved_versions(node)
-    grads = node.function.backward(node, *grad_outputs)  # a node is its Function's ctx
+    try:
+        grads = node.function.backward(node, *grad_outputs)  # a node is its Function's ctx
+    except ValueError as error:  # `x, y = ctx.saved_tensors` with nothing saved
+        if node._saved or "values to unpack" not in str(error):
+            raise
+        raise ValueError(f"{node.function.__name__}.backward: {error}, and its forward saved "
+                         "nothing: ctx.saved_tensors is (). Call ctx.save_for_backward(...) "
+                         "in forward with what backward needs.") from error
     grads = fit_gradients(node, grads if type(grads) is tuple else (grads,))
     if node._node_hooks:
         grads = run_node_hooks(node, grads, grad_outputs)

@@ -268,6 +268,12 @@ class Function:
             cls.oper = cls.__name__
         cls._uses_setup_context = cls.setup_context is not Function.setup_context
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:  # MyMul(a, b): the classic first try
+            name = type(self).__name__
+            raise TypeError(f"{name} is a Function class, used through its static methods: "
+                            f"call {name}.apply(...) with the inputs, not {name}(...)")
+
     @staticmethod
     def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("write forward(ctx, *inputs) in your Function subclass")

@@ -76,10 +76,13 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
                                                           for g in grads[len(args):]):
             return fit_gradients(node, grads[:len(args)])  # Nones for inputs left out
         who = who or f"{node.function.__name__}.backward"
+        listed = len(grads) == 1 and isinstance(grads[0], list)
         raise RuntimeError(
             f"{who} returned {len(grads)} gradient(s), but forward received {len(args)} "
             "positional input(s). Return one gradient per input, in order (None for "
-            "inputs that need none)."
+            "inputs that need none)." + (
+                f" It returned a list of {len(grads[0])}, which counts as ONE gradient: "
+                "return a tuple instead (return grad_x, grad_y)." if listed else "")
         )
     fitted = []
     for position, grad in enumerate(grads):
@@ -98,7 +101,8 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
                 raise ShapeError(
                     f"{who} returned a gradient of shape {grad.shape} for input {position}, "
                     f"which has shape {shape}; it cannot be summed to that shape. A gradient "
-                    "must have the input's shape (or a shape it broadcasts to)."
+                    f"must have its input's shape {shape}, or a larger shape that {shape} "
+                    "broadcasts to (the engine then sums it back to the input's shape)."
                 )
             grad = summed
         if grad.dtype != dtype:

@@ -370,3 +370,66 @@ def test_a_hook_that_changes_the_gradients_dtype_is_named(leaf):
     with pytest.raises(RuntimeError, match=r"hook 'to_double'.*dtype float64.*float32"):
         (watched * 3).sum().backward()
     engine_intact()
+
+
+# --- a student's first tries at a Function (from the chapter 1 walk-through) -----------
+
+
+class _Mul(mg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        return x * y  # forgot ctx.save_for_backward(x, y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return grad_output * y, grad_output * x
+
+
+def test_calling_a_function_class_says_to_use_apply():
+    a = mg.randn(3, requires_grad=True)
+    with pytest.raises(TypeError, match=r"call _Mul.apply\(\.\.\.\) with the inputs, not _Mul"):
+        _Mul(a, a)
+    engine_intact()
+
+
+def test_a_backward_reading_what_forward_never_saved_says_so():
+    a, b = mg.randn(3, requires_grad=True), mg.randn(3, requires_grad=True)
+    with pytest.raises(ValueError, match=r"_Mul.backward: not enough values to unpack.*"
+                                         r"saved nothing.*ctx.save_for_backward"):
+        _Mul.apply(a, b).sum().backward()
+    engine_intact()
+
+
+def test_a_backward_returning_a_list_is_told_to_return_a_tuple():
+    class ListBackward(mg.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return [grad_output, grad_output]
+
+    a, b = mg.randn(3, requires_grad=True), mg.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"ListBackward.backward returned 1 gradient.*"
+                                           r"2 positional.*a list of 2.*return a tuple"):
+        ListBackward.apply(a, b).sum().backward()
+    engine_intact()
+
+
+def test_a_gradient_of_the_wrong_shape_names_both_shapes_and_which_way_broadcast_goes():
+    class Shrinks(mg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output.sum()[None, None]
+
+    with pytest.raises(mg.ShapeError if hasattr(mg, "ShapeError") else Exception,
+                       match=r"shape \(1, 1\) for input 0, which has shape \(3, 2\).*"
+                             r"a larger shape that \(3, 2\) broadcasts to"):
+        Shrinks.apply(mg.randn(3, 2, requires_grad=True)).sum().backward()
+    engine_intact()

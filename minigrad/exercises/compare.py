@@ -47,8 +47,9 @@ def describe(value: Any) -> str:
     if isinstance(value, (tuple, list)) and not _is_numeric_list(value):
         return f"{type(value).__name__} of {len(value)}: " + \
             ", ".join(describe(v) for v in value)
-    if isinstance(value, (tuple, list)):
-        return f"{type(value).__name__} of {len(value)} number(s)"
+    if isinstance(value, (tuple, list)):  # a short one (e.g. a shape) with its values
+        return f"{type(value).__name__} {value!r}" if len(value) <= 8 else \
+            f"{type(value).__name__} of {len(value)} number(s)"
     if isinstance(value, np.generic) and not isinstance(value, float):
         return f"numpy.{type(value).__name__} {value.item()!r}"
     kind = "Tensor" if hasattr(value, "grad_fn") else "array"
