@@ -491,7 +491,8 @@ print(f"state_dict keys: {list(model.state_dict())}")
 model.load_state_dict({"0.weight": W1.detach(), "0.bias": b1.detach(),
                        "2.weight": W2.detach(), "2.bias": b2.detach()})
 loss_sequential = F.mse_loss(model(x), target)
-loss_sequential.backward()
+view = GraphView(loss_sequential, names=model)   # made before backward: it records the gradients
+loss_sequential.backward(retain_graph=True)
 print(f"loss with nn.Sequential: {loss_sequential.item():.4f}")
 pairs = [(W1, model[0].weight), (b1, model[0].bias), (W2, model[2].weight), (b2, model[2].bias)]
 same = all(np.allclose(ours.grad.numpy(), theirs.grad.numpy()) for ours, theirs in pairs)
@@ -500,10 +501,13 @@ print(f"same gradients: {same}")
 # %% [markdown]
 # The same loss and the same four gradients. Here is the graph of the `nn.Sequential`
 # version, its nodes grouped by the layer that made them (`names=model` labels the
-# parameters by their names in the model), with the gradient on each edge:
+# parameters by their names in the model). The view was made before `backward()`, so it
+# recorded the gradient that flowed along every edge (thicker where it is larger), and
+# each parameter shows the norm of its `.grad`:
 
 # %%
-GraphView(loss_sequential, names=model)
+view.refresh()
+view
 
 # %% [markdown]
 # Each `Linear` is one node (minigrad's `Linear` Function, as yours is one node), with
