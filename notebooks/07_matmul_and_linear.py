@@ -127,8 +127,8 @@ print(f"B.grad =\n{B.grad.numpy()}\nA.T @ G =\n{A.detach().numpy().T @ G}")
 # %% [markdown]
 # One element by hand: $\partial L / \partial A_{0,1} = \sum_j G_{0j} B_{1j} = 1 \cdot 2 +
 # 0 \cdot 0 = 2$, as printed. And $\partial L / \partial A_{1,1} = G_{1,0}B_{1,0} +
-# G_{1,1}B_{1,1} = 0 + 2 \cdot 0 = 0$: row 1 of $A$ only reaches column 1 of $Z$ through
-# $B$'s column 1.
+# G_{1,1}B_{1,1} = 0 + 2 \cdot 0 = 0$: $Z_{1,0}$ gets no upstream gradient ($G_{1,0} = 0$),
+# and $A_{1,1}$ does not reach $Z_{1,1}$ at all, since $B_{1,1} = 0$.
 #
 # ## 2. Predict, then run: a missing transpose
 #
