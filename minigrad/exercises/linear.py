@@ -1,0 +1,187 @@
+"""Chapter 07's classic mistakes (matrix products and the Linear layer), out of the
+notebook so that its test cells do not show the answers, and ``check_linear_init``, the
+check of a Linear module's parameters and PyTorch's initialisation (``check_module``
+copies the reference's weights into the student's layer, so it cannot see them).
+
+The mistakes are ``{sentence naming the mistake: fn(*arrays, grad_output) -> wrong
+gradients}``, as ``check_function(..., mistakes=...)`` takes them. A wrong gradient whose
+shapes do not fit (the mistake raises on these shapes) is all-nan: it matches nothing."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..state import get_rng_state, manual_seed, set_rng_state
+from ..tensor import Tensor
+from .checks import MATMUL_MISTAKES, checker
+from .compare import CheckFailed
+
+
+def _or_nan(make: Callable[[], np.ndarray], shape: tuple) -> np.ndarray:
+    """``make()``, or an all-nan array of ``shape`` where its shapes do not fit."""
+    try:
+        value = make()
+    except ValueError:
+        return np.full(shape, np.nan)
+    return value
+
+
+# z = a @ b with a (m, n), b (n, k), grad_output g (m, k): grad_a = g @ b.T, grad_b = a.T @ g
+MATMUL_NOT_SQUARE_MISTAKES = {
+    "b is not transposed in grad_a: grad_output @ b only runs when b is square, and gives "
+    "the wrong numbers. grad_a must have a's shape (m, n): (m, k) @ (k, n), so "
+    "grad_a = grad_output @ b.T.":
+        lambda a, b, g: (_or_nan(lambda: g @ b, a.shape), a.T @ g),
+    "a is not transposed in grad_b: a @ grad_output only runs when a is square, and gives "
+    "the wrong numbers. grad_b must have b's shape (n, k): (n, m) @ (m, k), so "
+    "grad_b = a.T @ grad_output.":
+        lambda a, b, g: (g @ b.T, _or_nan(lambda: a @ g, b.shape)),
+    **MATMUL_MISTAKES,
+}
+
+# y = x @ weight.T + bias with x (N, in), weight (out, in), bias (out,), g (N, out)
+LINEAR_MISTAKES = {
+    "the weight's gradient is transposed: x.T @ grad_output has shape (in, out), the "
+    "layout of y = x @ W. PyTorch's weight is (out_features, in_features): its gradient "
+    "is grad_output.T @ x, (out, N) @ (N, in).":
+        lambda x, w, b, g: (g @ w, x.T @ g, g.sum(axis=0)),
+    "the input's gradient uses weight.T: with y = x @ weight.T, the gradient for x is "
+    "grad_output @ weight, (N, out) @ (out, in).":
+        lambda x, w, b, g: (_or_nan(lambda: g @ w.T, x.shape), g.T @ x, g.sum(axis=0)),
+    "the bias's gradient was averaged over the batch (a mean): the bias is added to every "
+    "one of the N rows, so its gradient is the SUM of their gradients, "
+    "grad_output.sum(axis=0).":
+        lambda x, w, b, g: (g @ w, g.T @ x, g.mean(axis=0)),
+    "the bias's gradient was summed over the wrong axis (axis=1, the features): sum over "
+    "the batch, axis=0, so that it has the bias's shape (out,).":
+        lambda x, w, b, g: (g @ w, g.T @ x, g.sum(axis=1)),
+    "the bias's gradient was summed over everything (one number): sum over the batch "
+    "only, grad_output.sum(axis=0), one number per output feature.":
+        lambda x, w, b, g: (g @ w, g.T @ x, np.full(b.shape, g.sum())),
+}
+
+# --- check_linear_init -------------------------------------------------------------------
+
+IN_FEATURES, OUT_FEATURES = 400, 300  # many numbers: the spread is measured, not guessed
+BOUNDS = {  # a bound someone might use instead of 1/sqrt(in_features): what it is called
+    "1/in_features (instead of 1/sqrt(in_features))": 1 / IN_FEATURES,
+    "1/sqrt(out_features) (the fan-out instead of in_features)": 1 / math.sqrt(OUT_FEATURES),
+    "sqrt(6/in_features), Kaiming's bound for ReLU (kaiming_uniform_ without a=sqrt(5))":
+        math.sqrt(6 / IN_FEATURES),
+    "sqrt(6/(in_features + out_features)), Xavier's bound (xavier_uniform_)":
+        math.sqrt(6 / (IN_FEATURES + OUT_FEATURES)),
+    "1 (the default range of uniform_)": 1.0,
+}
+
+
+def _registered(layer: Any) -> set[str]:
+    return {name for name, _ in layer.named_parameters()} \
+        if hasattr(layer, "named_parameters") else set()
+
+
+def _not_registered(layer: Any, name: str, built: str) -> str:
+    """Why ``name`` is not among ``layer``'s parameters, in a sentence."""
+    value = vars(layer).get(name, getattr(layer, name, None)) if hasattr(layer, "__dict__") \
+        else None
+    if isinstance(value, Tensor):
+        return (f"{built}: self.{name} is a Tensor, not an nn.Parameter: a Module registers "
+                "only Parameters (and sub-modules), so parameters(), state_dict() and the "
+                f"optimizer never see it. Wrap it: self.{name} = nn.Parameter(...).")
+    if isinstance(value, np.ndarray):
+        return (f"{built}: self.{name} is a NumPy array: make it an nn.Parameter "
+                f"(self.{name} = nn.Parameter(mg.tensor(...))) so that it is trained.")
+    kept = [key for key, v in vars(layer).items()  # (not the Module's own registries)
+            if not key.startswith("_") and isinstance(v, (list, tuple, dict))
+            and any(isinstance(p, Tensor) for p in (v.values() if isinstance(v, dict) else v))]
+    if kept:
+        return (f"{built}: there is no parameter named {name!r}; the tensors kept in "
+                f"self.{kept[0]} (a plain Python {type(vars(layer)[kept[0]]).__name__}) are "
+                "not registered. Assign each one as an attribute, named as in PyTorch: "
+                "self.weight = nn.Parameter(...), self.bias = nn.Parameter(...).")
+    return (f"{built}: there is no parameter named {name!r}; its parameters are "
+            f"{sorted(_registered(layer))}. Assign it in __init__, named as in PyTorch: "
+            f"self.{name} = nn.Parameter(...)" + (
+                " (the bias was forgotten: nn.Linear has one, unless bias=False)."
+                if name == "bias" else "."))
+
+
+def _spread(name: str, values: np.ndarray, built: str) -> None:
+    """``values`` must look like U(-1/sqrt(in), 1/sqrt(in)): else name the distribution."""
+    bound = 1 / math.sqrt(IN_FEATURES)
+    what = (f"{built}: {name} ranges from {values.min():.4g} to {values.max():.4g} "
+            f"(mean {values.mean():.3g}, std {values.std():.3g}); PyTorch's is uniform in "
+            f"(-1/sqrt(in_features), 1/sqrt(in_features)) = (-{bound:.4g}, {bound:.4g}).")
+    biggest = float(np.abs(values).max())
+    if biggest == 0:
+        raise CheckFailed(f"{what}\n  It looks like {name} was left at zero"
+                          + (": PyTorch's bias is uniform in the same range as the weight."
+                             if name == "bias" else
+                             ": every output unit would then learn the same thing."))
+    if values.min() >= 0:
+        raise CheckFailed(f"{what}\n  It looks like the values are all positive (a uniform "
+                          "in [0, bound) or rand()): take them in (-bound, bound), "
+                          "uniform_(-bound, bound).")
+    std = float(values.std())
+    if abs(std - biggest / math.sqrt(3)) > 0.15 * biggest / math.sqrt(3):
+        raise CheckFailed(f"{what}\n  It looks like they are not uniform (randn or normal_ "
+                          "give a bell curve: a few large values, most near 0): use "
+                          "uniform_(-bound, bound).")
+    if abs(biggest - bound) <= 0.05 * bound:
+        return
+    for words, other in BOUNDS.items():
+        if abs(biggest - other) <= 0.05 * other:
+            raise CheckFailed(f"{what}\n  It looks like the bound is {words}: PyTorch "
+                              "uses 1/sqrt(in_features) for the weight and the bias.")
+    raise CheckFailed(f"{what}\n  The bound is {biggest:.4g}, not 1/sqrt(in_features).")
+
+
+@checker
+def check_linear_init(module: Callable, *, seed: int = 0) -> None:
+    """Build ``module(400, 300)`` as ``nn.Linear(400, 300)`` would be built and check what
+    ``check_module`` cannot (it copies the reference's weights into the student's layer):
+    ``weight`` (300, 400) and ``bias`` (300,) are registered nn.Parameters, and each is
+    uniform in (-1/sqrt(400), 1/sqrt(400)), as PyTorch initialises them."""
+    from ..nn import Parameter
+
+    name = getattr(module, "__name__", type(module).__name__)
+    built = f"{name}({IN_FEATURES}, {OUT_FEATURES})"
+    state = get_rng_state()
+    manual_seed(seed)
+    try:
+        try:
+            layer = module(IN_FEATURES, OUT_FEATURES)
+        except Exception as error:  # noqa: BLE001 - the student's code: report it
+            from .checks import _student_error
+            raise _student_error(error, built) from None
+    finally:
+        set_rng_state(state)
+    shapes = {"weight": (OUT_FEATURES, IN_FEATURES), "bias": (OUT_FEATURES,)}
+    registered = dict(layer.named_parameters()) if hasattr(layer, "named_parameters") else {}
+    for key, shape in shapes.items():
+        if key not in registered:
+            raise CheckFailed(_not_registered(layer, key, built))
+        parameter = registered[key]
+        if not isinstance(parameter, Parameter) or not parameter.requires_grad:
+            raise CheckFailed(f"{built}: {key} does not require a gradient: make it "
+                              f"nn.Parameter(...), which does.")
+        if tuple(parameter.shape) != shape:
+            layout = (" It looks like the layout of y = x @ W: PyTorch's weight is "
+                      "(out_features, in_features), and y = x @ weight.T + bias."
+                      if tuple(parameter.shape) == shape[::-1] else "")
+            raise CheckFailed(f"{built}: {key} has shape {tuple(parameter.shape)}, expected "
+                              f"{shape}.{layout}")
+    extra = sorted(set(registered) - set(shapes))
+    if extra:
+        raise CheckFailed(f"{built}: it has parameters {sorted(registered)}; nn.Linear has "
+                          "only 'weight' and 'bias'.")
+    for key in shapes:
+        _spread(key, registered[key].detach().numpy().astype(np.float64), built)
+    print(f"{name}: weight and bias are Parameters of PyTorch's shapes, uniform in "
+          "+-1/sqrt(in_features).")
+
+
+__all__ = ["LINEAR_MISTAKES", "MATMUL_NOT_SQUARE_MISTAKES", "check_linear_init"]
