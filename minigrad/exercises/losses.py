@@ -71,6 +71,12 @@ def _smoothed(target, n_classes, ignore_index, smoothing, *, over=None, zero=Tru
     return q * keep[:, None] if zero else q
 
 
+IGNORED_NOT_ZERO = (
+    "the rows whose target is ignore_index are not all zero: they are not in the loss, so "
+    "their q must be 0. Careful: np.eye(K)[-1] is the LAST class's row, not an error. Index "
+    "with np.where(keep, target, 0), then multiply by the mask keep = target != "
+    "ignore_index.")
+
 # smoothed_targets(target, n_classes, ignore_index, label_smoothing) -> the wrong q
 SMOOTHED_TARGETS_MISTAKES = {
     "the smoothing was spread over the K - 1 wrong classes (eps / (K - 1) each, 1 - eps on "
@@ -81,9 +87,11 @@ SMOOTHED_TARGETS_MISTAKES = {
     "eps / K was given only to the wrong classes, so the true class has 1 - eps and each row "
     "sums to 1 - eps / K. Add eps / K to every class, the true one included.":
         lambda t, k, i, e: None if e == 0 else _smoothed(t, k, i, e, true_class_too=False),
-    "the rows whose target is ignore_index are not all zero: they are not in the loss, so "
-    "their q must be 0 (multiply by the mask target != ignore_index).":
+    IGNORED_NOT_ZERO:
         lambda t, k, i, e: None if (t != i).all() else _smoothed(t, k, i, e, zero=False),
+    IGNORED_NOT_ZERO + " ":  # np.eye(K)[target] straight away: -1 is the last class
+        lambda t, k, i, e: None if (t != i).all() or (t < -k).any() else
+        (1 - e) * np.eye(k)[t] + e / k,
     "the label smoothing was ignored: with label_smoothing = eps, q = (1 - eps) onehot + "
     "eps / K.":
         lambda t, k, i, e: None if e == 0 else _smoothed(t, k, i, 0.0),
