@@ -488,17 +488,21 @@ def _forward_value(function: Any, arrays: list, kwargs: dict, call: str) -> np.n
 
 @checker
 def check_loss(loss: Callable, inputs: Any, reference: Callable, *, kwargs: dict | None = None,
-               large_inputs: bool = True, atol: float = 1e-6, rtol: float = 1e-4,
+               large_inputs: bool = True, mistakes: dict | None = None,
+               more: Sequence[tuple[dict, Any]] = (), atol: float = 1e-6, rtol: float = 1e-4,
                seed: int = 0) -> None:
     """Check a loss function (a callable on Tensors, e.g. ``my_cross_entropy(logits,
     target)``) against ``reference`` (e.g. ``F.cross_entropy``): its value and the
     gradient for its float inputs, also for logits of +-1000 (overflow), with a factor of
-    the batch size (the first dimension of input 0) named as a mean/sum mix-up."""
+    the batch size (the first dimension of input 0) named as a mean/sum mix-up.
+    ``mistakes`` and ``more`` (other settings, e.g. ``ignore_index``) as for
+    ``check_function``."""
     cases = _cases(inputs)
     first = cases[0][0]
     batch = first[0] if isinstance(first, tuple) and first else None
     check_function.__wrapped__(loss, cases, reference, kwargs=kwargs, large_inputs=large_inputs,
-                               batch_size=batch, atol=atol, rtol=rtol, seed=seed)
+                               mistakes=mistakes, more=more, batch_size=batch, atol=atol,
+                               rtol=rtol, seed=seed)
 
 
 # --- check_value and check_array_function ----------------------------------------------
