@@ -188,10 +188,24 @@ def submissions(stem: str, release: dict) -> dict[str, dict]:
     for exercise in exercises(source):
         stub = _text(_solution_cell(release, exercise))
         cases[f"only-{exercise}"] = _replace(solved, exercise, stub)
-        wrong = twice_as_much(_text(_solution_cell(source, exercise)))
+        wrong = subtly_wrong(stem, exercise)
         if wrong is not None:
             cases[f"wrong-{exercise}"] = _replace(solved, exercise, wrong)
     return cases
+
+
+def subtly_wrong(stem: str, exercise: str) -> str | None:
+    """A wrong answer to ``exercise``: its answer doubled, or, where there is nothing to
+    double (an order, an update in place), the first of its classic mistakes in
+    test_grading.py's ``MISTAKES``."""
+    wrong = twice_as_much(_text(_solution_cell(CHAPTERS[stem], exercise)))
+    if wrong is not None:
+        return wrong
+    from test_grading import MISTAKES
+
+    classic = [code for grade_id, code, _ in MISTAKES.get(stem, {}).values()
+               if grade_id == exercise]
+    return classic[0] if classic else None
 
 
 def _grade_chapter(root: pathlib.Path, stem: str) -> dict[str, dict[str, float]]:
@@ -287,7 +301,7 @@ def test_without_its_solution_an_exercise_loses_exactly_its_points(graded, stem,
 
 @each_exercise
 def test_a_subtly_wrong_answer_loses_that_exercise_s_points(graded, stem, exercise):
-    wrong = twice_as_much(_text(_solution_cell(CHAPTERS[stem], exercise)))
+    wrong = subtly_wrong(stem, exercise)
     assert wrong is not None, (f"cannot make a wrong answer to {exercise} by doubling: add "
                                f"one to MISTAKES in test_grading.py")
     _check_loses_exactly(graded, stem, exercise, f"wrong-{exercise}")
