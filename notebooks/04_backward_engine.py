@@ -479,8 +479,8 @@ def run_backward(node, grad_outputs):
 # hands one step out and the loop goes on when the next one is asked for). Use your
 # `accumulate_grad` for the leaves.
 #
-# *Stuck on `accumulate_grad`? `from minigrad.course import use_reference; use_reference("accumulate-grad")`
-# in a new cell loads the reference answer, so this exercise runs (then it is not counted as yours).*
+# *The loop uses your `accumulate_grad` of exercise 2: if it is not done yet,
+# `from minigrad.course import use_reference; use_reference("accumulate-grad")` loads the reference one.*
 #
 # For the routing, three sequences line up, one entry per positional input of the node:
 # `node.next_functions` (the pair `(parent, index)`), `node.args` (the input itself: a
