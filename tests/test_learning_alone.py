@@ -386,8 +386,9 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     (repo / "scripts").mkdir(parents=True)
     shutil.copy2(ROOT / "scripts" / "lab.sh", repo / "scripts" / "lab.sh")
     (repo / "notebooks").mkdir()
-    shutil.copy2(CHAPTERS[0], repo / "notebooks")
-    shutil.copy2(NOTEBOOKS / "widgets_tour.ipynb", repo / "notebooks" / "00_welcome.ipynb")
+    assert CHAPTERS[0].name.startswith("00_")  # chapter 00 has exercises: it opens first
+    for chapter in (CHAPTERS[1], CHAPTERS[0]):
+        shutil.copy2(chapter, repo / "notebooks")
     bin_ = repo / ".venv" / "bin"
     bin_.mkdir(parents=True)
     course_command = pathlib.Path(sys.executable).parent / "minigrad-course"
@@ -402,7 +403,7 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     args = (bin_ / "jupyter-args").read_text().split()
     assert args[:3] == ["lab", "--ServerApp.root_dir=my-course",
-                        "--LabApp.default_url=/lab/tree/00_welcome.ipynb"]
+                        f"--LabApp.default_url=/lab/tree/{CHAPTERS[0].name}"]
     assert args[-2:] == ["--port", "8999"]
     mine = repo / "my-course" / CHAPTERS[0].name
     assert "BEGIN SOLUTION" not in mine.read_text() and "NotImplementedError" in mine.read_text()
