@@ -124,9 +124,9 @@ except AssertionError as failure:
 # | --- | --- |
 # | 0 Start here | this page: how the chapters work, a tour |
 # | [1 Autograd from scratch](01_autograd_from_scratch.ipynb) | the whole idea in one sitting: your own `Function`s, the chain rule, the backward pass |
-# | 2 Tensors and broadcasting | dtypes, shapes, views, broadcasting, and why a gradient is summed back to its input's shape |
-# | 3 Function and Context in depth | what to save for backward, skipping work, in-place edits |
-# | 4 The backward engine | topological order, gradients that add up, hooks |
+# | [2 Tensors and broadcasting](02_tensors_and_broadcasting.ipynb) | dtypes, shapes, views, broadcasting, and why a gradient is summed back to its input's shape |
+# | [3 Function and Context in depth](03_function_and_context.ipynb) | what to save for backward, skipping work, in-place edits |
+# | [4 The backward engine](04_backward_engine.ipynb) | topological order, gradients that add up, hooks |
 # | [5 Reductions and their gradients](05_reductions.ipynb) | `sum`, `mean`, `max`, `var`, `logsumexp` |
 # | [6 Shapes and indexing](06_shapes_and_indexing.ipynb) | `reshape`, `permute`, indexing, `cat`, `gather` |
 # | 7 Matrix multiplication and the Linear layer | `matmul`'s backward, `nn.Linear` |

@@ -37,11 +37,16 @@
 # 8. see why gradients accumulate, and how to clear them;
 # 9. switch recording off with `no_grad`.
 #
-# Along the way come four **exercises**: a cell where you write code (this copy has the
-# answers, between two "SOLUTION" marker comments; in the copy your teacher hands out
-# they are replaced by `raise NotImplementedError()`), and after it a test cell that
-# checks your code and, when it is wrong, says which mistake it looks like. The checks
-# come from `minigrad.exercises`.
+# Along the way come four **exercises**: a cell where you write code (in your copy a
+# `raise NotImplementedError(...)` marks the place: replace it with your code; the
+# teacher's copy and the course website have the answers there, between two "SOLUTION"
+# marker comments), and after it a test cell that checks your code and, when it is
+# wrong, says which mistake it looks like. The checks come from `minigrad.exercises`.
+#
+# Stuck on an exercise? In a terminal, in the repository, `minigrad-course hint 1 mymul`
+# gives a hint for exercise `mymul` (a nudge first; run it again for the next step), and
+# `minigrad-course solution 1 mymul` the reference answer. Each exercise's ID is in its
+# stub's message; chapter 0, section 1, lists the other commands.
 #
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
 # will see exactly the numbers printed here.
@@ -202,6 +207,10 @@ check_function(MyExp, inputs=[(3, 4)], reference=lambda x: x.exp())
 # Use them like any operation, and look at what the context kept. The saved values are
 # plain NumPy arrays, and `needs_input_grad` has one entry per input: a Python number
 # (here `2.0`) never needs a gradient.
+#
+# *Stuck on `MyMul` or `MyExp`? `from minigrad.course import use_reference; use_reference("mymul")`
+# (and `use_reference("myexp")`) in a new cell loads the reference answer, so the cells below
+# run (then it is not counted as yours).*
 
 # %%
 a = mg.randn(3, requires_grad=True)
@@ -627,7 +636,7 @@ for step in range(1, 4):
 # %% [markdown]
 # ## Summary
 #
-# - A `Tensor` holds `data`, and for autograd `requires_grad`, `grad` and `grad_fn`.
+# - A `Tensor` holds its values (`x.numpy()`), and for autograd `requires_grad`, `grad` and `grad_fn`.
 # - A `Function` is a `forward` and a `backward` on NumPy arrays; the context carries
 #   what backward needs (`save_for_backward` / `saved_tensors`) and which inputs want a
 #   gradient (`needs_input_grad`).
@@ -641,3 +650,17 @@ for step in range(1, 4):
 # **Try it yourself** (not graded): write `MySin` ($\frac{d}{dx}\sin x = \cos x$) and
 # check it with `mg.gradcheck` and with
 # `check_function(MySin, inputs=[(3, 4)], reference=lambda x: x.sin())`.
+#
+# ## Where this lives in minigrad
+#
+# | in this chapter | in minigrad |
+# | --- | --- |
+# | `Tensor`: `requires_grad`, `grad`, `grad_fn`, `is_leaf` | `minigrad/tensor.py`, class `Tensor` |
+# | `mg.Function`, `apply`, the context (`save_for_backward`, `needs_input_grad`) and the graph node | `minigrad/function.py` |
+# | minigrad's own `Mul`, `Exp`, `Div` | `minigrad/ops/elementwise.py` |
+# | `backward()`, `mg.backward_steps`, the sum of a gradient back to its input's shape | `minigrad/autograd.py` |
+# | `mg.gradcheck` | `minigrad/gradcheck.py` |
+# | `mg.no_grad`, `mg.is_grad_enabled` | `minigrad/state.py` |
+#
+# Next: [Chapter 2, Tensors and broadcasting](02_tensors_and_broadcasting.ipynb), where a
+# tensor's dtype, its memory and broadcasting decide what a backward must do.

@@ -38,11 +38,17 @@
 #    `unbroadcast` (exercise 2);
 # 6. use it in a `MyMul` that broadcasts (exercise 3).
 #
-# The three **exercises** (8 points) are cells where you write code (this copy has the
-# answers, between two "SOLUTION" marker comments; in the copy your teacher hands out
-# they are replaced by `raise NotImplementedError()`), each followed by a test cell that
-# checks your code and, when it is wrong, says which mistake it looks like. The checks
-# come from `minigrad.exercises`.
+# The three **exercises** (8 points) are cells where you write code (in your copy a
+# `raise NotImplementedError(...)` marks the place: replace it with your code; the
+# teacher's copy and the course website have the answers there, between two "SOLUTION"
+# marker comments), each followed by a test cell that checks your code and, when it is
+# wrong, says which mistake it looks like. The checks come from `minigrad.exercises`.
+#
+# Stuck on an exercise? In a terminal, in the repository,
+# `minigrad-course hint 2 unbroadcast` gives a hint for exercise `unbroadcast` (a nudge
+# first; run it again for the next step), and `minigrad-course solution 2 unbroadcast`
+# the reference answer. Each exercise's ID is in its stub's message; chapter 0,
+# section 1, lists the other commands.
 #
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
 # will see exactly the numbers printed here.
@@ -478,6 +484,10 @@ check_array_function(
 
 # %% [markdown]
 # Your `unbroadcast` gives what the engine gave `b` above:
+#
+# *Stuck on `unbroadcast`? `from minigrad.course import use_reference; use_reference("unbroadcast")`
+# in a new cell loads the reference answer, so the cells below (and exercise 3, which uses it)
+# run (then it is not counted as yours).*
 
 # %%
 print("unbroadcast(v, (3,)) :", unbroadcast(v.numpy(), (3,)))
@@ -532,6 +542,9 @@ check_function(MyMul, inputs=[[(3, 1), (1, 4)], [(3, 4), (4,)], [(2, 3, 1), (3, 
 
 # %% [markdown]
 # And `gradcheck` in float64, on a column times a row:
+#
+# *Stuck on `MyMul`? `from minigrad.course import use_reference; use_reference("mymul-broadcast")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 column = mg.randn(3, 1, dtype=mg.float64, requires_grad=True)
@@ -603,3 +616,6 @@ print("called directly   : backward returns shapes",
 # Read `sum_to_shape` in `minigrad/autograd.py` now: it does in one `sum` call what your
 # `unbroadcast` does, and returns `None` when the shapes cannot be summed back (the
 # engine then raises the `ShapeError`).
+#
+# Next: [Chapter 3, Function and Context in depth](03_function_and_context.ipynb), where
+# you decide what a Function saves for its backward, and what the engine checks for you.

@@ -35,15 +35,16 @@
 #
 # Along the way come four **exercises** (8 points): a cell where you write code (the
 # teacher's copy has the answers between two "SOLUTION" marker comments; in the copy
-# handed out to students they are replaced by `raise NotImplementedError()`), and after
+# handed out to students they are replaced by `raise NotImplementedError(...)`), and after
 # it a test cell that checks your code with the checks of `minigrad.exercises`. A check
 # that passes prints one line; one that fails says what it called, what came back, what
 # was expected, and which classic mistake it looks like.
 #
-# Stuck on an exercise? `notebooks/hints/03_function_and_context.toml`, in the course's
-# repository, has two or three hints for each one, under the exercise's ID (the name
-# after `solution:` in its cell's tag), from a nudge to the key formula; and
-# `minigrad-course solution 03 ID` prints a reference answer.
+# Stuck on an exercise? In a terminal, in the repository,
+# `minigrad-course hint 3 mysincos` gives a hint for exercise `mysincos` (a nudge first;
+# run it again for the next step), and `minigrad-course solution 3 mysincos` the
+# reference answer. Each exercise's ID is in its stub's message; chapter 0, section 1,
+# lists the other commands.
 #
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
 # will see the same numbers as printed here. One exception: the widget's titles number
@@ -253,6 +254,9 @@ check_saves_output(MySigmoid, inputs=[(3, 4)])
 
 # %% [markdown]
 # The inspector confirms it: saved array 0 *is* output 0.
+#
+# *Stuck on `MySigmoid`? `from minigrad.course import use_reference; use_reference("mysigmoid-saves-output")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x = mg.randn(2, 3, requires_grad=True)
@@ -478,6 +482,9 @@ check_multi_output(MySinCos, inputs=[(3, 4)], reference=lambda x: (x.sin(), x.co
 # %% [markdown]
 # Through the engine, and against minigrad's own `sin` and `cos`, with a loss that uses
 # only the cosine:
+#
+# *Stuck on `MySinCos`? `from minigrad.course import use_reference; use_reference("mysincos")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x64 = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
@@ -721,5 +728,7 @@ check_in_place_safety(MyScaleRows, inputs=[(3, 4), (3,)],
 #
 # The Functions you use with Tensors inside (PyTorch's style, where `forward` gets
 # Tensors and `ctx.save_for_backward` saves Tensors) are `mg.autograd.Function`, in
-# `minigrad/autograd_function.py`; the context is the same. The next chapter follows
-# the gradients from node to node: the backward engine.
+# `minigrad/autograd_function.py`; the context is the same.
+#
+# Next: [Chapter 4, The backward engine](04_backward_engine.ipynb), which follows the
+# gradients from node to node.

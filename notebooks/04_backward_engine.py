@@ -43,6 +43,12 @@
 # comments.) A check that passes prints one line; one that fails says what it called, what
 # came back, what was expected, and which classic mistake it looks like.
 #
+# Stuck on an exercise? In a terminal, in the repository,
+# `minigrad-course hint 4 topological-order` gives a hint for exercise `topological-order`
+# (a nudge first; run it again for the next step), and
+# `minigrad-course solution 4 topological-order` the reference answer. Each exercise's ID
+# is in its stub's message; chapter 0, section 1, lists the other commands.
+#
 # Run the cells from top to bottom. The first cell seeds the random generator, so you will
 # see exactly the numbers printed here.
 
@@ -220,6 +226,10 @@ check_topological_order(topological_order)
 # also a topological order. That is `backward_order`, in `minigrad/graph.py`. Topological
 # orders are not unique: where two branches do not depend on each other, they may come in
 # either order. Compare yours with minigrad's:
+#
+# *Stuck on `topological_order`? `from minigrad.course import use_reference; use_reference("topological-order")`
+# in a new cell loads the reference answer, so the cells below (and exercise 3, which uses it)
+# run (then it is not counted as yours).*
 
 # %%
 print(f"yours   : {topological_order(loss.grad_fn)}")
@@ -436,7 +446,8 @@ print(f"= the direct path alone: {np.allclose(x.grad.numpy(), only_direct)}")
 # takes care of: a node is its own `ctx`, so it is called as
 # `node.function.backward(node, *grad_outputs)`; a single gradient may come back bare
 # instead of in a tuple; a gradient of a broadcast input must be summed back to the input's
-# shape (chapter 1); and an output that got no gradient gets zeros.
+# shape (chapter 2's `unbroadcast`, minigrad's `sum_to_shape`); and an output that got no
+# gradient gets zeros.
 
 # %%
 def run_backward(node, grad_outputs):
@@ -467,6 +478,9 @@ def run_backward(node, grad_outputs):
 # `(node, grad_outputs, grad_inputs)`, like `mg.backward_steps` (a generator: `yield`
 # hands one step out and the loop goes on when the next one is asked for). Use your
 # `accumulate_grad` for the leaves.
+#
+# *The loop uses your `accumulate_grad` of exercise 2: if it is not done yet,
+# `from minigrad.course import use_reference; use_reference("accumulate-grad")` loads the reference one.*
 #
 # For the routing, three sequences line up, one entry per positional input of the node:
 # `node.next_functions` (the pair `(parent, index)`), `node.args` (the input itself: a
@@ -530,6 +544,9 @@ check_backward_loop(my_backward_steps)
 # diamond has only one topological order, so they must agree), the gradient that arrived
 # at each node, and `x.grad`. (These last two cells run your loop: if its check failed,
 # they fail too; fix the loop first.)
+#
+# *Stuck on `my_backward_steps`? `from minigrad.course import use_reference; use_reference("backward-loop")`
+# in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
 
 # %%
 x, a, b, d, loss = build_diamond()
@@ -594,3 +611,7 @@ for name, p in model.named_parameters():
 # pending gradients per node, a few lines for leaves, and one speed trick (adding in place
 # into arrays nobody else has seen). `backward()` and the `BackwardStepper` both run it:
 # there is no second implementation.
+#
+# Next: [Chapter 5, Reductions and their gradients](05_reductions.ipynb), where you write
+# the backward of `sum`, `mean` and `max`, whose gradient goes back from a small shape to a
+# large one.

@@ -45,6 +45,11 @@
 # it called, what came back, what was expected, and which classic mistake it looks like.
 # The checks come from `minigrad.exercises`.
 #
+# Stuck on an exercise? In a terminal, in the repository, `minigrad-course hint 5 mysum`
+# gives a hint for exercise `mysum` (a nudge first; run it again for the next step), and
+# `minigrad-course solution 5 mysum` the reference answer. Each exercise's ID is in its
+# stub's message; chapter 0, section 1, lists the other commands.
+#
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
 # will see exactly the numbers printed here.
 

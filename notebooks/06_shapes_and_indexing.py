@@ -41,10 +41,16 @@
 #
 # Each Function is checked twice: with `mg.gradcheck` in float64 (finite differences,
 # chapter 1) and against minigrad's own operation. The four **exercises** are cells
-# where you write code (this copy has the answers, between two "SOLUTION" marker
-# comments; in the copy your teacher hands out they are replaced by
-# `raise NotImplementedError()`), each followed by a test cell that checks your code and,
-# when it is wrong, says which mistake it looks like.
+# where you write code (in your copy a `raise NotImplementedError(...)` marks the place:
+# replace it with your code; the teacher's copy and the course website have the answers
+# there, between two "SOLUTION" marker comments), each followed by a test cell that
+# checks your code and, when it is wrong, says which mistake it looks like.
+#
+# Stuck on an exercise? In a terminal, in the repository,
+# `minigrad-course hint 6 mypermute` gives a hint for exercise `mypermute` (a nudge
+# first; run it again for the next step), and `minigrad-course solution 6 mypermute` the
+# reference answer. Each exercise's ID is in its stub's message; chapter 0, section 1,
+# lists the other commands.
 #
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
 # will see exactly the numbers printed here.

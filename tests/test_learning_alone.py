@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -339,6 +340,27 @@ def test_no_hint_file_names_an_unknown_chapter_or_exercise(path):
     assert chapter.exists(), f"{path.name}: no chapter {chapter.name}"
     unknown = set(student.read_hints(path)) - set(student._solution_ids(_read(chapter)))
     assert not unknown, f"{path.name}: no exercise {sorted(unknown)} in {chapter.name}"
+
+
+HINT_COMMAND = re.compile(r"minigrad-course hint (\d+) ([\w-]+)")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_each_chapter_tells_how_to_get_a_hint_and_names_its_own_exercises(chapter):
+    """The intro shows ``minigrad-course hint N ID`` with this chapter's number and one of
+    its exercises, and every ``use_reference("ID")`` its text suggests loads one of its
+    own exercises (the names a student copies must work)."""
+    notebook = _read(chapter)
+    exercises = set(student._solution_ids(notebook))
+    markdown = [_text(c) for c in notebook["cells"] if c["cell_type"] == "markdown"]
+    intro = "\n".join(markdown[:2])
+    commands = HINT_COMMAND.findall(intro)
+    assert commands, f"{chapter.name}: its intro should show `minigrad-course hint`"
+    for number, exercise in commands:
+        assert int(number) == int(chapter.stem[:2]), f"{chapter.name}: hint {number}"
+        assert exercise in exercises, f"{chapter.name}: hint {number} {exercise}: no such exercise"
+    suggested = {name for text in markdown for name in student.REFERENCE_CALL.findall(text)}
+    assert suggested <= exercises, f"{chapter.name}: use_reference of {suggested - exercises}"
 
 
 def test_use_reference_defines_the_reference_answer_in_the_caller(capsys):
