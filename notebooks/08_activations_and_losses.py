@@ -39,6 +39,11 @@
 # to students the answers are replaced by `raise NotImplementedError()`), and a test
 # cell that checks it against minigrad's `F.*` and names the classic mistakes.
 #
+# Stuck on an exercise? In a terminal, in the repository, `minigrad-course hint 8 mygelu`
+# gives a hint for exercise `mygelu` (a nudge first; run it again for the next step), and
+# `minigrad-course solution 8 mygelu` the reference answer. Each exercise's ID is in its
+# stub's message; chapter 0, section 1, lists the other commands.
+#
 # Run the cells from top to bottom. The first cell seeds the random generator.
 
 # %%
