@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from .authoring import apply_exercise_tags, graded_cells
@@ -244,15 +245,25 @@ def release(args: argparse.Namespace) -> int:
 
 
 class _WorkingDirectory:
+    """Run in ``path`` (nbgrader reads its config from the working directory). The working
+    directory belongs to the whole process: one lock keeps two threads (the exercise gate
+    grades two chapters at once) from restoring each other's folder."""
+
+    _lock = threading.RLock()
+
     def __init__(self, path: Path):
         self.path, self.previous = path, None
 
     def __enter__(self):
+        self._lock.acquire()
         self.previous = os.getcwd()
         os.chdir(self.path)
 
     def __exit__(self, *exc):
-        os.chdir(self.previous)
+        try:
+            os.chdir(self.previous)
+        finally:
+            self._lock.release()
 
 
 def _settings(course: Path):

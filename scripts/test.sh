@@ -32,5 +32,5 @@ echo "== ruff"
 echo "== pytest (unit tests and chapter notebooks)"
 # --dist loadfile keeps each notebook's cells together, in order, in one worker
 exec .venv/bin/python -m pytest -n auto --dist loadfile \
-  --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
+  --nbval --nbval-current-env --nbval-sanitize-with "$PWD/notebooks/sanitize.cfg" \
   tests notebooks "$@"

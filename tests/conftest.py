@@ -35,6 +35,21 @@ def torch():
         need("torch", "pip install torch==2.13.0")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def working_directory_kept_by_the_module():
+    """The same check as below for what a module-scoped fixture does (set up before any
+    test's own check)."""
+    folder = os.getcwd()
+    yield
+    try:
+        moved_to = os.getcwd()
+    except FileNotFoundError:
+        moved_to = "a folder since deleted"
+    if moved_to != folder:
+        os.chdir(folder)
+        raise AssertionError(f"this module left the working directory at {moved_to}")
+
+
 @pytest.fixture(autouse=True)
 def fresh_state():
     """Every test starts from the default global state and a fixed seed, and leaves the
