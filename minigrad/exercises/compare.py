@@ -47,7 +47,9 @@ def describe(value: Any) -> str:
     if isinstance(value, (tuple, list)) and not _is_numeric_list(value):
         return f"{type(value).__name__} of {len(value)}: " + \
             ", ".join(describe(v) for v in value)
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, (tuple, list)):  # a few numbers (a shape) are shown
+        if len(value) <= 8:
+            return f"{type(value).__name__} {value!r}"
         return f"{type(value).__name__} of {len(value)} number(s)"
     if isinstance(value, np.generic) and not isinstance(value, float):
         return f"numpy.{type(value).__name__} {value.item()!r}"
