@@ -227,10 +227,10 @@ class MyMul(mg.Function):
         "compatibility-checked-in-the-last-dimension-only": ("broadcast-shape", '''
 def broadcast_shape(a, b):
     n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    if a and a[-1] != b[-1] and 1 not in (a[-1], b[-1]):
+    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    if pa and pa[-1] != pb[-1] and 1 not in (pa[-1], pb[-1]):
         raise ValueError(f"shapes {a} and {b} do not broadcast")
-    return tuple(max(x, y) for x, y in zip(a, b))
+    return tuple(max(x, y) for x, y in zip(pa, pb))
 ''', "broadcast_shape((4, 3), (2, 3)) returned (4, 3), but these shapes do not broadcast"),
         "mul-x-and-y-swapped": ("mymul-broadcast", '''
 class MyMul(mg.Function):
