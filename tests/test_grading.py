@@ -224,6 +224,26 @@ class MyMul(mg.Function):
         x, y = ctx.saved_tensors
         return unbroadcast(grad_output, x.shape) * y, unbroadcast(grad_output, y.shape) * x
 ''', "summed back before multiplying"),
+        "compatibility-checked-in-the-last-dimension-only": ("broadcast-shape", '''
+def broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    if pa and pa[-1] != pb[-1] and 1 not in (pa[-1], pb[-1]):
+        raise ValueError(f"shapes {a} and {b} do not broadcast")
+    return tuple(max(x, y) for x, y in zip(pa, pb))
+''', "broadcast_shape((4, 3), (2, 3)) returned (4, 3), but these shapes do not broadcast"),
+        "mul-x-and-y-swapped": ("mymul-broadcast", '''
+class MyMul(mg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return unbroadcast(grad_output * x, x.shape), unbroadcast(grad_output * y, y.shape)
+''', "x and y are swapped"),
         "mul-not-summed": ("mymul-broadcast", '''
 class MyMul(mg.Function):
     @staticmethod
