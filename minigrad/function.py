@@ -34,6 +34,12 @@ from .hooks import RemovableHandle
 from .state import state
 from .versions import clock, record_write, share_version  # noqa: F401 (record_write: re-exported)
 
+# the dtypes of numbers (kinds b, i, u, f, c), as a set: `apply` looks its result's dtype up
+# per op, where `dtype.kind` cost 2% of `a + b` (callgrind, 500 of them: 15.02 M instructions
+# with `.kind`, 14.90 M with the set, 14.69 M with no check)
+_NUMBER_DTYPES = frozenset(np.dtype(c) for c in np.typecodes["All"]
+                           if np.dtype(c).kind in "biufc")
+
 
 class Context:
     """What a Function's forward leaves for its backward (PyTorch's ``ctx``).
@@ -328,7 +334,7 @@ class Function:
             ctx.needs_input_grad = (False,) * len(args)
         outputs = run_forward(cls, ctx, arrays, kwargs, args)
         if type(outputs) is not np.ndarray or ctx._non_differentiable \
-                or outputs.dtype.kind not in "biufc":  # wrap_outputs checks and says why
+                or outputs.dtype not in _NUMBER_DTYPES:  # wrap_outputs checks and says why
             return wrap_outputs(cls, ctx, node, args, arrays, outputs)
         result = Tensor._make(outputs, node is not None, node)  # the usual case: one array
         if node is not None:
