@@ -334,6 +334,24 @@ def test_every_exercise_has_hints_in_two_steps_or_more(chapter):
         assert len(hints.get(exercise, [])) >= 2, f"{path}: [{exercise}] needs 2+ hints"
 
 
+def test_hints_read_on_python_3_10_with_tomli(monkeypatch):
+    # Python 3.10 has no tomllib: the package depends on tomli there, and read_hints uses it
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        project = tomllib.load(file)["project"]
+    assert "tomli>=1.1; python_version < '3.11'" in project["dependencies"]
+    assert project["requires-python"] == ">=3.10"
+    path = NOTEBOOKS / "hints" / f"{CHAPTERS[0].stem}.toml"
+    expected = student.read_hints(path)
+    monkeypatch.setattr(sys, "version_info", (3, 10, 14, "final", 0))
+    monkeypatch.setitem(sys.modules, "tomli", tomllib)  # the same API, under its 3.10 name
+    assert student.read_hints(path) == expected
+    monkeypatch.setitem(sys.modules, "tomli", None)  # not installed
+    with pytest.raises(student.CourseError, match="pip install tomli"):
+        student.read_hints(path)
+
+
 @pytest.mark.parametrize("path", HINT_FILES, ids=lambda p: p.name)
 def test_no_hint_file_names_an_unknown_chapter_or_exercise(path):
     chapter = NOTEBOOKS / f"{path.stem}.ipynb"
