@@ -261,6 +261,38 @@ def test_an_unknown_chapter_or_exercise_is_named(capsys):
     assert "no exercise 'nope'" in err and student._solution_ids(_read(CHAPTERS[0]))[0] in err
 
 
+def test_hint_and_solution_follow_the_chapters_when_they_move(made, tmp_path, capsys):
+    folder = tmp_path / "copy"
+    shutil.copytree(made["folder"], folder, ignore=shutil.ignore_patterns("hints.json"))
+    chapter = made["chapter"]
+    exercise = student._solution_ids(_read(chapter))[0]
+    manifest_path = folder / ".minigrad" / "manifest.json"
+    manifest = _read(manifest_path)
+    for entry in manifest["notebooks"].values():  # the chapters it was made from, moved
+        entry["source"] = str(tmp_path / "gone" / pathlib.Path(entry["source"]).name)
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    capsys.readouterr()
+    # hint and solution: this installation's chapters
+    assert cli.main(["hint", chapter.stem, exercise, "--workspace", str(folder)]) == 0
+    assert "hint 1 of" in capsys.readouterr().out
+    assert cli.main(["solution", chapter.stem, exercise, "--workspace", str(folder)]) == 0
+    assert f"reference answer to exercise {exercise}" in capsys.readouterr().out
+    # a chapter this installation does not have: say what happened and how to recover
+    manifest["notebooks"]["09_new"] = {**manifest["notebooks"][chapter.stem],
+                                       "source": str(tmp_path / "gone" / "09_new.ipynb")}
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert cli.main(["hint", "09_new", exercise, "--workspace", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert f"no longer in {tmp_path / 'gone'} (moved?)" in err
+    assert f"minigrad-course workspace {folder} --notebooks" in err
+    # workspace --notebooks points the workspace at the chapters' new place
+    del manifest["notebooks"]["09_new"]
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert cli.main(["workspace", str(folder), "--notebooks", str(made["upstream"])]) == 0
+    assert _read(manifest_path)["notebooks"][chapter.stem]["source"] == \
+        str(made["upstream"] / chapter.name)
+
+
 def test_a_missing_workspace_says_how_to_make_one(tmp_path, capsys):
     assert cli.main(["status", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
