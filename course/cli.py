@@ -134,7 +134,9 @@ def _solution_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("chapter", metavar="CHAPTER", help="a chapter's name or number")
     parser.add_argument("exercise", metavar="EXERCISE", help="the exercise's id, e.g. mymul")
     parser.add_argument("--notebooks", default=None, metavar="DIR",
-                        help="where the chapters are (default: this repository's notebooks/)")
+                        help="where the chapters are (default: those the workspace was made "
+                             "from, else this repository's notebooks/)")
+    _workspace_option(parser)
 
 
 def _reset_arguments(parser: argparse.ArgumentParser) -> None:

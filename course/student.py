@@ -159,6 +159,8 @@ def workspace(args: argparse.Namespace) -> int:
         mine = folder / source.name
         latest = folder / HIDDEN / "exercise" / source.name
         digest = _sha(source)
+        if entry:  # where the chapter is now (hint and solution read it there)
+            entry["source"] = str(source)
         if entry and entry["source_sha256"] == digest and mine.exists():
             print(f"{source.name}: up to date")
             continue
@@ -533,6 +535,15 @@ def hint(args: argparse.Namespace) -> int:
     entry = manifest["notebooks"][stem]
     name = _exercise(entry["exercises"], stem, args.exercise)
     source = Path(entry.get("source", teacher.REPOSITORY_NOTEBOOKS / f"{stem}.ipynb"))
+    if not source.parent.is_dir():  # the chapters were moved: the repository's, if there
+        repository = teacher.REPOSITORY_NOTEBOOKS / HINTS / f"{stem}.toml"
+        if not repository.exists():
+            raise CourseError(
+                f"the chapters this workspace was made from are no longer in "
+                f"{source.parent} (moved?), and this installation's notebooks/hints/ has no "
+                f"hints for {stem}: run minigrad-course workspace {folder} --notebooks "
+                "NEW_FOLDER to point the workspace at them (your notebooks are kept)")
+        source = repository.parent.parent / source.name
     path = source.parent / HINTS / f"{stem}.toml"
     number = stem.split("_")[0]
     answer = f"minigrad-course solution {number} {name}"
@@ -583,7 +594,7 @@ def chapter_sources(workspace: Path) -> dict[str, Path]:
 
 def solution(args: argparse.Namespace) -> int:
     sources = _sources(Path(args.notebooks).resolve()) if args.notebooks \
-        else chapter_sources(find_workspace())
+        else chapter_sources(_folder(args))
     index = {"notebooks": {s: None for s in sources}}
     stem = _chapter(index, args.chapter)
     notebook = _read_source(sources[stem])

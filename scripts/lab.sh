@@ -18,6 +18,12 @@ pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 # chapter 00 if there is one, else the first chapter in course order (NN_name.ipynb)
 first=$(cd my-course && ls -1 [0-9]*_*.ipynb 2>/dev/null | sort | head -n 1 || true)
 
+# the student's lab, without nbgrader's teacher menus (Formgrader, Create Assignment,
+# Courses, the exchange's Assignments): student-lab/ is a Jupyter config folder that
+# disables them for this lab only (the validate button stays; the teacher's
+# minigrad-course commands and a teacher's own lab are untouched)
+export JUPYTER_CONFIG_PATH="$PWD/student-lab${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
+
 if [ "$(id -u)" = 0 ]; then
   set -- --allow-root "$@"  # Jupyter refuses to run as root without it
 fi

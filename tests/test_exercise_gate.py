@@ -9,8 +9,11 @@ there), graded by real nbgrader from the exercise version it releases:
   exercise's code, none swallows its own failure;
 - for each exercise, a subtly wrong answer (generated: its first gradient, or its value,
   times 2, while minigrad's own operations stay right) loses that exercise's points.
-  (The classic mistakes of ``MISTAKES`` are graded in test_grading.py: partial marks, and
-  the feedback names them.)
+- each of the course's named wrong answers (``MISTAKES`` in test_grading.py, each a
+  rewritten solution cell) loses points on its own exercise's checks and nowhere else
+  (by this file's rule, ``_allowed_to_lose``). Those cases are graded once, in
+  test_grading.py's class (which also checks partial marks and that the feedback names
+  the mistake): that test, not a second nbgrader run here, is this part of the gate.
 
 One exception is made, and found by construction: an exercise whose *answer* uses
 another's (chapter 5's ``MyVar.forward`` returns the student's ``variance(...)``) may

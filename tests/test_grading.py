@@ -1103,6 +1103,16 @@ def _mistakes():
     return [(chapter, name) for chapter, table in MISTAKES.items() for name in table]
 
 
+def _cell_scores(graded, chapter: str, name: str) -> dict[str, float]:
+    """``{test cell: score}`` of one returned notebook, from nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+
+    number = chapter.split("_")[0]
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
+        submitted = gradebook.find_submission_notebook(chapter, chapter, f"c{number}-{name}")
+        return {grade.name: grade.score for grade in submitted.grades}
+
+
 @pytest.mark.parametrize("chapter, mistake", _mistakes())
 def test_a_classic_mistake_gets_partial_marks_and_its_name_in_the_feedback(graded, chapter,
                                                                            mistake):
@@ -1111,6 +1121,27 @@ def test_a_classic_mistake_gets_partial_marks_and_its_name_in_the_feedback(grade
     assert 0 < float(row["score"]) < _max(chapter)
     words = MISTAKES[chapter][mistake][2]
     assert words in _feedback(graded, chapter, mistake)
+
+
+@pytest.mark.parametrize("chapter, mistake", _mistakes())
+def test_a_classic_mistake_loses_points_on_its_own_exercise_s_checks_only(graded, chapter,
+                                                                          mistake):
+    # Part of the exercise gate (tests/test_exercise_gate.py), graded here so that each
+    # mistake runs once under nbgrader: the gate's own rule says which checks belong to
+    # the exercise and which may lose points with it (an exercise whose answer uses this
+    # one's), so the checks are seen to test what the student wrote.
+    from test_exercise_gate import _allowed_to_lose
+
+    exercise = MISTAKES[chapter][mistake][0]
+    must, may = _allowed_to_lose(chapter, exercise)
+    points = authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb"))
+    scores = _cell_scores(graded, chapter, mistake)
+    assert set(scores) == set(points)
+    lost = {cell: points[cell] - scores[cell] for cell in points if scores[cell] < points[cell]}
+    assert set(lost) & must, f"{mistake}: the checks of {exercise} ({sorted(must)}) kept " \
+        "all their points"
+    assert set(lost) <= must | may, f"{mistake}: other exercises' checks lost points " \
+        f"{ {c: p for c, p in lost.items() if c not in must | may} }"
 
 
 @chapters

@@ -261,6 +261,38 @@ def test_an_unknown_chapter_or_exercise_is_named(capsys):
     assert "no exercise 'nope'" in err and student._solution_ids(_read(CHAPTERS[0]))[0] in err
 
 
+def test_hint_and_solution_follow_the_chapters_when_they_move(made, tmp_path, capsys):
+    folder = tmp_path / "copy"
+    shutil.copytree(made["folder"], folder, ignore=shutil.ignore_patterns("hints.json"))
+    chapter = made["chapter"]
+    exercise = student._solution_ids(_read(chapter))[0]
+    manifest_path = folder / ".minigrad" / "manifest.json"
+    manifest = _read(manifest_path)
+    for entry in manifest["notebooks"].values():  # the chapters it was made from, moved
+        entry["source"] = str(tmp_path / "gone" / pathlib.Path(entry["source"]).name)
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    capsys.readouterr()
+    # hint and solution: this installation's chapters
+    assert cli.main(["hint", chapter.stem, exercise, "--workspace", str(folder)]) == 0
+    assert "hint 1 of" in capsys.readouterr().out
+    assert cli.main(["solution", chapter.stem, exercise, "--workspace", str(folder)]) == 0
+    assert f"reference answer to exercise {exercise}" in capsys.readouterr().out
+    # a chapter this installation does not have: say what happened and how to recover
+    manifest["notebooks"]["09_new"] = {**manifest["notebooks"][chapter.stem],
+                                       "source": str(tmp_path / "gone" / "09_new.ipynb")}
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert cli.main(["hint", "09_new", exercise, "--workspace", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert f"no longer in {tmp_path / 'gone'} (moved?)" in err
+    assert f"minigrad-course workspace {folder} --notebooks" in err
+    # workspace --notebooks points the workspace at the chapters' new place
+    del manifest["notebooks"]["09_new"]
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert cli.main(["workspace", str(folder), "--notebooks", str(made["upstream"])]) == 0
+    assert _read(manifest_path)["notebooks"][chapter.stem]["source"] == \
+        str(made["upstream"] / chapter.name)
+
+
 def test_a_missing_workspace_says_how_to_make_one(tmp_path, capsys):
     assert cli.main(["status", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
@@ -334,6 +366,24 @@ def test_every_exercise_has_hints_in_two_steps_or_more(chapter):
         assert len(hints.get(exercise, [])) >= 2, f"{path}: [{exercise}] needs 2+ hints"
 
 
+def test_hints_read_on_python_3_10_with_tomli(monkeypatch):
+    # Python 3.10 has no tomllib: the package depends on tomli there, and read_hints uses it
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        project = tomllib.load(file)["project"]
+    assert "tomli>=1.1; python_version < '3.11'" in project["dependencies"]
+    assert project["requires-python"] == ">=3.10"
+    path = NOTEBOOKS / "hints" / f"{CHAPTERS[0].stem}.toml"
+    expected = student.read_hints(path)
+    monkeypatch.setattr(sys, "version_info", (3, 10, 14, "final", 0))
+    monkeypatch.setitem(sys.modules, "tomli", tomllib)  # the same API, under its 3.10 name
+    assert student.read_hints(path) == expected
+    monkeypatch.setitem(sys.modules, "tomli", None)  # not installed
+    with pytest.raises(student.CourseError, match="pip install tomli"):
+        student.read_hints(path)
+
+
 @pytest.mark.parametrize("path", HINT_FILES, ids=lambda p: p.name)
 def test_no_hint_file_names_an_unknown_chapter_or_exercise(path):
     chapter = NOTEBOOKS / f"{path.stem}.ipynb"
@@ -394,7 +444,9 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     course_command = pathlib.Path(sys.executable).parent / "minigrad-course"
     for name, text in {"python": "exit 0\n",  # pip install: nothing to do here
                        "minigrad-course": f'exec "{course_command}" "$@"\n',
-                       "jupyter": 'echo "$@" > "$(dirname "$0")/jupyter-args"\n'}.items():
+                       "jupyter": 'echo "$@" > "$(dirname "$0")/jupyter-args"\n'
+                                  'echo "$JUPYTER_CONFIG_PATH" > "$(dirname "$0")/config-path"\n'
+                       }.items():
         (bin_ / name).write_text("#!/bin/sh\n" + text)
         (bin_ / name).chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
@@ -405,6 +457,8 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     assert args[:3] == ["lab", "--ServerApp.root_dir=my-course",
                         "--LabApp.default_url=/lab/tree/00_welcome.ipynb"]
     assert args[-2:] == ["--port", "8999"]
+    # the student's lab reads student-lab/ (no teacher menus: see the test below)
+    assert (bin_ / "config-path").read_text().strip().split(":")[0] == str(repo / "student-lab")
     mine = repo / "my-course" / chapter.name
     assert "BEGIN SOLUTION" not in mine.read_text() and "NotImplementedError" in mine.read_text()
     mine.write_text(mine.read_text().replace("NotImplementedError", "NotImplementedError "))
@@ -413,3 +467,79 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
                            text=True, env=env)
     assert again.returncode == 0, again.stdout + again.stderr
     assert mine.read_bytes() == before and f"{chapter.name}: up to date" in again.stdout
+
+
+TEACHER_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                   "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:assignment-list",
+                   "@jupyter/nbgrader:menu"]
+
+
+def test_the_student_s_lab_has_no_teacher_menus_and_keeps_validate(tmp_path):
+    # the lab as Binder starts it (binder/start; scripts/lab.sh sets the same folder):
+    # nbgrader's teacher plugins are disabled in the page and their server extensions not
+    # loaded, while its validate button and its server side stay
+    try:
+        import nbgrader  # noqa: F401
+    except ImportError:
+        need("nbgrader", "pip install -e '.[grading]'")
+    lab = pathlib.Path(sys.executable).parent / "jupyter-lab"
+    if not lab.exists():
+        need("jupyterlab", "pip install -e '.[jupyter]'")
+    import signal
+    import socket
+    import time
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"}
+    env.update(JUPYTER_CONFIG_DIR=str(tmp_path / "user-config"),  # not the machine's user's
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    token, base = "minigrad-student-lab", f"http://127.0.0.1:{port}"
+    log = open(tmp_path / "lab.log", "w")
+    server = subprocess.Popen(
+        ["bash", str(ROOT / "binder" / "start"), str(lab), "--no-browser", "--allow-root",
+         "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={tmp_path}",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def get(path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"{base}{path}?token={token}&version="
+                                        f"{nbgrader.__version__}", timeout=10) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, ""
+
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                get("/api/status")
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("JupyterLab did not start:\n"
+                                + (tmp_path / "lab.log").read_text()[-3000:])
+                time.sleep(0.3)
+        status, page = get("/lab")
+        assert status == 200
+        config = json.loads(re.search(r'<script id="jupyter-config-data" '
+                                      r'type="application/json">(.*?)</script>', page,
+                                      re.S).group(1))
+        assert set(TEACHER_PLUGINS) <= set(config["disabledExtensions"])
+        assert "@jupyter/nbgrader:validate-assignment" not in config["disabledExtensions"]
+        assert get("/formgrader")[0] == 404  # the formgrader's server side is not there
+        assert get("/formgraders")[0] == 404  # nor the course list's
+        assert get("/nbgrader_version")[0] == 200  # validate's is
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        log.close()

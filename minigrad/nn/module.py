@@ -223,7 +223,8 @@ class Module:
             # note naming the innermost layer it came from, its message unchanged
             if not hasattr(error, "layer"):
                 error.layer = self._describe()
-                error.add_note(f"(raised in layer {error.layer})")
+                if hasattr(error, "add_note"):  # Python 3.11+ (3.10: error.layer only)
+                    error.add_note(f"(raised in layer {error.layer})")
             raise
         finally:
             state.module, state.group = caller, outer_group
