@@ -35,7 +35,8 @@
 # 6. see why broadcasting makes the engine *sum* gradients (chapter 2 goes deeper);
 # 7. check a backward pass with `gradcheck`, and catch a wrong one;
 # 8. see why gradients accumulate, and how to clear them;
-# 9. switch recording off with `no_grad`.
+# 9. switch recording off with `no_grad`;
+# 10. write one more Function, `MySin`, on your own.
 #
 # Along the way come five **exercises**: a cell where you write code, and after it a test
 # cell that checks your code and, when it is wrong, says which mistake it looks like. The
@@ -665,18 +666,7 @@ for step in range(1, 4):
           f"leaf: {w.is_leaf}")
 
 # %% [markdown]
-# ## Summary
-#
-# - A `Tensor` holds its values (`x.numpy()`), and for autograd `requires_grad`, `grad` and `grad_fn`.
-# - A `Function` is a `forward` and a `backward` on NumPy arrays; the context carries
-#   what backward needs (`save_for_backward` / `saved_tensors`) and which inputs want a
-#   gradient (`needs_input_grad`).
-# - Backward is the chain rule, one node at a time, newest first
-#   (`mg.backward_steps` shows each step); a value used several times (including by
-#   broadcasting) gets the *sum* of its gradients.
-# - Check every new backward with `mg.gradcheck` in float64.
-# - `.grad` accumulates: clear it before each step. Use `mg.no_grad()` for updates and
-#   evaluation.
+# ## 10. One more Function, on your own
 #
 # ### Exercise 5 (1 point): `MySin`
 #
@@ -710,6 +700,19 @@ check_function(MySin, inputs=[(3, 4)], reference=lambda x: x.sin(), mistakes=SIN
                exact_shapes=True)
 
 # %% [markdown]
+# ## Summary
+#
+# - A `Tensor` holds its values (`x.numpy()`), and for autograd `requires_grad`, `grad` and `grad_fn`.
+# - A `Function` is a `forward` and a `backward` on NumPy arrays; the context carries
+#   what backward needs (`save_for_backward` / `saved_tensors`) and which inputs want a
+#   gradient (`needs_input_grad`).
+# - Backward is the chain rule, one node at a time, newest first
+#   (`mg.backward_steps` shows each step); a value used several times (including by
+#   broadcasting) gets the *sum* of its gradients.
+# - Check every new backward with `mg.gradcheck` in float64.
+# - `.grad` accumulates: clear it before each step. Use `mg.no_grad()` for updates and
+#   evaluation.
+#
 # ## Where this lives in minigrad
 #
 # | in this chapter | in minigrad |
