@@ -8,6 +8,7 @@ one backward pass, numerically with central differences
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,6 +31,16 @@ def gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
     """True if analytic and numerical gradients agree for every input that requires
     grad; otherwise raise GradcheckError with a per-input report (or return False)."""
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    coarse_inputs = [f"input {i} ({t.dtype})" for i, t in enumerate(inputs)
+                     if isinstance(t, Tensor) and t.requires_grad and t.dtype.kind == "f"
+                     and t.dtype != np.float64]
+    if coarse_inputs:  # as PyTorch's gradcheck does: warn, then check anyway
+        warnings.warn(
+            f"gradcheck: {', '.join(coarse_inputs)} requires grad and is not float64. The "
+            "check runs in float64, on a float64 copy of each input, so its result may be "
+            "unreliable for the float32 computation you meant to check (and wrong where fn "
+            "mixes in float32 values of its own). Create the inputs with dtype=mg.float64 "
+            "(or x.double()).", UserWarning, stacklevel=2)
     leaves = tuple(
         Tensor._make(np.array(t.numpy(), dtype=np.float64), requires_grad=t.requires_grad)
         if isinstance(t, Tensor) and t.dtype.kind == "f" else t

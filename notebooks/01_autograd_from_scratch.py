@@ -29,19 +29,28 @@
 #
 # 1. meet the `Tensor` and the four attributes autograd uses;
 # 2. write your own differentiable operations (`Mul` and `Exp`) as `Function`s;
-# 3. follow the chain rule through a small graph,
-# 4. and look inside that graph;
+# 3. follow the chain rule through a small graph;
+# 4. look inside that graph, and draw it;
 # 5. run the backward pass one step at a time;
 # 6. see why broadcasting makes the engine *sum* gradients (chapter 2 goes deeper);
 # 7. check a backward pass with `gradcheck`, and catch a wrong one;
 # 8. see why gradients accumulate, and how to clear them;
-# 9. switch recording off with `no_grad`.
+# 9. switch recording off with `no_grad`;
+# 10. write one more Function, `MySin`, on your own.
 #
-# Along the way come four **exercises**: a cell where you write code (in your copy a
-# `raise NotImplementedError(...)` marks the place: replace it with your code; the
-# teacher's copy and the course website have the answers there, between two "SOLUTION"
-# marker comments), and after it a test cell that checks your code and, when it is
-# wrong, says which mistake it looks like. The checks come from `minigrad.exercises`.
+# Along the way come five **exercises**: a cell where you write code, and after it a test
+# cell that checks your code and, when it is wrong, says which mistake it looks like. The
+# checks come from `minigrad.exercises`. This notebook, as kept in the repository and on
+# the course website, has the answers, between two "SOLUTION" marker comments. The copy
+# you work in has them replaced by a line that raises an error until you write your
+# code there:
+#
+# - in your own workspace (`minigrad-course workspace`, chapter 0), by
+#   `raise NotImplementedError("exercise mymul: write your code here")`, which names the
+#   exercise;
+# - in a copy your teacher hands out, by `# YOUR CODE HERE` and `raise NotImplementedError()`.
+#
+# Either way, replace that line with your code.
 #
 # Stuck on an exercise? In a terminal, in the repository, `minigrad-course hint 1 mymul`
 # gives a hint for exercise `mymul` (a nudge first; run it again for the next step), and
@@ -56,6 +65,9 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.exercises import check_function
+from minigrad.exercises.autograd_from_scratch import (EXP_MISTAKES, EXP_MUL_PLUS_MISTAKES,
+                                                      MUL_MISTAKES, SIN_MISTAKES)
+from minigrad.exercises.context import check_needs_input_grad
 from minigrad.widgets import GraphView
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -111,8 +123,10 @@ s.backward()
 print("x.grad =", x.grad, "   2 * x =", 2 * x.numpy())
 
 # %% [markdown]
-# `<Mul #1>` is a graph node: the operation's name and a small counter (node 1 is the
-# first node made in this session). Only leaves keep a `.grad`; `y` was a step on the way.
+# `<Mul #1>` is a graph node: the operation's name and its **id**, a counter that grows
+# by one for every node made in this session. This is the first, so it is `#1`; further
+# down you will see larger ids, such as `<MyMul #41>` in section 2, because the test
+# cells in between make nodes too. Only leaves keep a `.grad`; `y` was a step on the way.
 #
 # ## 2. Writing your own Function
 #
@@ -137,8 +151,14 @@ print("x.grad =", x.grad, "   2 * x =", 2 * x.numpy())
 # ### Exercise 1 (2 points): `MyMul.backward`
 #
 # `forward` is written. Write `backward`: read the saved inputs back from
-# `ctx.saved_tensors` and return the two gradients as a tuple `(grad_x, grad_y)`, each
-# `None` when `ctx.needs_input_grad` says that input needs none.
+# `ctx.saved_tensors` and return the two gradients as a tuple `(grad_x, grad_y)`. Where
+# `ctx.needs_input_grad` says an input needs no gradient (a tensor without
+# `requires_grad`, or a Python number like `2.0`), return `None` in its place: the check
+# expects `None` there, not an array.
+#
+# You need not handle broadcasting: when an input was broadcast (a `(4,)` times a
+# `(3, 4)`), return `grad_output * y` with the output's shape, and the engine sums it back
+# to the input's shape for you (section 6 shows how).
 
 # %% tags=["solution:mymul"]
 class MyMul(mg.Function):
@@ -164,11 +184,14 @@ class MyMul(mg.Function):
 # number) and compares its output and gradients with minigrad's own `x * y`. It does not
 # differentiate `z.sum()`: that sends an upstream gradient of all ones, and a backward
 # that forgets to multiply by `grad_output` would pass. It uses $\sum_i v_i z_i$ with a
-# fixed random $v$ instead, so `grad_output` is $v$.
+# fixed random $v$ instead, so `grad_output` is $v$. A second check calls your backward
+# with each setting of `ctx.needs_input_grad` and expects `None` for an input whose flag
+# is False.
 
 # %% tags=["tests:mymul:2"]
 check_function(MyMul, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)], [(2, 3), 2.0]],
-               reference=lambda x, y: x * y)
+               reference=lambda x, y: x * y, mistakes=MUL_MISTAKES)
+check_needs_input_grad(MyMul, inputs=[(3, 4), (3, 4)], reference=lambda x, y: x * y)
 
 
 # %% [markdown]
@@ -178,6 +201,10 @@ check_function(MyMul, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)], [(2, 3), 2.0]],
 # methods of `MyExp`: `forward` computes $z$ with `np.exp` and saves the *output* `z`, so
 # that backward needs no second `np.exp`. With one input, backward may return the
 # gradient alone or a tuple of one (`return grad,` with its comma); both are accepted.
+# `ctx.saved_tensors` is always a tuple, even with one array in it: unpack it. (Saving
+# `x` and calling `np.exp` again in backward would also give the right numbers, and this
+# check accepts it; but it computes the exponential twice. Chapter 3 checks which one a
+# Function saves.)
 
 # %% tags=["solution:myexp"]
 class MyExp(mg.Function):
@@ -200,7 +227,8 @@ class MyExp(mg.Function):
 
 
 # %% tags=["tests:myexp:2"]
-check_function(MyExp, inputs=[(3, 4)], reference=lambda x: x.exp())
+check_function(MyExp, inputs=[(3, 4)], reference=lambda x: x.exp(), mistakes=EXP_MISTAKES,
+               exact_shapes=True)
 
 
 # %% [markdown]
@@ -318,14 +346,16 @@ class MyExpMulPlus(mg.Function):
 
 # %% tags=["tests:myexpmulplus:3"]
 check_function(MyExpMulPlus, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)]],
-               reference=lambda x, y: (x * y).exp() + x)
+               reference=lambda x, y: (x * y).exp() + x, mistakes=EXP_MUL_PLUS_MISTAKES)
 
 # %% [markdown]
 # ## 4. Inspecting the graph
 #
 # `f.grad_fn` is a graph node. It exposes:
 #
-# - `name`: the operation (the Function's `oper`, by default its class name);
+# - `name`: the operation's label. It comes from the Function's class attribute `oper`,
+#   which is the class name (`"MyMul"`) unless the class sets one itself, as in
+#   `oper = "mul"`;
 # - `id`: a small counter, growing as nodes are made (so it depends on the cells run
 #   before; it is never a memory address);
 # - `inputs`: the input tensors;
@@ -369,7 +399,9 @@ print("needs_input_grad:", exp_node.needs_input_grad)
 # `next_functions` pairs each input with the node that made it and that node's output
 # number (0: a Function with one output). `GraphView` draws the same graph: `x` has two
 # arrows, one into `p` and one straight into `f`. That is the "used twice, gradients
-# add" rule from section 3, seen in the graph.
+# add" rule from section 3, seen in the graph. (The widget's legend lists every kind of
+# node and edge it can draw; this graph has only leaves and operations. Parameters,
+# collapsed layers and the colours for a backward in progress come in later chapters.)
 
 # %%
 GraphView(f)
@@ -634,6 +666,40 @@ for step in range(1, 4):
           f"leaf: {w.is_leaf}")
 
 # %% [markdown]
+# ## 10. One more Function, on your own
+#
+# ### Exercise 5 (1 point): `MySin`
+#
+# Write `MySin`, $z = \sin x$, on your own: $\frac{d}{dx}\sin x = \cos x$. Decide what
+# forward must save for backward (the input or the output?), and check it with
+# `mg.gradcheck` on float64 inputs before you run the test cell.
+
+# %% tags=["solution:mysin"]
+class MySin(mg.Function):
+    """z = sin(x),  dz/dx = cos(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        # BEGIN SOLUTION
+        ctx.save_for_backward(x)
+        return np.sin(x)
+        # END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # BEGIN SOLUTION
+        (x,) = ctx.saved_tensors
+        return grad_output * np.cos(x)
+        # END SOLUTION
+
+
+print("MySin:", mg.gradcheck(lambda u: MySin.apply(u), [X64]))
+
+# %% tags=["tests:mysin:1"]
+check_function(MySin, inputs=[(3, 4)], reference=lambda x: x.sin(), mistakes=SIN_MISTAKES,
+               exact_shapes=True)
+
+# %% [markdown]
 # ## Summary
 #
 # - A `Tensor` holds its values (`x.numpy()`), and for autograd `requires_grad`, `grad` and `grad_fn`.
@@ -646,10 +712,6 @@ for step in range(1, 4):
 # - Check every new backward with `mg.gradcheck` in float64.
 # - `.grad` accumulates: clear it before each step. Use `mg.no_grad()` for updates and
 #   evaluation.
-#
-# **Try it yourself** (not graded): write `MySin` ($\frac{d}{dx}\sin x = \cos x$) and
-# check it with `mg.gradcheck` and with
-# `check_function(MySin, inputs=[(3, 4)], reference=lambda x: x.sin())`.
 #
 # ## Where this lives in minigrad
 #

@@ -39,8 +39,10 @@
 # check with `mg.gradcheck` in float64 and against minigrad's built-in operation.
 #
 # Along the way come seven **exercises** (12 points): a cell where you write code (the
-# teacher's copy has the answers between two "SOLUTION" marker comments; in the copy
-# handed out to students they are replaced by `raise NotImplementedError()`), and after
+# teacher's copy has the answers between two "SOLUTION" marker comments; in your own
+# workspace they are replaced by `raise NotImplementedError("exercise mysum: write your
+# code here")`, naming the exercise, and in a copy a teacher hands out by
+# `raise NotImplementedError()`), and after
 # it a test cell that checks your code. A check that passes prints one line; one that fails says what
 # it called, what came back, what was expected, and which classic mistake it looks like.
 # The checks come from `minigrad.exercises`.

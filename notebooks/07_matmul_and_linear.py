@@ -36,8 +36,10 @@
 # 7. build a two-layer MLP by hand and compare it with `nn.Sequential`.
 #
 # The three **exercises** (7 points) are cells where you write code (the teacher's copy
-# has the answers between two "SOLUTION" marker comments; in the copy handed out to
-# students they are replaced by `raise NotImplementedError()`), each followed by a test
+# has the answers between two "SOLUTION" marker comments; in your own workspace they are
+# replaced by `raise NotImplementedError("exercise mymatmul: write your code here")`,
+# naming the exercise, and in a copy a teacher hands out by
+# `raise NotImplementedError()`), each followed by a test
 # cell that checks your code and, when it is wrong, says which mistake it looks like.
 #
 # Stuck on an exercise? In a terminal, in the repository, `minigrad-course hint 7 mymatmul`

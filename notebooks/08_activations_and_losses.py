@@ -35,8 +35,10 @@
 # 5. write binary cross-entropy with logits so that it never overflows;
 # 6. find where minigrad keeps its own versions.
 #
-# Five **exercises** (12 points): a cell where you write code (in the copy handed out
-# to students the answers are replaced by `raise NotImplementedError()`), and a test
+# Five **exercises** (12 points): a cell where you write code (in your own workspace the
+# answers are replaced by `raise NotImplementedError("exercise mygelu: write your code
+# here")`, naming the exercise, and in a copy a teacher hands out by
+# `raise NotImplementedError()`), and a test
 # cell that checks it against minigrad's `F.*` and names the classic mistakes.
 #
 # Stuck on an exercise? In a terminal, in the repository, `minigrad-course hint 8 mygelu`

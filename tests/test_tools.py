@@ -182,7 +182,27 @@ def test_gradcheck_report_says_which_input_is_wrong():
 
 
 def test_gradcheck_works_in_float64_even_for_float32_inputs():
-    assert mg.gradcheck(Cube.apply, [leaf(4, dtype=np.float32)]) is True
+    with pytest.warns(UserWarning, match="float32"):
+        assert mg.gradcheck(Cube.apply, [leaf(4, dtype=np.float32)]) is True
+
+
+def test_gradcheck_warns_about_float32_inputs_and_names_them():
+    # as PyTorch's gradcheck: a warning, not an error; the check still runs (in float64)
+    x64, x32 = leaf(3), leaf(3, seed=1, dtype=np.float32)
+    with pytest.warns(UserWarning) as caught:
+        assert mg.gradcheck(lambda a, b: a * b, [x64, x32]) is True
+    message = str(caught[0].message)
+    assert "input 1 (float32)" in message and "input 0" not in message
+    assert "float64 copy" in message and "unreliable" in message
+    assert caught[0].filename == __file__  # it points at the caller's line
+    with pytest.warns(UserWarning, match="float32"):  # PyTorch's call form too
+        mg.autograd.gradcheck(Cube.apply, [leaf(4, dtype=np.float32)])
+
+
+def test_gradcheck_does_not_warn_for_float64_or_inputs_without_grad(recwarn):
+    constant = mg.tensor(np.ones(3, dtype=np.float32))  # needs no gradient: not checked
+    assert mg.gradcheck(lambda a, c: a * c, [leaf(3), constant]) is True
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
 
 
 # --- save / load ------------------------------------------------------------------------------

@@ -142,6 +142,10 @@ def _student_error(error: BaseException, doing: str) -> CheckFailed:
         text += ("\n  An array was used as a condition (if grad: ...). To test whether a "
                  "gradient is there, write `if grad is not None:`; NumPy's .any() or .all() "
                  "would skip a gradient whose values happen to be zero.")
+    elif isinstance(error, TypeError) and "'tuple' object is not callable" in str(error) \
+            and "saved_tensors(" in _where(error):
+        text += ("\n  ctx.saved_tensors is an attribute, not a method: read it without (), "
+                 "as in `x, y = ctx.saved_tensors` (or `z, = ctx.saved_tensors` for one).")
     elif isinstance(error, UnboundLocalError):
         text += ("\n  A variable set only inside an `if` was used when the `if` was not "
                  "taken: give it a value on every path (e.g. `else: grad_b = None`).")
