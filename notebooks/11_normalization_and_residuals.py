@@ -44,10 +44,10 @@
 # students they are replaced by `raise NotImplementedError()`), each followed by a test
 # cell that checks your code and, when it is wrong, says which mistake it looks like.
 #
-# Stuck on an exercise? In a terminal, in the repository, `minigrad-course hint 11
-# my_batchnorm_backward` gives a hint for exercise `my_batchnorm_backward` (a nudge first;
-# run it again for the next step), and `minigrad-course solution 11 my_batchnorm_backward`
-# the reference answer. Each exercise's ID is in its stub's message; chapter 0, section 1,
+# Stuck on an exercise? In a terminal, in the repository,
+# `minigrad-course hint 11 my_batchnorm_backward` gives a hint for exercise
+# `my_batchnorm_backward` (a nudge first; run it again for the next step), and
+# `minigrad-course solution 11 my_batchnorm_backward` the reference answer. Each exercise's ID is in its stub's message; chapter 0, section 1,
 # lists the other commands.
 #
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
