@@ -6,6 +6,8 @@ must fail, and its message must name that mistake; the right implementation pass
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -506,6 +508,112 @@ def test_batch_statistics_in_eval_mode_are_named():
     message = fails(check_module, batch_norm_module(True), nn.BatchNorm1d, args=(4,),
                     inputs=[(6, 4)])
     assert "batch statistics are used in eval mode" in message
+
+
+def test_module_mistakes_are_named_and_the_right_module_passes():
+    """check_module(..., mistakes=...): each wrong module, run alongside, names its
+    mistake where the student's output, gradient or buffer equals its own; the right
+    module passes with the mistakes given."""
+    from minigrad.exercises.normalization import BATCHNORM1D_MISTAKES, with_random_affine
+
+    reference = with_random_affine(nn.BatchNorm1d)
+    check_module(batch_norm_module(False), reference, args=(4,), inputs=[(6, 4)],
+                 mistakes=BATCHNORM1D_MISTAKES)
+    for sentence, wrong in BATCHNORM1D_MISTAKES.items():
+        message = fails(check_module, wrong, reference, args=(4,), inputs=[(6, 4)],
+                        mistakes=BATCHNORM1D_MISTAKES)
+        assert "in train mode: buffer" in message
+        assert " ".join(sentence.split()[:8]) in " ".join(message.split()), (sentence, message)
+
+
+def test_module_mistakes_are_named_in_eval_mode_and_for_gradients():
+    class Halved(MyLinear):  # right in train mode, wrong in eval mode
+        def forward(self, x):
+            out = super().forward(x)
+            return out if self.training else out * 0.5
+
+    class NoBiasGradient(MyLinear):  # right values, the bias cut from the graph
+        def forward(self, x):
+            return x @ self.weight.T + self.bias.detach()
+
+    mistakes = {"halved in eval mode (a test sentence).": Halved,
+                "the bias gets no gradient (a test sentence).": NoBiasGradient}
+    check_module(MyLinear, nn.Linear, args=(4, 3), inputs=[(5, 4)], mistakes=mistakes)
+    message = fails(check_module, Halved, nn.Linear, args=(4, 3), inputs=[(5, 4)],
+                    mistakes=mistakes)
+    assert "in eval mode: the output" in message and "halved in eval mode" in message
+    message = fails(check_module, NoBiasGradient, nn.Linear, args=(4, 3), inputs=[(5, 4)],
+                    mistakes=mistakes)
+    assert "gradient of bias" in message
+
+
+def test_a_mistake_that_cannot_run_on_the_inputs_matches_nothing():
+    class Raises(MyLinear):
+        def forward(self, x):
+            raise ValueError("cannot")
+
+    check_module(MyLinear, nn.Linear, args=(4, 3), inputs=[(5, 4)],
+                 mistakes={"never shown": Raises})
+    message = fails(check_module, Raises, nn.Linear, args=(4, 3), inputs=[(5, 4)],
+                    mistakes={"never shown": Raises})
+    assert "raised ValueError" in message and "never shown" not in message
+
+
+def test_a_batch_norm_with_its_own_mistake_list_still_names_batch_stats_in_eval():
+    from minigrad.exercises.normalization import BATCHNORM1D_MISTAKES
+
+    message = fails(check_module, batch_norm_module(True), nn.BatchNorm1d, args=(4,),
+                    inputs=[(6, 4)], mistakes=BATCHNORM1D_MISTAKES)
+    assert "batch statistics are used in eval mode" in message
+
+
+def test_the_chapter_11_references_agree_with_pytorch():
+    """What chapter 11's checks hold as right: batch norm's running statistics (unbiased
+    variance, momentum 0.1) and Kaiming's std, as PyTorch has them."""
+    torch = pytest.importorskip("torch")
+    from minigrad.exercises.normalization import kaiming_reference
+
+    rng = np.random.default_rng(0)
+    mine, theirs = batch_norm_module(False)(3), torch.nn.BatchNorm1d(3)
+    for _ in range(5):
+        batch = rng.normal(2.0, 3.0, size=(7, 3)).astype(np.float32)
+        mine(mg.tensor(batch)), theirs(torch.tensor(batch))
+    assert np.allclose(mine.running_var.numpy(), theirs.running_var.numpy(), atol=1e-5)
+    assert np.allclose(mine.running_mean.numpy(), theirs.running_mean.numpy(), atol=1e-5)
+    for shape in [(300, 400), (64, 32, 3, 3)]:
+        fan_in = torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))[0]
+        gain = torch.nn.init.calculate_gain("relu")
+        assert math.isclose(kaiming_reference(shape), gain / math.sqrt(fan_in))
+
+
+def dropout_class(scale=True, mask_in_backward="same"):
+    class MyDropout(nn.Module):
+        def __init__(self, p=0.5):
+            super().__init__()
+            self.p = p
+
+        def forward(self, x):
+            if not self.training:
+                return x
+            keep = (mg.rand(*x.shape) >= self.p).float()
+            factor = 1 / (1 - self.p) if scale else 1.0
+            if mask_in_backward == "same":
+                return x * keep * factor
+            fresh = (mg.rand(*x.shape) >= self.p).float()  # backward through another mask
+            return (x * fresh * factor) + (x * (keep - fresh) * factor).detach()
+
+    return MyDropout
+
+
+def test_check_dropout_passes_a_right_dropout_and_names_its_mistakes():
+    from minigrad.exercises.normalization import check_dropout
+
+    check_dropout(dropout_class(), p=0.25)
+    assert "not scaled" in fails(check_dropout, dropout_class(scale=False), p=0.25)
+    message = fails(check_dropout, dropout_class(mask_in_backward="new"), p=0.25)
+    assert "does not use the forward's mask" in message
+    assert "dropout active in eval mode" in fails(check_dropout, dropout_module(True),
+                                                  p=0.5)
 
 
 # --- optimizers and training steps -----------------------------------------------------

@@ -610,13 +610,18 @@ def _snapshot(module: Any) -> dict:
 @checker
 def check_module(module: Callable, reference: Callable, *, args: tuple = (),
                  kwargs: dict | None = None, inputs: Any = ((5, 4),),
-                 atol: float = 1e-5, rtol: float = 1e-4, seed: int = 0) -> None:
+                 mistakes: dict | None = None, atol: float = 1e-5, rtol: float = 1e-4,
+                 seed: int = 0) -> None:
     """Check a module class against ``reference`` (e.g. ``nn.Linear``): both are built
     with ``args``/``kwargs``, the student's gets the reference's state dict (so parameter
     names must be PyTorch's), then each case of ``inputs`` runs in train and in eval mode:
     outputs, the gradients of every parameter and of the input (random upstream
     gradient), and the buffers (running statistics) after a training-mode forward.
-    Random layers (dropout) are compared in eval mode, and must be deterministic there."""
+    Random layers (dropout) are compared in eval mode, and must be deterministic there.
+    ``mistakes``: ``{sentence naming the mistake: a class (or factory) of the wrong module}``,
+    built with the same ``args``/``kwargs`` and state dict and run alongside on the same
+    inputs and upstream gradients: where the student's output, a gradient or a buffer
+    equals a wrong module's, the check says that sentence."""
     kwargs = kwargs or {}
     name = _name(module)
     rng = np.random.default_rng(seed)
@@ -641,11 +646,16 @@ def check_module(module: Callable, reference: Callable, *, args: tuple = (),
                 raise CheckFailed(f"{built}: {key} has shape {as_array(have[key]).shape}, "
                                   f"expected {as_array(value).shape} (PyTorch's layout).")
         mine.load_state_dict(wanted)
+        wrong = []
+        for sentence, make in (mistakes or {}).items():
+            wrong_module = make(*args, **kwargs)
+            wrong_module.load_state_dict(wanted)
+            wrong.append((sentence, wrong_module))
         for case in _cases(inputs):
             arrays = [_make_input(spec, rng, (-2.0, 2.0)) for spec in case]
             arrays = [a.astype(np.float32) if _wants_grad(a) else a for a in arrays]
             try:
-                _check_module_case(mine, right, built, arrays, rng, atol, rtol)
+                _check_module_case(mine, right, built, arrays, rng, atol, rtol, wrong)
             except CheckFailed:
                 raise
             except Exception as error:  # noqa: BLE001 - the student's forward or backward
@@ -670,11 +680,38 @@ def _module_run(module: Any, arrays: list, v: np.ndarray | None, seed: int
     return out.detach().numpy(), grads, _snapshot(module)
 
 
+def _wrong_runs(wrong: list, arrays: list, v: np.ndarray, seed: int) -> list:
+    """Each wrong module's (sentence, output, gradients, buffers) on the same inputs; a
+    wrong module that raises on them gives nothing to match."""
+    runs = []
+    for sentence, module in wrong:
+        module.zero_grad()
+        try:
+            runs.append((sentence, *_module_run(module, arrays, v, seed)))
+        except Exception:  # noqa: BLE001, S112 - a mistake that cannot run matches nothing
+            continue
+    return runs
+
+
+def _variants(runs: list, part: int, key: str | None = None) -> list[Variant]:
+    """Variants from ``_wrong_runs``: the output (part 1), a gradient (2) or a buffer (3)."""
+    found = []
+    for run in runs:
+        value = run[part] if key is None else run[part].get(key)
+        if value is not None:
+            found.append(Variant(run[0], value))
+    return found
+
+
 def _check_module_case(mine: Any, right: Any, built: str, arrays: list,
-                       rng: np.random.Generator, atol: float, rtol: float) -> None:
+                       rng: np.random.Generator, atol: float, rtol: float,
+                       wrong: list = ()) -> None:
     call = _signature(built, arrays)
     for module in (mine, right):
         module.zero_grad()
+    for _, module in wrong:  # each starts the case where the reference does
+        module.load_state_dict(right.state_dict())
+        module.train()
     # training mode: a random layer (dropout) differs between two seeds: then only eval
     # mode is compared value by value
     right.train()
@@ -688,19 +725,26 @@ def _check_module_case(mine: Any, right: Any, built: str, arrays: list,
         v = rng.standard_normal(expected.shape)
         got, grads, buffers = _module_run(mine, arrays, v, 7)
         want, want_grads, want_buffers = _module_run(right, arrays, v, 7)
-        compare(got, want, f"{call} in train mode: the output", atol=atol, rtol=rtol)
+        runs = _wrong_runs(wrong, arrays, v, 7)
+        compare(got, want, f"{call} in train mode: the output", atol=atol, rtol=rtol,
+                variants=_variants(runs, 1))
         for key, grad in want_grads.items():
             if grad is not None:
                 compare(grads.get(key), grad, f"{call} in train mode, backward with a random "
-                        f"upstream gradient: the gradient of {key}", atol=atol, rtol=rtol)
+                        f"upstream gradient: the gradient of {key}", atol=atol, rtol=rtol,
+                        variants=_variants(runs, 2, key))
         for key in want_buffers:
             if not close(want_buffers[key], before[key], 0, 0):
                 compare(buffers[key], want_buffers[key],
                         f"{call} in train mode: buffer {key} after one forward",
                         atol=atol, rtol=rtol,
-                        variants=[Variant("the buffer was not updated in training mode.",
+                        variants=[*_variants(runs, 3, key),
+                                  Variant("the buffer was not updated in training mode.",
                                           before[key])])
         mine.load_state_dict(right.state_dict())
+    for _, module in wrong:
+        module.load_state_dict(right.state_dict())
+        module.eval()
     right.eval()
     mine.eval()
     first, _, _ = _module_run(mine, arrays, None, 3)
@@ -713,7 +757,8 @@ def _check_module_case(mine: Any, right: Any, built: str, arrays: list,
     v = rng.standard_normal(first.shape)
     got, grads, buffers = _module_run(mine, arrays, v, 5)
     want, want_grads, want_buffers = _module_run(right, arrays, v, 5)
-    variants = []
+    runs = _wrong_runs(wrong, arrays, v, 5)
+    variants = _variants(runs, 1)
     if not close(expected, want, atol, rtol) and not random_layer:
         variants.append(Variant(
             "batch statistics are used in eval mode: in eval mode, normalize with the "
@@ -724,14 +769,15 @@ def _check_module_case(mine: Any, right: Any, built: str, arrays: list,
     for key in want_buffers:
         compare(buffers[key], want_buffers[key], f"{call} in eval mode: buffer {key} after a "
                 "forward", atol=atol, rtol=rtol,
-                variants=[Variant("the running statistics are updated in eval mode; update "
+                variants=[*_variants(runs, 3, key),
+                          Variant("the running statistics are updated in eval mode; update "
                                   "them only when self.training is True.",
                                   _module_run(copy.deepcopy(right).train(), arrays, None, 5)[2]
                                   [key])])
     for key, grad in want_grads.items():
         if grad is not None:
             compare(grads.get(key), grad, f"{call} in eval mode, backward: the gradient of "
-                    f"{key}", atol=atol, rtol=rtol)
+                    f"{key}", atol=atol, rtol=rtol, variants=_variants(runs, 2, key))
 
 
 # --- check_optimizer_step --------------------------------------------------------------
