@@ -172,6 +172,9 @@ check_optimizer_step(MySGD, mg.optim.SGD, lrs=lrs, momentum=0.9, weight_decay=0.
 check_optimizer_step(MySGD, mg.optim.SGD, lr=0.1)
 
 # %% [markdown]
+# *Stuck on `MySGD`? `from minigrad.course import use_reference; use_reference("my_sgd_momentum")`
+# in a new cell loads the reference answer: the cells below use it.*
+#
 # ### Predict, then run: how large may the learning rate be?
 #
 # Take the simplest loss, $f(p) = \tfrac{h}{2} p^2$ with curvature $h = 1$: the gradient is

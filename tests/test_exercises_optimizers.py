@@ -158,3 +158,15 @@ def test_a_warmup_from_zero_is_named():
     assert "the warm-up starts at 0" in fails(check_array_function, warmup_cosine, cases,
                                               reference=reference_warmup_cosine,
                                               mistakes=WARMUP_COSINE_MISTAKES)
+
+
+def test_a_clip_that_goes_through_the_parameters_twice_is_told_they_are_a_generator():
+    def my_clip_grad_norm_(parameters, max_norm):
+        total = math.sqrt(sum(float((p.grad.numpy() ** 2).sum()) for p in parameters))
+        with mg.no_grad():
+            for p in parameters:  # empty: the generator is used up
+                p.grad.mul_(min(max_norm / (total + 1e-6), 1.0))
+        return mg.tensor(total)
+
+    message = fails(check_clip_grad_norm, my_clip_grad_norm_)
+    assert "the gradients were not changed" in message and "generator" in message

@@ -225,7 +225,9 @@ def _clip_mistakes(grads: list[np.ndarray], max_norm: float) -> tuple[dict, dict
         "direction of the whole step is kept).": per_param,
         "the gradients were not changed: clip_grad_norm_ must scale the gradients of the "
         "parameters themselves (p.grad.mul_(factor) under mg.no_grad(), or p.grad = p.grad * "
-        "factor); scaling a copy or a local variable does nothing to p.grad.":
+        "factor); scaling a copy or a local variable does nothing to p.grad. (Or the "
+        "parameters were gone through twice: like model.parameters(), they come as a "
+        "generator, empty the second time; make a list of them first.)":
             [g.copy() for g in grads],
     }
     if total < max_norm:
@@ -248,7 +250,8 @@ def check_clip_grad_norm(clip: Callable, max_norms: Sequence[float] = (1.0, 2.0,
                          seed: int = 0) -> None:
     """Check ``clip(parameters, max_norm)`` (a ``clip_grad_norm_``) on three parameters with
     gradients of total norm 4 to 9: the gradients after the call (scaled in place, all by
-    one factor) and the returned norm (the total before clipping), for each ``max_norm``."""
+    one factor) and the returned norm (the total before clipping), for each ``max_norm``.
+    The parameters come as a generator, as from ``model.parameters()``."""
     name = getattr(clip, "__name__", repr(clip))
     for case, max_norm in enumerate(max_norms):
         grads = _clip_case(seed + case)
@@ -259,7 +262,7 @@ def check_clip_grad_norm(clip: Callable, max_norms: Sequence[float] = (1.0, 2.0,
             params.append(p)
         call = f"{name}(params, max_norm={max_norm!r})"
         try:
-            returned = clip(params, max_norm)
+            returned = clip((p for p in params), max_norm)  # a generator, as model.parameters()
         except Exception as error:  # noqa: BLE001
             raise _student_error(error, call) from None
         total, clipped = _clip_reference(grads, max_norm)
