@@ -787,14 +787,20 @@ def _check_module_case(mine: Any, right: Any, built: str, arrays: list,
 def check_optimizer_step(optimizer: Callable, reference: Callable, *,
                          shapes: Sequence[tuple] = ((3, 4), (4,)), steps: int = 3,
                          mistakes: dict | None = None, atol: float = 1e-6, rtol: float = 1e-4,
-                         seed: int = 0, **options: Any) -> None:
+                         seed: int = 0, lrs: Sequence[float] | None = None,
+                         **options: Any) -> None:
     """Check an optimizer class against ``reference`` (e.g. ``optim.SGD``), both built
     with ``options`` (``lr=0.1, momentum=0.9``) on parameters of ``shapes``: ``steps``
     rounds of ``zero_grad()``, a backward of a quadratic loss and ``step()``, comparing the
     gradients after each backward (a broken ``zero_grad`` makes them pile up) and each
     parameter's update (wrong sign, a factor, a missing momentum...).
-    ``mistakes``: ``{sentence: fn(param, grad, step) -> the wrong new param}``."""
+    ``mistakes``: ``{sentence: fn(param, grad, step) -> the wrong new param}``.
+    ``lrs``: the ``lr`` of every param group before each step (``steps`` is then their
+    number), set as a scheduler sets it: an optimizer that does not read ``lr`` from its
+    group at each step, or keeps an old one in its state, is caught."""
     name = _name(optimizer)
+    if lrs is not None:
+        steps = len(lrs)
     rng = np.random.default_rng(seed)
     starts = [rng.uniform(-1, 1, size=s).astype(np.float32) for s in shapes]
     weights = [[rng.standard_normal(s).astype(np.float32) for s in shapes]
@@ -829,6 +835,9 @@ def check_optimizer_step(optimizer: Callable, reference: Callable, *,
                                       "p.grad to None (or zero it) in zero_grad().",
                                       fresh + previous_grads[i])])
             previous_grads[i] = got.copy()
+        if lrs is not None:
+            for group in (*mine.param_groups, *right.param_groups):
+                group["lr"] = lrs[step]
         try:
             mine.step()
         except Exception as error:  # noqa: BLE001
@@ -841,8 +850,10 @@ def check_optimizer_step(optimizer: Callable, reference: Callable, *,
                 variants.append(Variant("the update is not what the first step should be: "
                                         "the parameter did not change.", np.zeros_like(before[i])))
             compare(p.detach().numpy() - before[i], q.detach().numpy() - before[i],
-                    f"{built}, step {step + 1}: the update of parameter {i} (new value "
-                    "minus old)", atol=atol, rtol=rtol, variants=variants)
+                    f"{built}, step {step + 1}"
+                    + (f" (lr={lrs[step]!r})" if lrs is not None else "")
+                    + f": the update of parameter {i} (new value minus old)",
+                    atol=atol, rtol=rtol, variants=variants)
     print(f"{name}: {steps} steps match {_name(reference)}'s.")
 
 
