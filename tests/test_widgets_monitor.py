@@ -169,6 +169,28 @@ def test_curves_are_redrawn_at_most_every_min_interval_and_on_close():
     assert curves.value.startswith("<svg") and ">1<" in curves.value
 
 
+def test_a_drawing_slower_than_min_interval_does_not_redraw_at_every_step(monkeypatch):
+    clock = [0.0]  # a fake clock: only drawing takes time, 1 s per drawing
+    monkeypatch.setattr(monitor_module.time, "monotonic", lambda: clock[0])
+    monitor = widget_monitor(total=10, min_interval=0.5)
+    drawings = []
+    slow_svg = monitor._curves_svg
+
+    def curves_svg():
+        clock[0] += 1.0
+        drawings.append(clock[0])
+        return slow_svg()
+
+    monkeypatch.setattr(monitor, "_curves_svg", curves_svg)
+    clock[0] = 1.0
+    for step in range(8):
+        monitor.log(step=step, loss=1.0)
+        clock[0] += 0.1  # a training step
+    # drawn at step 0 (ending at 2.0 s) and at step 5 (2.5 s: 0.5 s of training later),
+    # not at every step, as when the interval was timed from the drawing's start
+    assert drawings == pytest.approx([2.0, 3.5])
+
+
 def test_metrics_chooses_what_is_plotted():
     monitor = widget_monitor(metrics=["loss"])
     monitor.log(loss=0.5, lr=0.01)

@@ -199,9 +199,11 @@ class TrainingMonitor(StaticRendering, widgets.VBox):
         return super()._repr_mimebundle_(**kwargs)
 
     def _draw(self) -> None:
-        self._last_draw = time.monotonic()
         self._status.value = self._status_html()
         self._curves.value = self._curves_svg()
+        # timed from the end: a drawing (~0.3 s) longer than min_interval must not make
+        # the next log() draw again, which would redraw at every step
+        self._last_draw = time.monotonic()
 
     def _print_line(self) -> None:
         if self._unprinted:
