@@ -984,3 +984,19 @@ def test_chapter_0_s_epoch_check_sends_a_step_that_returns_no_tensor_to_exercise
     message = fails(batch_losses, returns_the_number, trained,
                     optim.SGD(trained.parameters(), lr=0.5), BATCHES)
     assert "exercise 3" in message and "returned float" in message
+
+
+def test_a_forward_of_the_wrong_shape_is_named_as_such_not_a_crash_in_the_check():
+    class SumRows(mg.Function):  # sums over the wrong axis: (4,) where (3,) is expected
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sum(axis=0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return np.broadcast_to(grad_output, x.shape).copy()
+
+    message = fails(check_function, SumRows, [(3, 4)], lambda x: x.sum(dim=1))
+    assert "the output: wrong shape" in message and "expected shape (3,)" in message
