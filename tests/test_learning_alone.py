@@ -485,26 +485,18 @@ def test_the_student_s_lab_has_no_teacher_menus_and_keeps_validate(tmp_path):
     lab = pathlib.Path(sys.executable).parent / "jupyter-lab"
     if not lab.exists():
         need("jupyterlab", "pip install -e '.[jupyter]'")
+    import http.client
     import signal
     import socket
     import time
     import urllib.error
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"}
     env.update(JUPYTER_CONFIG_DIR=str(tmp_path / "user-config"),  # not the machine's user's
                JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
-    token, base = "minigrad-student-lab", f"http://127.0.0.1:{port}"
+    token = "minigrad-student-lab"
     log = open(tmp_path / "lab.log", "w")
-    server = subprocess.Popen(
-        ["bash", str(ROOT / "binder" / "start"), str(lab), "--no-browser", "--allow-root",
-         "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={tmp_path}",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def get(path: str) -> tuple[int, str]:
         try:
@@ -514,17 +506,53 @@ def test_the_student_s_lab_has_no_teacher_menus_and_keeps_validate(tmp_path):
         except urllib.error.HTTPError as error:
             return error.code, ""
 
-    try:
+    def stop(server: subprocess.Popen) -> None:
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=20)
+        except ProcessLookupError:  # it had exited (its port was taken)
+            server.wait()
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+    # a free port can be taken between finding it and the lab binding it (by a kernel of
+    # a notebook test running alongside: its ZMQ socket answers HTTP with garbage), so the
+    # lab must not move to another port, and a taken port means trying a new one
+    for _attempt in range(3):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        base = f"http://127.0.0.1:{port}"
+        server = subprocess.Popen(
+            ["bash", str(ROOT / "binder" / "start"), str(lab), "--no-browser", "--allow-root",
+             "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
+             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 90
         while True:
             try:
                 get("/api/status")
                 break
+            except http.client.HTTPException:  # something else answers on that port
+                break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not start:\n"
-                                + (tmp_path / "lab.log").read_text()[-3000:])
+                    break
                 time.sleep(0.3)
+        if server.poll() is None:
+            try:
+                if get("/api/status")[0] == 200:
+                    break
+            except (OSError, http.client.HTTPException):
+                pass
+        stop(server)
+    else:
+        log.close()
+        pytest.fail("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:])
+
+    try:
         status, page = get("/lab")
         assert status == 200
         config = json.loads(re.search(r'<script id="jupyter-config-data" '
@@ -536,10 +564,5 @@ def test_the_student_s_lab_has_no_teacher_menus_and_keeps_validate(tmp_path):
         assert get("/formgraders")[0] == 404  # nor the course list's
         assert get("/nbgrader_version")[0] == 200  # validate's is
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        stop(server)
         log.close()
