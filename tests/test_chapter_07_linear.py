@@ -172,6 +172,32 @@ def test_each_init_mistake_is_named(mistake):
     assert words in " ".join(str(failure.value).split())
 
 
+class _NoBiasInForward(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.weight = _right_weight(in_features, out_features)
+        self.bias = _right_bias(in_features, out_features)
+
+    def forward(self, x):
+        return x @ self.weight.T
+
+
+def test_a_forward_that_leaves_the_bias_out_is_named():
+    with pytest.raises(AssertionError) as failure:
+        check_linear_init(_NoBiasInForward)
+    assert "forward returns x @ weight.T without the bias" in " ".join(
+        str(failure.value).split())
+
+
+def test_a_forward_not_written_yet_is_left_to_check_module(capsys):
+    class NoForward(_NoBiasInForward):
+        def forward(self, x):
+            raise NotImplementedError("exercise mylinear: write your code here")
+
+    check_linear_init(NoForward)
+    assert "weight and bias are Parameters" in capsys.readouterr().out
+
+
 def test_every_named_bound_differs_from_the_right_one_by_more_than_the_tolerance():
     right = 1 / math.sqrt(IN_FEATURES)
     assert all(abs(bound - right) > 0.1 * right for bound in BOUNDS.values())

@@ -220,12 +220,30 @@ def _spread(name: str, values: np.ndarray, built: str) -> None:
     raise CheckFailed(f"{what}\n  The bound is {biggest:.4g}, not 1/sqrt(in_features).")
 
 
+def _forgotten_bias(layer: Any, registered: dict, built: str) -> None:
+    """A forward that leaves the bias out gives x @ weight.T: name it (``check_module``
+    would only say the output is wrong). Anything else is left to ``check_module``."""
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, size=(2, IN_FEATURES)).astype(np.float32)
+    try:
+        with no_grad():
+            out = as_array(layer(Tensor(x)))
+    except Exception:  # noqa: BLE001 - check_module reports the student's error
+        return
+    weight, bias = (registered[k].detach().numpy() for k in ("weight", "bias"))
+    if out is not None and close(out, x @ weight.T, 1e-5, 1e-4) \
+            and not close(out, x @ weight.T + bias, 1e-5, 1e-4):
+        raise CheckFailed(f"{built}: forward returns x @ weight.T without the bias: "
+                          "self.bias is made but not used. y = x @ weight.T + bias: pass "
+                          "self.bias to your MyLinearFunction too.")
+
+
 @checker
 def check_linear_init(module: Callable, *, seed: int = 0) -> None:
     """Build ``module(400, 300)`` as ``nn.Linear(400, 300)`` would be built and check what
     ``check_module`` cannot (it copies the reference's weights into the student's layer):
     ``weight`` (300, 400) and ``bias`` (300,) are registered nn.Parameters, and each is
-    uniform in (-1/sqrt(400), 1/sqrt(400)), as PyTorch initialises them."""
+    uniform in (-1/sqrt(400), 1/sqrt(400)), as PyTorch initialises them. A forward that
+    leaves the bias out is named too (``check_module`` would only see wrong outputs)."""
     from ..nn import Parameter
 
     name = getattr(module, "__name__", type(module).__name__)
@@ -261,6 +279,7 @@ def check_linear_init(module: Callable, *, seed: int = 0) -> None:
                           "only 'weight' and 'bias'.")
     for key in shapes:
         _spread(key, registered[key].detach().numpy().astype(np.float64), built)
+    _forgotten_bias(layer, registered, built)
     print(f"{name}: weight and bias are Parameters of PyTorch's shapes, uniform in "
           "+-1/sqrt(in_features).")
 
