@@ -59,7 +59,7 @@ import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.exercises import check_function, check_module
-from minigrad.exercises.linear import (LINEAR_MISTAKES, MATMUL_NOT_SQUARE_MISTAKES,
+from minigrad.exercises.linear import (MATMUL_NOT_SQUARE_MISTAKES, check_linear_function,
                                        check_linear_init)
 from minigrad.widgets import GraphView
 
@@ -179,6 +179,9 @@ except ValueError as error:
     print(f"{type(error).__name__}: {error}")
 
 # %% [markdown]
+# The error is NumPy's, raised inside the backward by `grad_output @ b`: the $(2, 4)$
+# gradient cannot multiply the $(3, 4)$ matrix $b$ (its "operand 1"), since $4 \ne 3$.
+#
 # So test a matrix Function on shapes where every size differs, such as
 # $(2, 3) @ (3, 4)$: a transpose in the wrong place then either fails loudly or gives a
 # gradient of the wrong shape. A square matrix lets it through silently. (The checks of
@@ -211,7 +214,9 @@ class MyMatMul(mg.Function):
 # %% [markdown]
 # The check runs your `MyMatMul` on three products: $(3, 3) @ (3, 3)$ first (there a
 # missing transpose runs, and the check can name it), then $(2, 3) @ (3, 4)$ and
-# $(4, 2) @ (2, 5)$, where no size repeats. `MATMUL_NOT_SQUARE_MISTAKES`
+# $(4, 2) @ (2, 5)$, where no size repeats. On the square product it also passes the
+# same matrix as both operands (`a @ a`, whose gradient is the sum of the two), so it
+# reports 4 cases. `MATMUL_NOT_SQUARE_MISTAKES`
 # (in `minigrad/exercises/linear.py`; read it once you have solved the exercise) lists the
 # mistakes it can name.
 
@@ -285,6 +290,10 @@ print(f"batch.grad is G @ shared.T, matrix by matrix: "
 #
 # This is $Z = AB$ with $A = x$ and $B = W^{\top}$, plus $b$ broadcast over the $N$ rows.
 # With $G = \partial L / \partial y$ of shape $(N, \text{out})$, section 1 gives
+# $\partial L / \partial x = G B^{\top}$ and, for $B = W^{\top}$, $\partial L / \partial
+# W^{\top} = A^{\top} G = x^{\top} G$, of shape $(\text{in}, \text{out})$. Element
+# $(i, o)$ of $W^{\top}$ *is* element $(o, i)$ of $W$, so the gradient for $W$ is that
+# matrix transposed, $(x^{\top} G)^{\top} = G^{\top} x$:
 #
 # $$\frac{\partial L}{\partial x} = G\,(W^{\top})^{\top} = \underbrace{G}_{(N,\,\text{out})}
 # \underbrace{W}_{(\text{out},\,\text{in})},
@@ -297,16 +306,18 @@ print(f"batch.grad is G @ shared.T, matrix by matrix: "
 # The weight's gradient has the weight's layout $(\text{out}, \text{in})$ and already sums
 # over the batch: $(G^{\top} x)_{oi} = \sum_n G_{no} x_{ni}$. The bias was added to every
 # one of the $N$ rows, so its gradient is the sum of the $N$ rows of $G$ (not their
-# mean). (If a backward returned $G$ itself, of shape $(N, \text{out})$, for $b$,
-# minigrad's engine would sum it to $(\text{out},)$ for you, as PyTorch's does for any
-# gradient with extra leading dimensions; write the sum anyway: it is the maths, and
-# NumPy code without an engine behind it has nobody to fix it.)
+# mean), with the bias's shape $(\text{out},)$. Returning $G$ itself, of shape
+# $(N, \text{out})$, would be a mistake that hides: minigrad's engine, like PyTorch's,
+# sums a gradient with extra leading dimensions down to the input's shape, so training
+# would still work. The check below does not accept it. The sum is the gradient, and
+# NumPy code without an engine behind it has nobody to do it.
 #
 # ### Exercise 2 (2 points): `MyLinearFunction`
 #
 # Write `forward(ctx, x, weight, bias)` (save what backward needs, return $x W^{\top} + b$)
 # and `backward`, which returns three gradients, for `x`, `weight` and `bias`, in that
-# order. `x` has shape $(N, \text{in})$: two dimensions.
+# order, each with its input's shape. As in exercise 1, `x`, `weight`, `bias` and
+# `grad_output` are NumPy arrays; `x` has shape $(N, \text{in})$: two dimensions.
 
 # %% tags=["solution:mylinearfunction"]
 class MyLinearFunction(mg.Function):
@@ -328,14 +339,15 @@ class MyLinearFunction(mg.Function):
 
 
 # %% [markdown]
-# The check uses a square weight $(4, 4)$ first (a layout mistake then runs, and is
-# named), then $(3, 4)$ and $(7, 2)$, against minigrad's `F.linear`.
+# `check_linear_function` (in `minigrad/exercises/linear.py`) compares your Function with
+# minigrad's `F.linear`. It uses a square weight $(4, 4)$ first, so that a layout mistake
+# runs and can be named, then $(3, 4)$ and $(7, 2)$. It checks the forward alone first
+# (a weight without `.T`, a bias forgotten), then every gradient, each of which must have
+# its input's shape: $(\text{out},)$ for the bias.
 
 # %% tags=["tests:mylinearfunction:2"]
-check_function(MyLinearFunction,
-               inputs=[[(5, 4), (4, 4), (4,)], [(5, 4), (3, 4), (3,)], [(6, 2), (7, 2), (7,)]],
-               reference=lambda x, weight, bias: F.linear(x, weight, bias),
-               mistakes=LINEAR_MISTAKES)
+check_linear_function(MyLinearFunction,
+                      inputs=[[(5, 4), (4, 4), (4,)], [(5, 4), (3, 4), (3,)], [(6, 2), (7, 2), (7,)]])
 
 # %% [markdown]
 # *Stuck on `MyLinearFunction`? `from minigrad.course import use_reference; use_reference("mylinearfunction")`
@@ -379,8 +391,10 @@ print(f"state_dict keys: {list(module.state_dict())}")
 # would not save it. (`nn.ParameterList` exists for a list of parameters.)
 #
 # **PyTorch's initialisation.** `nn.Linear` draws its weight with
-# `kaiming_uniform_(weight, a=math.sqrt(5))`: uniform in $(-\beta, \beta)$ with
-# $\beta = \text{gain} \cdot \sqrt{3 / \text{in}}$ and the gain of a leaky ReLU of slope
+# `kaiming_uniform_(weight, a=math.sqrt(5))`. Kaiming's rule wants weights of standard
+# deviation $\text{gain} / \sqrt{\text{in}}$, and a uniform on $(-\beta, \beta)$ has
+# variance $\beta^2 / 3$, so its bound is $\sqrt{3}$ times the standard deviation:
+# $\beta = \text{gain} \cdot \sqrt{3 / \text{in}}$, with the gain of a leaky ReLU of slope
 # $a$, $\text{gain} = \sqrt{2 / (1 + a^2)}$. With $a = \sqrt{5}$ the gain is
 # $\sqrt{2/6} = 1/\sqrt{3}$, so
 #
@@ -436,9 +450,10 @@ class MyLinear(nn.Module):
 # %% [markdown]
 # Two checks. `check_linear_init` builds a `MyLinear(400, 300)` and measures its
 # parameters: names, shapes, registration, and the spread of their values (120,000
-# weights show the range clearly). `check_module` then gives your layer the weights of an
-# `nn.Linear(4, 3)` (through `load_state_dict`, so the names must be PyTorch's) and
-# compares outputs and every gradient, in train and in eval mode.
+# weights show the range clearly); it also names a `forward` that leaves the bias out.
+# `check_module` then gives your layer the weights of an `nn.Linear(4, 3)` (through
+# `load_state_dict`, so the names must be PyTorch's) and compares outputs and every
+# gradient, in train and in eval mode.
 
 # %% tags=["tests:mylinear:3"]
 check_linear_init(MyLinear)
@@ -467,6 +482,10 @@ print(f"same outputs after load_state_dict: {np.allclose(mine(x).numpy(), theirs
 # A two-layer perceptron is `Linear`, an activation, `Linear`:
 # $\hat{y} = \operatorname{relu}(x W_1^{\top} + b_1)\,W_2^{\top} + b_2$. By hand, with your
 # Function and four tensors of our own:
+#
+# *This section uses your `MyLinearFunction`. If exercise 2 is not done yet,
+# `from minigrad.course import use_reference; use_reference("mylinearfunction")` in a new
+# cell loads the reference one.*
 
 # %%
 mg.manual_seed(1)
@@ -497,9 +516,10 @@ model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 print(f"state_dict keys: {list(model.state_dict())}")
 model.load_state_dict({"0.weight": W1.detach(), "0.bias": b1.detach(),
                        "2.weight": W2.detach(), "2.bias": b2.detach()})
-loss_sequential = F.mse_loss(model(x), target)
+loss_sequential = F.mse_loss(model(x), target)   # the same mean of squares as above
+x.label, target.label = "x", "target"           # how the graph below names them
 view = GraphView(loss_sequential, names=model)   # made before backward: it records the gradients
-loss_sequential.backward(retain_graph=True)
+loss_sequential.backward(retain_graph=True)      # keep the graph's saved tensors for the view
 print(f"loss with nn.Sequential: {loss_sequential.item():.4f}")
 pairs = [(W1, model[0].weight), (b1, model[0].bias), (W2, model[2].weight), (b2, model[2].bias)]
 same = all(np.allclose(ours.grad.numpy(), theirs.grad.numpy()) for ours, theirs in pairs)
@@ -508,9 +528,10 @@ print(f"same gradients: {same}")
 # %% [markdown]
 # The same loss and the same four gradients. Here is the graph of the `nn.Sequential`
 # version, its nodes grouped by the layer that made them (`names=model` labels the
-# parameters by their names in the model). The view was made before `backward()`, so it
-# recorded the gradient that flowed along every edge (thicker where it is larger), and
-# each parameter shows the norm of its `.grad`:
+# parameters by their names in the model; `x` and `target` are named by their `label`).
+# The view was made before `backward()`, so it recorded the gradient that flowed along
+# every edge (thicker where it is larger), and each parameter shows the norm of its
+# `.grad`:
 
 # %%
 view.refresh()

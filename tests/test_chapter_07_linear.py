@@ -15,9 +15,9 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.exercises import check_function
-from minigrad.exercises.linear import (BOUNDS, IN_FEATURES, LINEAR_MISTAKES,
-                                       MATMUL_NOT_SQUARE_MISTAKES, OUT_FEATURES,
-                                       check_linear_init)
+from minigrad.exercises.linear import (BOUNDS, IN_FEATURES, LINEAR_FORWARD_MISTAKES,
+                                       LINEAR_MISTAKES, MATMUL_NOT_SQUARE_MISTAKES,
+                                       OUT_FEATURES, check_linear_function, check_linear_init)
 
 CHAPTER = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "07_matmul_and_linear.ipynb"
 
@@ -172,6 +172,32 @@ def test_each_init_mistake_is_named(mistake):
     assert words in " ".join(str(failure.value).split())
 
 
+class _NoBiasInForward(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.weight = _right_weight(in_features, out_features)
+        self.bias = _right_bias(in_features, out_features)
+
+    def forward(self, x):
+        return x @ self.weight.T
+
+
+def test_a_forward_that_leaves_the_bias_out_is_named():
+    with pytest.raises(AssertionError) as failure:
+        check_linear_init(_NoBiasInForward)
+    assert "forward returns x @ weight.T without the bias" in " ".join(
+        str(failure.value).split())
+
+
+def test_a_forward_not_written_yet_is_left_to_check_module(capsys):
+    class NoForward(_NoBiasInForward):
+        def forward(self, x):
+            raise NotImplementedError("exercise mylinear: write your code here")
+
+    check_linear_init(NoForward)
+    assert "weight and bias are Parameters" in capsys.readouterr().out
+
+
 def test_every_named_bound_differs_from_the_right_one_by_more_than_the_tolerance():
     right = 1 / math.sqrt(IN_FEATURES)
     assert all(abs(bound - right) > 0.1 * right for bound in BOUNDS.values())
@@ -222,10 +248,63 @@ def test_each_matmul_mistake_is_named_by_the_chapter_s_check(sentence):
 def test_each_linear_mistake_is_named_by_the_chapter_s_check(sentence):
     wrong = _function_with_backward(3, LINEAR_MISTAKES[sentence])
     with pytest.raises(AssertionError) as failure:
-        check_function(wrong, inputs=LINEAR_CASES,
-                       reference=lambda x, weight, bias: F.linear(x, weight, bias),
-                       mistakes=LINEAR_MISTAKES)
+        check_linear_function(wrong, inputs=LINEAR_CASES)
     assert " ".join(sentence.split()) in " ".join(str(failure.value).split())
+
+
+def test_the_linear_check_passes_the_chapter_s_answer_and_a_layer_built_from_ops(capsys):
+    check_linear_function(ANSWERS["MyLinearFunction"], inputs=LINEAR_CASES)
+    check_linear_function(lambda x, weight, bias: x @ weight.T + bias, inputs=LINEAR_CASES)
+    assert capsys.readouterr().out.count("forward and backward are right") == 2
+
+
+def test_a_bias_gradient_not_summed_passes_without_exact_shapes_and_fails_with_them():
+    """Why check_linear_function asks for exact shapes: the engine sums a (N, out) gradient
+    down to the bias's (out,), so check_function alone would pass the missing sum."""
+    unsummed = _function_with_backward(3, lambda x, w, b, g: (g @ w, g.T @ x, g))
+    check_function(unsummed, inputs=LINEAR_CASES,
+                   reference=lambda x, weight, bias: F.linear(x, weight, bias))
+    with pytest.raises(AssertionError, match="not summed over the batch"):
+        check_linear_function(unsummed, inputs=LINEAR_CASES)
+
+
+def _function_with_forward(forward):
+    """A Function whose forward is ``forward(x, weight, bias)`` and whose backward is
+    right for y = x @ weight.T + bias."""
+
+    class Answer(mg.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            ctx.save_for_backward(x, weight)
+            return forward(x, weight, bias)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight = ctx.saved_tensors
+            return grad_output @ weight, grad_output.T @ x, grad_output.sum(axis=0)
+
+    return Answer
+
+
+@pytest.mark.parametrize("sentence", list(LINEAR_FORWARD_MISTAKES))
+def test_each_linear_forward_mistake_is_named_by_the_chapter_s_check(sentence):
+    wrong = _function_with_forward(LINEAR_FORWARD_MISTAKES[sentence])
+    with pytest.raises(AssertionError) as failure:
+        check_linear_function(wrong, inputs=LINEAR_CASES)
+    message = " ".join(str(failure.value).split())
+    assert " ".join(sentence.split()) in message
+    assert "the output: wrong values" in message
+
+
+def test_a_forward_error_is_reported_by_the_full_check_not_hidden_by_the_first_pass():
+    def forward(x, weight, bias):
+        raise NotImplementedError("exercise mylinearfunction: write your code here")
+
+    with pytest.raises(AssertionError) as failure:
+        check_linear_function(_function_with_forward(forward), inputs=LINEAR_CASES)
+    message = " ".join(str(failure.value).split())
+    assert "forward raised NotImplementedError" in message
+    assert "Write your solution where the exercise says so" in message
 
 
 def test_a_missing_transpose_passes_shapes_but_not_values_on_square_matrices_only():

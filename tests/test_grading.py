@@ -905,6 +905,42 @@ class MyMatMul(mg.Function):
         a, b = ctx.saved_tensors
         return b.T @ grad_output, grad_output @ a.T
 ''', "the operands of a matrix product are swapped"),
+        "matmul-gradient-transposed": ("mymatmul", '''
+class MyMatMul(mg.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        return grad_output @ b.T, grad_output.T @ a
+''', "the gradient is transposed"),
+        "linear-forward-weight-not-transposed": ("mylinearfunction", '''
+class MyLinearFunction(mg.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x, weight)
+        return x @ weight + bias
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        return grad_output @ weight.T, x.T @ grad_output, grad_output.sum(axis=0)
+''', "the forward uses weight without its transpose"),
+        "linear-bias-gradient-not-summed": ("mylinearfunction", '''
+class MyLinearFunction(mg.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x, weight)
+        return x @ weight.T + bias
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        return grad_output @ weight, grad_output.T @ x, grad_output
+''', "not summed over the batch"),
         "linear-weight-gradient-transposed": ("mylinearfunction", '''
 class MyLinearFunction(mg.Function):
     @staticmethod
@@ -976,6 +1012,18 @@ class MyLinear(nn.Module):
     def forward(self, x):
         return x @ self.weight.T
 ''', "the bias was forgotten"),
+        "linear-forward-without-bias": ("mylinear", '''
+class MyLinear(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(mg.empty(out_features, in_features).uniform_(-bound, bound))
+        self.bias = nn.Parameter(mg.empty(out_features).uniform_(-bound, bound))
+
+    def forward(self, x):
+        return x @ self.weight.T
+''', "forward returns x @ weight.T without the bias"),
         "linear-parameters-in-a-list": ("mylinear", '''
 class MyLinear(nn.Module):
     def __init__(self, in_features, out_features):

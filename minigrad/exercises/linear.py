@@ -1,7 +1,9 @@
 """Chapter 07's classic mistakes (matrix products and the Linear layer), out of the
-notebook so that its test cells do not show the answers, and ``check_linear_init``, the
-check of a Linear module's parameters and PyTorch's initialisation (``check_module``
-copies the reference's weights into the student's layer, so it cannot see them).
+notebook so that its test cells do not show the answers; ``check_linear_function``, the
+check of ``y = x @ weight.T + bias`` as a Function (its forward's mistakes named, and the
+bias's gradient required with the bias's shape); and ``check_linear_init``, the check of a
+Linear module's parameters and PyTorch's initialisation (``check_module`` copies the
+reference's weights into the student's layer, so it cannot see them).
 
 The mistakes are ``{sentence naming the mistake: fn(*arrays, grad_output) -> wrong
 gradients}``, as ``check_function(..., mistakes=...)`` takes them. A wrong gradient whose
@@ -15,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..state import get_rng_state, manual_seed, set_rng_state
+from ..state import get_rng_state, manual_seed, no_grad, set_rng_state
 from ..tensor import Tensor
-from .checks import MATMUL_MISTAKES, checker
-from .compare import CheckFailed
+from .checks import MATMUL_MISTAKES, _cases, _signature, check_function, checker
+from .compare import CheckFailed, Variant, as_array, close, compare
 
 
 def _or_nan(make: Callable[[], np.ndarray], shape: tuple) -> np.ndarray:
@@ -40,6 +42,10 @@ MATMUL_NOT_SQUARE_MISTAKES = {
     "the wrong numbers. grad_b must have b's shape (n, k): (n, m) @ (m, k), so "
     "grad_b = a.T @ grad_output.":
         lambda a, b, g: (g @ b.T, _or_nan(lambda: a @ g, b.shape)),
+    "the two gradients are returned in the wrong order: backward returns one gradient per "
+    "input of forward, in forward's order, so a's first: return grad_output @ b.T, "
+    "a.T @ grad_output.":
+        lambda a, b, g: (a.T @ g, g @ b.T),
     **MATMUL_MISTAKES,
 }
 
@@ -52,6 +58,19 @@ LINEAR_MISTAKES = {
     "the input's gradient uses weight.T: with y = x @ weight.T, the gradient for x is "
     "grad_output @ weight, (N, out) @ (out, in).":
         lambda x, w, b, g: (_or_nan(lambda: g @ w.T, x.shape), g.T @ x, g.sum(axis=0)),
+    "the weight's gradient was averaged over the batch (divided by N): each of the N rows "
+    "adds its own contribution, and grad_output.T @ x already adds them up. Do not divide "
+    "by N.":
+        lambda x, w, b, g: (g @ w, g.T @ x / x.shape[0], g.sum(axis=0)),
+    "the bias's gradient is grad_output itself, of shape (N, out), not summed over the "
+    "batch: the bias is added to every one of the N rows, so its gradient is the sum of "
+    "the N rows of grad_output, grad_output.sum(axis=0), of the bias's shape (out,). "
+    "(minigrad's engine, like PyTorch's, would sum it for you; the sum is still the "
+    "gradient, and backward must return it.)":
+        lambda x, w, b, g: (g @ w, g.T @ x, g),
+    "the bias's gradient kept the summed dimension (keepdims=True gives shape (1, out)): "
+    "the bias has shape (out,), so return grad_output.sum(axis=0).":
+        lambda x, w, b, g: (g @ w, g.T @ x, g.sum(axis=0, keepdims=True)),
     "the bias's gradient was averaged over the batch (a mean): the bias is added to every "
     "one of the N rows, so its gradient is the SUM of their gradients, "
     "grad_output.sum(axis=0).":
@@ -62,7 +81,69 @@ LINEAR_MISTAKES = {
     "the bias's gradient was summed over everything (one number): sum over the batch "
     "only, grad_output.sum(axis=0), one number per output feature.":
         lambda x, w, b, g: (g @ w, g.T @ x, np.full(b.shape, g.sum())),
+    "the bias's gradient is the first row of grad_output only (grad_output[0]): the bias "
+    "is added to all N rows, so add up all N rows, grad_output.sum(axis=0).":
+        lambda x, w, b, g: (g @ w, g.T @ x, g[0]),
+    "the bias's gradient ignores grad_output (all ones): the local derivative of y = ... "
+    "+ bias is 1, and the chain rule multiplies it by grad_output, then sums over the N "
+    "rows: grad_output.sum(axis=0).":
+        lambda x, w, b, g: (g @ w, g.T @ x, np.ones(b.shape)),
 }
+
+# the forward's own mistakes, named before the gradients are looked at
+LINEAR_FORWARD_MISTAKES = {
+    "the forward uses weight without its transpose: x @ weight is the layout of y = x @ W "
+    "with W (in, out), and only runs because this weight is square. PyTorch's weight is "
+    "(out_features, in_features), one row per output: y = x @ weight.T + bias.":
+        lambda x, w, b: x @ w + b,
+    "the bias is not added: every row of the output is off by the same vector, the bias. "
+    "y = x @ weight.T + bias.":
+        lambda x, w, b: x @ w.T,
+    "the bias is subtracted: y = x @ weight.T + bias.":
+        lambda x, w, b: x @ w.T - b,
+}
+
+
+def _forward_mistake(function: Any, arrays: list) -> None:
+    """Run the student's forward alone; name a classic mistake in its output. Anything
+    else (an error, a wrong output no mistake explains) is left to ``check_function``."""
+    run = function.apply if hasattr(function, "apply") else function
+    try:
+        with no_grad():
+            out = as_array(run(*[Tensor(a.copy()) for a in arrays]))
+    except Exception:  # noqa: BLE001 - check_function reports the student's error
+        return
+    x, w, b = arrays
+    expected = x @ w.T + b
+    if out is None or close(out, expected, 1e-6, 1e-4):
+        return
+    variants = []
+    for sentence, make in LINEAR_FORWARD_MISTAKES.items():
+        try:
+            variants.append(Variant(sentence, make(x, w, b)))
+        except ValueError:  # its shapes do not fit here
+            continue
+    if any(close(out, v.value, 1e-6, 1e-4) for v in variants):
+        compare(out, expected, f"{_signature(getattr(function, '__name__', 'linear'), arrays)}"
+                ": the output", variants=variants)
+
+
+@checker
+def check_linear_function(function: Any, inputs: Any, *, seed: int = 0) -> None:
+    """``check_function`` for ``y = x @ weight.T + bias`` against ``F.linear``, with the
+    chapter's mistakes: the forward alone first (``check_function`` names wrong gradients,
+    not wrong outputs: a weight used without ``.T`` or a forgotten bias is named here),
+    then outputs and gradients, where backward must return the bias's gradient with the
+    bias's own shape (``exact_shapes``: the engine would sum a gradient of shape (N, out)
+    down to (out,) and hide the missing sum)."""
+    from ..nn import functional as F
+
+    rng = np.random.default_rng(seed)
+    for case in _cases(inputs):
+        _forward_mistake(function, [rng.uniform(-2.0, 2.0, size=shape) for shape in case])
+    check_function.__wrapped__(function, inputs,
+                               reference=lambda x, weight, bias: F.linear(x, weight, bias),
+                               mistakes=LINEAR_MISTAKES, exact_shapes=True, seed=seed)
 
 # --- check_linear_init -------------------------------------------------------------------
 
@@ -139,12 +220,30 @@ def _spread(name: str, values: np.ndarray, built: str) -> None:
     raise CheckFailed(f"{what}\n  The bound is {biggest:.4g}, not 1/sqrt(in_features).")
 
 
+def _forgotten_bias(layer: Any, registered: dict, built: str) -> None:
+    """A forward that leaves the bias out gives x @ weight.T: name it (``check_module``
+    would only say the output is wrong). Anything else is left to ``check_module``."""
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, size=(2, IN_FEATURES)).astype(np.float32)
+    try:
+        with no_grad():
+            out = as_array(layer(Tensor(x)))
+    except Exception:  # noqa: BLE001 - check_module reports the student's error
+        return
+    weight, bias = (registered[k].detach().numpy() for k in ("weight", "bias"))
+    if out is not None and close(out, x @ weight.T, 1e-5, 1e-4) \
+            and not close(out, x @ weight.T + bias, 1e-5, 1e-4):
+        raise CheckFailed(f"{built}: forward returns x @ weight.T without the bias: "
+                          "self.bias is made but not used. y = x @ weight.T + bias: pass "
+                          "self.bias to your MyLinearFunction too.")
+
+
 @checker
 def check_linear_init(module: Callable, *, seed: int = 0) -> None:
     """Build ``module(400, 300)`` as ``nn.Linear(400, 300)`` would be built and check what
     ``check_module`` cannot (it copies the reference's weights into the student's layer):
     ``weight`` (300, 400) and ``bias`` (300,) are registered nn.Parameters, and each is
-    uniform in (-1/sqrt(400), 1/sqrt(400)), as PyTorch initialises them."""
+    uniform in (-1/sqrt(400), 1/sqrt(400)), as PyTorch initialises them. A forward that
+    leaves the bias out is named too (``check_module`` would only see wrong outputs)."""
     from ..nn import Parameter
 
     name = getattr(module, "__name__", type(module).__name__)
@@ -180,8 +279,10 @@ def check_linear_init(module: Callable, *, seed: int = 0) -> None:
                           "only 'weight' and 'bias'.")
     for key in shapes:
         _spread(key, registered[key].detach().numpy().astype(np.float64), built)
+    _forgotten_bias(layer, registered, built)
     print(f"{name}: weight and bias are Parameters of PyTorch's shapes, uniform in "
           "+-1/sqrt(in_features).")
 
 
-__all__ = ["LINEAR_MISTAKES", "MATMUL_NOT_SQUARE_MISTAKES", "check_linear_init"]
+__all__ = ["LINEAR_FORWARD_MISTAKES", "LINEAR_MISTAKES", "MATMUL_NOT_SQUARE_MISTAKES",
+           "check_linear_function", "check_linear_init"]
