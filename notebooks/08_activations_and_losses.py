@@ -56,9 +56,10 @@ import numpy as np
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad.exercises import check_array_function, check_function, check_loss
-from minigrad.exercises.losses import (CROSS_ENTROPY_MISTAKES, GELU_MISTAKES,
-                                       SMOOTHED_TARGETS_MISTAKES, SOFTMAX_MISTAKES,
-                                       ignore_index_mistakes, reference_smoothed_targets)
+from minigrad.exercises.losses import (BCE_MISTAKES, CROSS_ENTROPY_MISTAKES, GELU_MISTAKES,
+                                       SMOOTHED_TARGETS_MISTAKES, SOFTMAX_DIM0_MISTAKES,
+                                       SOFTMAX_MISTAKES, ignore_index_mistakes,
+                                       label_smoothing_mistakes, reference_smoothed_targets)
 from minigrad.ops.activation import erf  # NumPy has no error function; this one is vectorised
 
 mg.manual_seed(0)
@@ -110,7 +111,8 @@ for name, f in [("relu", F.relu), ("sigmoid", F.sigmoid), ("tanh", F.tanh), ("ge
 # $x < 0$: a unit whose input is always negative never learns again ("dead ReLU").
 # GELU is a smooth ReLU: nearly $x$ for large $x$, nearly $0$ for very negative $x$,
 # with a small dip below zero around $x \approx -0.75$ and a gradient that is not
-# exactly zero there.
+# exactly zero for $x < 0$: at $x = -5$ it is about $-7 \times 10^{-6}$, which the table
+# rounds to `-0.0000` (the minus sign is the only trace of it).
 #
 # minigrad says `0` for ReLU's derivative at exactly $x = 0$, as PyTorch does (any
 # value in $[0, 1]$ would be a valid "subgradient").
@@ -282,15 +284,16 @@ class MySoftmax(mg.Function):
 
 # %% [markdown]
 # The check tries rows of ordinary logits and the same rows scaled to $\pm 1000$ (an
-# overflow is named), with `dim=-1` and `dim=0`, and names the mistakes of
-# `SOFTMAX_MISTAKES`. The upstream gradient is random: with $g$ all ones the gradient of
+# overflow is named, and the message says "with the inputs scaled to +-1000"), with
+# `dim=-1` and then `dim=0` (a fixed `axis=-1` somewhere is named there), and names the
+# mistakes of `SOFTMAX_MISTAKES`. The upstream gradient is random: with $g$ all ones the gradient of
 # softmax is exactly zero (the probabilities always sum to 1), and nearly every wrong
 # backward would pass.
 
 # %% tags=["tests:mysoftmax:3"]
 check_function(MySoftmax, inputs=[[(4, 5)], [(5, 5)]], kwargs={"dim": -1},
                reference=lambda x, dim: F.softmax(x, dim=dim), large_inputs=True,
-               mistakes=SOFTMAX_MISTAKES, more=[({"dim": 0}, [(4, 5)])])
+               mistakes=SOFTMAX_MISTAKES, more=[({"dim": 0}, [(4, 5)], SOFTMAX_DIM0_MISTAKES)])
 
 # %% [markdown]
 # ## 4. Cross-entropy and its gradient
@@ -379,7 +382,9 @@ check_array_function(smoothed_targets, [(plain, 5, -100, 0.0), (ignored, 5, -1, 
 # saves the probabilities `probs`, `q`, the mask of kept rows `ctx.keep` and their
 # number `ctx.count`. Write `backward`: the gradient for the logits is
 # $g\,(s - q) / N_\text{kept}$, with zero rows where the target is ignored (`q` is zero
-# there already, `probs` is not). `target` is a constant: its gradient is `None`.
+# there already, `probs` is not). Here $g$ is `grad_output`: the loss is one number, so
+# `grad_output` is a 0-d array (shape `()`) that multiplies the whole $(N, K)$ gradient.
+# `target` is a constant: its gradient is `None`.
 
 # %% tags=["solution:mycrossentropy"]
 class MyCrossEntropy(mg.Function):
@@ -416,7 +421,7 @@ check_loss(MyCrossEntropy, inputs=[(6, 5), target],
            reference=lambda x, t, **kw: F.cross_entropy(x, t, **kw),
            mistakes=CROSS_ENTROPY_MISTAKES,
            more=[({"ignore_index": -1}, [(6, 5), with_ignored], ignore_index_mistakes(-1)),
-                 ({"label_smoothing": 0.1}, [(6, 5), target])])
+                 ({"label_smoothing": 0.1}, [(6, 5), target], label_smoothing_mistakes(0.1))])
 
 # %% [markdown]
 # *Stuck on `MyCrossEntropy`? `from minigrad.course import use_reference; use_reference("mycrossentropy")`
@@ -490,15 +495,18 @@ def my_bce_with_logits(x, y):
 
 
 # %% [markdown]
-# The check compares with `F.binary_cross_entropy_with_logits`, also at logits of
-# $\pm 1000$, where the textbook formula gives `inf` or `nan`. The labels are 0s and 1s
-# given as integers, so the check treats them as constants (it would also try a float
-# array at $\pm 1000$, and labels must stay in $[0, 1]$).
+# The check calls your function with `x` a float Tensor of shape $(4, 3)$ and `y` an
+# **integer Tensor** of the same shape holding 0s and 1s: use it as it is (`x * y` and
+# `1 - y` work). `y` is a constant, so only `x` gets a gradient. It compares with
+# `F.binary_cross_entropy_with_logits`, then again with the logits scaled to $\pm 1000$,
+# where the textbook formula gives `inf` or `nan`, and names the mistakes of
+# `BCE_MISTAKES`.
 
 # %% tags=["tests:mybcewithlogits:2"]
 labels = np.array([[1, 0, 1], [0, 0, 1], [0, 1, 0], [1, 1, 0]])
 check_loss(my_bce_with_logits, inputs=[(4, 3), labels],
-           reference=lambda x, y: F.binary_cross_entropy_with_logits(x, y.double()))
+           reference=lambda x, y: F.binary_cross_entropy_with_logits(x, y.double()),
+           mistakes=BCE_MISTAKES)
 
 # %% [markdown]
 # ## Summary

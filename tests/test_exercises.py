@@ -16,7 +16,7 @@ import minigrad.nn.functional as F
 from minigrad import nn, optim
 from minigrad.exercises import (MATMUL_MISTAKES, check_array_function, check_function,
                                 check_loss, check_module, check_optimizer_step,
-                                check_training_step, check_value)
+                                check_training_step, check_value, wrong_output)
 
 
 def fails(check, *args, **kwargs) -> str:
@@ -141,6 +141,68 @@ def test_a_missing_solution_says_where_to_write_it():
     message = fails(check_function, mul_function(not_written), MUL_CASES, mul)
     assert "NotImplementedError" in message and "Write your solution" in message
     assert "NotImplementedError:" not in message  # no empty ": " after the name
+
+
+def test_the_stub_of_another_exercise_says_which_and_how_to_load_its_answer():
+    def uses_another(x, y, g):
+        raise NotImplementedError("exercise helperid: write your code here")
+
+    message = fails(check_function, mul_function(uses_another), MUL_CASES, mul)
+    assert "Write your solution" in message
+    assert "stub of exercise helperid" in message and 'use_reference("helperid")' in message
+    # a stub without an exercise id gets no such sentence
+    message = fails(check_function, mul_function(lambda x, y, g: (_ for _ in ()).throw(
+        NotImplementedError("later"))), MUL_CASES, mul)
+    assert "Write your solution" in message and "stub of exercise" not in message
+
+
+def test_a_reduction_without_keepdims_that_cannot_broadcast_asks_for_keepdims():
+    class RowShift(mg.Function):  # x - x.max(axis=1): shapes (4, 5) and (4,) do not broadcast
+        @staticmethod
+        def forward(ctx, x):
+            return x - x.max(axis=1)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output
+
+    message = fails(check_function, RowShift, [(4, 5)],
+                    lambda x: x - x.max(dim=1, keepdim=True)[0])
+    assert "(4, 5) and (4,)" in message and "keepdims=True" in message
+    # shapes that differ otherwise get no keepdims advice
+    def bad_add(x, y, g):
+        return g + np.ones((7,)), g
+    message = fails(check_function, mul_function(bad_add), [[(3, 4), (3, 4)]], mul)
+    assert "keepdims" not in message
+
+
+def test_a_wrong_output_mistake_names_a_mistake_in_forward():
+    def cube_forward_squared(x):
+        return x * x
+
+    mistakes = {"forward squared x instead of cubing it.": wrong_output(lambda x: x**2),
+                "never built": wrong_output(lambda x: None)}
+    message = fails(check_function, cube_forward_squared, [(3, 4)], lambda x: x * x * x,
+                    mistakes=mistakes)
+    assert "the output: wrong values" in message
+    assert "It looks like forward squared x instead of cubing it." in message
+    # an output mistake is never taken for a gradient mistake (or called with grad_output)
+    def cube_wrong_gradient(x):
+        return x * x * x.detach()
+
+    message = fails(check_function, cube_wrong_gradient, [(3, 4)], lambda x: x * x * x,
+                    mistakes=mistakes)
+    assert "the gradient for input 0" in message and "squared" not in message
+
+
+def test_a_failure_at_inputs_scaled_to_a_thousand_says_so():
+    message = fails(check_function, naive_softmax, [(4, 5)], lambda x: F.softmax(x, dim=-1),
+                    large_inputs=True)
+    assert "with the inputs scaled to +-1000: the output" in message
+    # an ordinary case does not
+    message = fails(check_function, mul_function(lambda x, y, g: (-g * y, -g * x)),
+                    MUL_CASES, mul)
+    assert "scaled" not in message
 
 
 def test_an_error_inside_numpy_points_at_the_student_s_line_not_numpy_s():

@@ -1164,6 +1164,36 @@ def my_bce_with_logits(x, y):
     p = x.sigmoid()
     return -(y * p.log() + (1 - y) * (1 - p).log()).mean()
 ''', "overflowed"),
+        "bce-sum-not-mean": ("mybcewithlogits", '''
+def my_bce_with_logits(x, y):
+    return (x.relu() - x * y + (-x.abs()).exp().log1p()).sum()
+''', "summed over all elements"),
+        "gelu-erf-without-sqrt2": ("mygelu", '''
+class MyGELU(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 0.5 * (1 + erf(x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * (0.5 * (1 + erf(x)) + x * np.exp(-x**2) / math.sqrt(math.pi))
+''', "erf(x) instead of erf(x / sqrt 2)"),
+        "softmax-fixed-axis-in-backward": ("mysoftmax", '''
+class MySoftmax(mg.Function):
+    @staticmethod
+    def forward(ctx, x, dim=-1):
+        e = np.exp(x - x.max(axis=dim, keepdims=True))
+        s = e / e.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (s,) = ctx.saved_tensors
+        return s * (grad_output - (grad_output * s).sum(axis=-1, keepdims=True))
+''', "summed along the last axis, not along dim"),
     },
     "10_convolution_and_pooling": {
         "output-size-ceil": ("conv_output_size", """

@@ -26,14 +26,16 @@ statistics in eval mode). A check that passes prints one line.
 - ``check_value(value, expected, name)``: any value.
 
 Every checker takes ``mistakes``: exercise-specific known-wrong answers, each with the
-sentence that names the mistake (see ``MATMUL_MISTAKES``). How to write an exercise:
-notebooks/README.md, section "Writing an exercise".
+sentence that names the mistake (see ``MATMUL_MISTAKES``); for ``check_function`` and
+``check_loss``, an entry wrapped in ``wrong_output`` names a wrong forward output. How to
+write an exercise: notebooks/README.md, section "Writing an exercise".
 """
 
 from .checks import (MATMUL_MISTAKES, check_array_function, check_function, check_loss,
-                     check_module, check_optimizer_step, check_training_step, check_value)
+                     check_module, check_optimizer_step, check_training_step, check_value,
+                     wrong_output)
 from .compare import CheckFailed
 
 __all__ = ["MATMUL_MISTAKES", "CheckFailed", "check_array_function", "check_function",
            "check_loss", "check_module", "check_optimizer_step", "check_training_step",
-           "check_value"]
+           "check_value", "wrong_output"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import textwrap
 import traceback
 from collections.abc import Callable, Sequence
@@ -33,6 +34,23 @@ NOT_ACCUMULATED = (
     "this input is used {uses} times in the formula, and your gradient has only some of "
     "its contributions. A value used several times gets the SUM of one contribution per "
     "use: add them up.")
+SCALED_NOTE = " with the inputs scaled to +-1000"
+
+
+class WrongOutput:
+    """A ``mistakes`` entry about forward: ``make(*arrays) -> the wrong output``.
+
+    ``check_function`` and ``check_loss`` compare the output first, so a mistake in forward
+    can only be named there: wrap its maker in ``wrong_output`` and put it in the same
+    ``mistakes`` dict as the gradient mistakes."""
+
+    def __init__(self, make: Callable) -> None:
+        self.make = make
+
+
+def wrong_output(make: Callable) -> WrongOutput:
+    """Mark a mistake maker as giving a wrong forward output (see ``WrongOutput``)."""
+    return WrongOutput(make)
 
 
 def checker(check: Callable) -> Callable:
@@ -149,9 +167,33 @@ def _student_error(error: BaseException, doing: str) -> CheckFailed:
     elif isinstance(error, UnboundLocalError):
         text += ("\n  A variable set only inside an `if` was used when the `if` was not "
                  "taken: give it a value on every path (e.g. `else: grad_b = None`).")
+    elif isinstance(error, ValueError) and (lost := _lost_dimension(str(error))):
+        text += (f"\n  Shapes {lost[0]} and {lost[1]}: the second is the first without one "
+                 "dimension, as a .sum(axis=...) or .max(axis=...) gives. Reduce with "
+                 "keepdims=True so that the result keeps a size-1 dimension and lines up "
+                 "with what it came from.")
     elif isinstance(error, NotImplementedError):
         text += "\n  Write your solution where the exercise says so, then run its cell."
+        if (stub := re.search(r"exercise (\w+): write your code here", str(error))):
+            text += (f" This is the stub of exercise {stub[1]}: if this check is for "
+                     f"another exercise that uses it, do {stub[1]} first, or load its "
+                     "reference answer with `from minigrad.course import use_reference; "
+                     f"use_reference(\"{stub[1]}\")`.")
     return CheckFailed(text)
+
+
+def _lost_dimension(message: str) -> tuple[tuple, tuple] | None:
+    """The two shapes of NumPy's "could not be broadcast" when the second is the first
+    with one dimension dropped (a reduction without keepdims), else None."""
+    found = re.search(r"broadcast together with shapes \(([\d, ]*)\) \(([\d, ]*)\)", message)
+    if not found:
+        return None
+    a, b = (tuple(int(n) for n in part.split(",") if n.strip()) for part in found.groups())
+    if len(a) < len(b):
+        a, b = b, a
+    if len(a) == len(b) + 1 and any(a[:i] + a[i + 1:] == b for i in range(len(a))):
+        return a, b
+    return None
 
 
 def _try(make: Callable, *args: Any) -> Any:
@@ -348,7 +390,8 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
     gradient is compared with finite differences of the student's forward.
     ``large_inputs``: also run each case with the inputs scaled to +-1000 (softmax and
     log-softmax overflow). ``mistakes``: exercise-specific wrong answers,
-    ``{sentence naming the mistake: fn(*arrays, grad_output) -> wrong gradients}``.
+    ``{sentence naming the mistake: fn(*arrays, grad_output) -> wrong gradients}``; an
+    entry ``wrong_output(fn)``, ``fn(*arrays) -> wrong output``, names a mistake in forward.
     ``batch_size``: names an off-by-N factor as a mean/sum mix-up.
     ``more``: other settings, ``[(kwargs, inputs), ...]``, checked in the same call (so
     that a cell prints one line) without ``mistakes``, which are written for ``kwargs``;
@@ -364,29 +407,26 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
     kwargs = kwargs or {}
     name = _name(function)
     rng = np.random.default_rng(seed)
-    cases = [[_make_input(spec, rng, domain) for spec in case] for case in _cases(inputs)]
-    if large_inputs:
-        cases += [[a * (1000.0 / np.abs(a).max()) if _wants_grad(a) and a.size else a
-                   for a in case] for case in list(cases)]
-    runs = [(arrays, kwargs, mistakes or {}) for arrays in cases]
+    def with_large(specs: Any) -> list[tuple[list, str]]:
+        made = [[_make_input(spec, rng, domain) for spec in case] for case in _cases(specs)]
+        scaled = [[a * (1000.0 / np.abs(a).max()) if _wants_grad(a) and a.size else a
+                   for a in case] for case in made] if large_inputs else []
+        return [(case, "") for case in made] + [(case, SCALED_NOTE) for case in scaled]
+
+    runs = [(arrays, kwargs, mistakes or {}, note) for arrays, note in with_large(inputs)]
     for other, other_inputs, *other_mistakes in more:
-        other_cases = [[_make_input(spec, rng, domain) for spec in case]
-                       for case in _cases(other_inputs)]
-        if large_inputs:
-            other_cases += [[a * (1000.0 / np.abs(a).max()) if _wants_grad(a) and a.size
-                             else a for a in case] for case in list(other_cases)]
-        runs += [(arrays, other, other_mistakes[0] if other_mistakes else {})
-                 for arrays in other_cases]
+        runs += [(arrays, other, other_mistakes[0] if other_mistakes else {}, note)
+                 for arrays, note in with_large(other_inputs)]
     checked = 0
-    for arrays, settings, case_mistakes in runs:
+    for arrays, settings, case_mistakes, note in runs:
         _check_case(function, name, arrays, reference, settings, rng, case_mistakes,
-                    batch_size, atol, rtol, exact_shapes)
+                    batch_size, atol, rtol, exact_shapes, note)
         checked += 1
         same = [i for i in range(1, len(arrays)) if _wants_grad(arrays[i])
                 and _wants_grad(arrays[0]) and arrays[i].shape == arrays[0].shape]
         if same:
             _check_reused_input(function, name, arrays, same[0], reference, settings, rng,
-                                atol, rtol)
+                                atol, rtol, note)
             checked += 1
     print(f"{name}: forward and backward are right ({checked} case(s) checked).")
 
@@ -394,8 +434,10 @@ def check_function(function: Any, inputs: Any, reference: Callable | None = None
 def _check_case(function: Any, name: str, arrays: list, reference: Callable | None,
                 kwargs: dict, rng: np.random.Generator, mistakes: dict,
                 batch_size: int | None, atol: float, rtol: float,
-                exact_shapes: bool = False) -> None:
-    call = _signature(name, arrays, kwargs)
+                exact_shapes: bool = False, note: str = "") -> None:
+    call = _signature(name, arrays, kwargs) + note
+    output_mistakes = {s: m for s, m in mistakes.items() if isinstance(m, WrongOutput)}
+    mistakes = {s: m for s, m in mistakes.items() if not isinstance(m, WrongOutput)}
     vs: list[np.ndarray] = []
 
     def v_for(out: np.ndarray) -> np.ndarray:
@@ -418,7 +460,9 @@ def _check_case(function: Any, name: str, arrays: list, reference: Callable | No
             raise CheckFailed(f"{call} returned {describe(out)}; expected dtype "
                               f"{expected.dtype} ({describe(expected)}).")
         compare(out, expected, f"{call}: the output", atol=atol, rtol=rtol,
-                batch_size=batch_size)
+                batch_size=batch_size,
+                variants=[Variant(sentence, wrong) for sentence, m in output_mistakes.items()
+                          if (wrong := _try(m.make, *arrays)) is not None])
     else:
         expected_grads = _numerical(function, arrays, kwargs, v)
         grads_ones = _numerical(function, arrays, kwargs, np.ones_like(v))
@@ -460,11 +504,12 @@ def _check_case(function: Any, name: str, arrays: list, reference: Callable | No
 
 def _check_reused_input(function: Any, name: str, arrays: list, position: int,
                         reference: Callable | None, kwargs: dict, rng: np.random.Generator,
-                        atol: float, rtol: float) -> None:
+                        atol: float, rtol: float, note: str = "") -> None:
     """The same Tensor as input 0 and input ``position``: its gradient is the sum."""
     arrays = list(arrays)
     arrays[position] = arrays[0]
-    call = f"{_signature(name, arrays, kwargs)} with input {position} the same Tensor as input 0"
+    call = (f"{_signature(name, arrays, kwargs)}{note} with input {position} the same Tensor "
+            "as input 0")
     v = rng.standard_normal(np.shape(_forward_value(function, arrays, kwargs, call)))
     _, grads, _ = _run_through_engine(function, arrays, kwargs, lambda o: v, call,
                                       reuse={position: 0})

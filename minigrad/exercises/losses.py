@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..ops.activation import erf
+from .checks import wrong_output
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -39,6 +40,35 @@ SOFTMAX_MISTAKES = {
     "(grad_output * s).sum(axis=dim, keepdims=True).":
         lambda x, g: _softmax(x) * (g - (g * _softmax(x)).sum(axis=-1)[None, :])
         if x.shape[0] == x.shape[-1] else None,
+    "the s inside the sum is missing: s * (grad_output - grad_output.sum(dim)). The sum is "
+    "of grad_output * s (each g_j weighted by its s_j): s * (grad_output - (grad_output * "
+    "s).sum(axis=dim, keepdims=True)).":
+        lambda x, g: _softmax(x) * (g - g.sum(axis=-1, keepdims=True)),
+    "the maximum was taken over the whole array (x.max()), not along dim: a row whose "
+    "logits are all far below the largest one underflows to 0 / 0 = nan. Subtract each "
+    "row's own maximum, x.max(axis=dim, keepdims=True).":
+        wrong_output(lambda x: _only_if_not_finite(_global_max_softmax(x))),
+}
+
+
+def _global_max_softmax(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(x - x.max())
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def _only_if_not_finite(value: np.ndarray) -> np.ndarray | None:
+    return None if np.isfinite(value).all() else value
+
+# MySoftmax with dim=0: the mistakes of a fixed axis=-1 somewhere
+SOFTMAX_DIM0_MISTAKES = {
+    "forward ignored dim: this is the softmax along the last axis, and dim=0 was asked "
+    "for. Use axis=dim in the max and the sum (the dim=-1 case passed).":
+        wrong_output(lambda x: _softmax(x, axis=-1)),
+    "backward summed along the last axis, not along dim (the dim=-1 case passed): save dim "
+    "on ctx in forward (ctx.dim = dim) and use (grad_output * s).sum(axis=ctx.dim, "
+    "keepdims=True).":
+        lambda x, g: _softmax(x, 0) * (g - (g * _softmax(x, 0)).sum(axis=-1, keepdims=True)),
 }
 
 
@@ -95,6 +125,13 @@ SMOOTHED_TARGETS_MISTAKES = {
     "the label smoothing was ignored: with label_smoothing = eps, q = (1 - eps) onehot + "
     "eps / K.":
         lambda t, k, i, e: None if e == 0 else _smoothed(t, k, i, 0.0),
+    "the ignored rows were zeroed before the smoothing, so they got eps / K on every class. "
+    "Add eps / K first, then multiply the whole q by the mask keep[:, None] at the end.":
+        lambda t, k, i, e: None if e == 0 or (t != i).all() else
+        (1 - e) * _smoothed(t, k, i, 0.0) + e / k,
+    "the smoothing was not divided by K: each class gets eps / K (K = n_classes), so that "
+    "a kept row of q sums to 1.":
+        lambda t, k, i, e: None if e == 0 else _smoothed(t, k, i, e, over=1),
 }
 
 
@@ -106,7 +143,20 @@ CROSS_ENTROPY_MISTAKES = {
     "the one-hot target is missing: softmax / N alone is the gradient of log-sum-exp, "
     "not of the loss. Subtract the one-hot target: (softmax - onehot) / N.":
         lambda x, t, g: g * _softmax(x) / len(t),
+    "it was divided by N * K (probs.size, every element), not by N: the mean is over the N "
+    "rows only; the sum over the K classes is part of each row's loss. Divide by ctx.count.":
+        lambda x, t, g: _ce_grad(x, t, g) / x.shape[1],
 }
+
+
+def label_smoothing_mistakes(label_smoothing: float) -> dict:
+    """For a target with ``label_smoothing``: fn(x, target, g)."""
+    return {
+        "backward used the one-hot target, not the smoothed q: with label_smoothing = eps "
+        "the target is q = (1 - eps) onehot + eps / K (saved in forward), and the gradient "
+        "is (probs - q) / N.":
+            lambda x, t, g: _ce_grad(x, t, g) if label_smoothing else None,
+    }
 
 
 def ignore_index_mistakes(ignore_index: int) -> dict:
@@ -137,6 +187,22 @@ GELU_MISTAKES = {
     "Phi was computed as erf(x) instead of (1 + erf(x / sqrt 2)) / 2: the normal CDF "
     "needs the 1/sqrt(2), the + 1 and the / 2.":
         lambda x, g: g * (erf(x) + x * 2 / math.sqrt(math.pi) * np.exp(-x**2)),
+    "phi(x) lacks its 1 / sqrt(2 pi): the normal density is phi(x) = exp(-x^2 / 2) / "
+    "sqrt(2 pi), so that it integrates to 1.":
+        lambda x, g: g * (_normal_cdf(x) + x * np.exp(-0.5 * x**2)),
+    "phi(x) was written with exp(-x^2) instead of exp(-x^2 / 2): the normal density is "
+    "exp(-x^2 / 2) / sqrt(2 pi).":
+        lambda x, g: g * (_normal_cdf(x) + x * np.exp(-x**2) / math.sqrt(2 * math.pi)),
+    "forward used erf(x) instead of erf(x / sqrt 2): Phi(x) = (1 + erf(x / sqrt 2)) / 2, "
+    "the 1/sqrt(2) turns erf's e^(-t^2) into the normal's e^(-t^2 / 2).":
+        wrong_output(lambda x: x * 0.5 * (1 + erf(x))),
+    "forward used erf(x / sqrt 2) as Phi(x): Phi(x) = (1 + erf(x / sqrt 2)) / 2 (erf runs "
+    "from -1 to 1, Phi from 0 to 1).":
+        wrong_output(lambda x: x * erf(x / math.sqrt(2))),
+    "forward is the tanh approximation (approximate='tanh'), not the exact GELU: use "
+    "x * Phi(x) with Phi(x) = (1 + erf(x / sqrt 2)) / 2.":
+        wrong_output(lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                                      * (x + 0.044715 * x**3)))),
 }
 
 
@@ -147,5 +213,52 @@ def _tanh_gelu_grad(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1 + t) + 0.5 * x * (1 - t**2) * c * (1 + 3 * 0.044715 * x**2)
 
 
-__all__ = ["CROSS_ENTROPY_MISTAKES", "GELU_MISTAKES", "SMOOTHED_TARGETS_MISTAKES",
-           "SOFTMAX_MISTAKES", "ignore_index_mistakes", "reference_smoothed_targets"]
+def _bce_terms(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
+
+
+def _bce_textbook(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        p = 1 / (1 + np.exp(-x))
+        return -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean()
+
+
+def _bce_half_stable(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return ((1 - y) * x + np.log1p(np.exp(-x))).mean()
+
+
+# my_bce_with_logits(x, y): wrong outputs (the engine makes the gradient)
+BCE_MISTAKES = {
+    "the loss is nan at logits of +-1000: something overflowed. sigmoid(1000) is exactly "
+    "1.0 in float64, so log(1 - sigmoid(x)) is log(0) = -inf, and 0 * -inf is nan. Never "
+    "take the log of sigmoid: use max(x, 0) - x y + log1p(exp(-|x|)).":
+        wrong_output(lambda x, y: _only_if_not_finite(_bce_textbook(x, y))),
+    "the loss is inf at logits of +-1000: something overflowed. exp(-x) (or exp(x)) is inf "
+    "for x = -1000 (or 1000); exp(-|x|) is at most 1. Use max(x, 0) - x y + "
+    "log1p(exp(-|x|)).":
+        wrong_output(lambda x, y: _only_if_not_finite(_bce_half_stable(x, y))),
+    "it was summed over all elements, not averaged: F.binary_cross_entropy_with_logits "
+    "returns the mean over every element (N * K of them here), so end with .mean().":
+        wrong_output(lambda x, y: _bce_terms(x, y).sum()),
+    "the absolute value is missing: log1p(exp(-x)) where the stable form has "
+    "log1p(exp(-|x|)). For x < 0, max(x, 0) is 0 and log(1 + e^-x) = -x + log(1 + e^x): the "
+    "identity needs |x| in both places.":
+        wrong_output(lambda x, y: _bce_without_abs(x, y)),
+    "x * y was added instead of subtracted: the loss is max(x, 0) - x y + "
+    "log1p(exp(-|x|)).":
+        wrong_output(lambda x, y: (np.maximum(x, 0) + x * y
+                                   + np.log1p(np.exp(-np.abs(x)))).mean()),
+}
+
+
+def _bce_without_abs(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """Wrong but finite for ordinary logits; at +-1000 it overflows (named above)."""
+    with np.errstate(over="ignore"):
+        value = (np.maximum(x, 0) - x * y + np.log1p(np.exp(-x))).mean()
+    return value if np.isfinite(value) else None
+
+
+__all__ = ["BCE_MISTAKES", "CROSS_ENTROPY_MISTAKES", "GELU_MISTAKES",
+           "SMOOTHED_TARGETS_MISTAKES", "SOFTMAX_DIM0_MISTAKES", "SOFTMAX_MISTAKES",
+           "ignore_index_mistakes", "label_smoothing_mistakes", "reference_smoothed_targets"]
