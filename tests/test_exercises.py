@@ -1062,3 +1062,17 @@ def test_a_forward_of_the_wrong_shape_is_named_as_such_not_a_crash_in_the_check(
 
     message = fails(check_function, SumRows, [(3, 4)], lambda x: x.sum(dim=1))
     assert "the output: wrong shape" in message and "expected shape (3,)" in message
+
+
+def test_running_statistics_updated_in_eval_mode_are_named_not_called_dropout():
+    class UpdatesInEval(nn.BatchNorm1d):
+        def forward(self, x):
+            out = super().forward(x)
+            if not self.training:  # the mistake: the running mean moves in eval mode too
+                with mg.no_grad():
+                    self.running_mean.mul_(0.9).add_(0.1 * x.mean(dim=0))
+            return out
+
+    message = fails(check_module, UpdatesInEval, nn.BatchNorm1d, args=(4,), inputs=[(6, 4)])
+    assert "changed running_mean" in message and "only when self.training" in message
+    assert "dropout" not in message

@@ -794,8 +794,16 @@ def _check_module_case(mine: Any, right: Any, built: str, arrays: list,
         module.eval()
     right.eval()
     mine.eval()
-    first, _, _ = _module_run(mine, arrays, None, 3)
+    state_before = _snapshot(mine)
+    first, _, state_after = _module_run(mine, arrays, None, 3)
     second, _, _ = _module_run(mine, arrays, None, 4)
+    changed = [key for key in state_before
+               if not close(state_after.get(key), state_before[key], 0, 0)]
+    if not close(first, second, 0, 0) and changed:
+        raise CheckFailed(
+            f"{call} in eval mode gives different outputs on two calls because a forward "
+            f"in eval mode changed {', '.join(changed)}: the running statistics are updated "
+            "in eval mode; update them only when self.training is True.")
     if not close(first, second, 0, 0):
         raise CheckFailed(
             f"{call} in eval mode gives different outputs on two calls: something random "
