@@ -489,6 +489,9 @@ def my_clip_grad_norm_(parameters, max_norm):
 # The check gives three parameters gradients, one of them much larger than the others,
 # and calls your function three times: with `max_norm` 1 and 2 (total norms of 8.7 and
 # 4.0, so it must clip) and with `max_norm` 100 (total 4.8: it must leave them alone).
+# A fourth call adds a parameter whose `.grad` is None (one the loss did not use), which
+# must be skipped. It also checks that each `.grad` is scaled in place (the same Tensor
+# afterwards) and that the norm comes back as a Tensor, as PyTorch's does.
 
 # %% tags=["tests:my_clip_grad_norm:2"]
 check_clip_grad_norm(my_clip_grad_norm_)

@@ -108,17 +108,21 @@ def test_adamw_with_the_decay_on_the_gradient_is_named_adam_with_l2():
         mistakes=adamw_mistakes(LRS, **options))
 
 
-def clip(per_parameter=False, in_place=True):
+def clip(per_parameter=False, in_place=True, skip_none=True, replace=False,
+         to_float=False):
     def my_clip_grad_norm_(parameters, max_norm):
+        parameters = [p for p in parameters if p.grad is not None or not skip_none]
         grads = [p.grad for p in parameters]
         norms = [float(np.sqrt((g.numpy().astype(np.float64) ** 2).sum())) for g in grads]
         total = math.sqrt(sum(n * n for n in norms))
-        for g, n in zip(grads, norms):
+        for p, g, n in zip(parameters, grads, norms):
             factor = min(max_norm / ((n if per_parameter else total) + 1e-6), 1.0)
-            if in_place:
+            if replace:
+                p.grad = g * factor
+            elif in_place:
                 with mg.no_grad():
                     g.mul_(factor)
-        return mg.tensor(total)
+        return total if to_float else mg.tensor(total)
 
     return my_clip_grad_norm_
 
@@ -130,6 +134,10 @@ def test_clip_grad_norm_check_passes_minigrads_own_and_names_the_mistakes():
                                                             clip(per_parameter=True))
     assert "the gradients were not changed" in fails(check_clip_grad_norm,
                                                      clip(in_place=False))
+    assert "skip it" in fails(check_clip_grad_norm, clip(skip_none=False))
+    assert "scales each gradient in place" in fails(check_clip_grad_norm, clip(replace=True))
+    assert "return the total norm as a 0-d Tensor" in fails(check_clip_grad_norm,
+                                                             clip(to_float=True))
 
 
 @pytest.mark.parametrize("warmup, decay", [(5, 20), (0, 8), (3, 1), (4, 0)])

@@ -20,7 +20,7 @@ import numpy as np
 from ..state import no_grad
 from ..tensor import Tensor
 from .checks import _student_error, check_value, checker
-from .compare import CheckFailed
+from .compare import CheckFailed, describe
 
 
 NOT_IN_PLACE = (
@@ -250,34 +250,62 @@ def check_clip_grad_norm(clip: Callable, max_norms: Sequence[float] = (1.0, 2.0,
                          seed: int = 0) -> None:
     """Check ``clip(parameters, max_norm)`` (a ``clip_grad_norm_``) on three parameters with
     gradients of total norm 4 to 9: the gradients after the call (scaled in place, all by
-    one factor) and the returned norm (the total before clipping), for each ``max_norm``.
-    The parameters come as a generator, as from ``model.parameters()``."""
+    one factor) and the returned norm (the total before clipping, a Tensor), for each
+    ``max_norm``; then with a parameter whose ``.grad`` is None among them (skipped). The
+    parameters come as a generator, as from ``model.parameters()``."""
     name = getattr(clip, "__name__", repr(clip))
     for case, max_norm in enumerate(max_norms):
-        grads = _clip_case(seed + case)
-        params = []
-        for g in grads:
-            p = Tensor(np.ones_like(g), requires_grad=True)
-            p.grad = Tensor(g.copy())
-            params.append(p)
-        call = f"{name}(params, max_norm={max_norm!r})"
-        try:
-            returned = clip((p for p in params), max_norm)  # a generator, as model.parameters()
-        except Exception as error:  # noqa: BLE001
-            raise _student_error(error, call) from None
-        total, clipped = _clip_reference(grads, max_norm)
-        grad_mistakes, norm_mistakes = _clip_mistakes(grads, max_norm)
-        if any(p.grad is None for p in params):
-            raise CheckFailed(f"{call}: a parameter's .grad is None afterwards; scale the "
-                              "gradients, do not remove them.")
-        with no_grad():
-            after = [p.grad.numpy() for p in params]
-        with contextlib.redirect_stdout(io.StringIO()):  # one line at the end, not six
-            check_value.__wrapped__(after, clipped, f"{call}: the gradients afterwards",
-                                    mistakes=grad_mistakes, atol=1e-5)
-            check_value.__wrapped__(returned, total, f"{call}: the returned norm",
-                                    mistakes=norm_mistakes, atol=1e-4)
-    print(f"{name}: right for max_norm in {tuple(max_norms)} (total norms 4 to 9).")
+        _check_clip_case(clip, name, _clip_case(seed + case), max_norm, with_unused=False)
+    # then once more with a parameter the loss did not reach (.grad None) among them
+    _check_clip_case(clip, name, _clip_case(seed), max_norms[0], with_unused=True)
+    print(f"{name}: right for max_norm in {tuple(max_norms)} (total norms 4 to 9), "
+          "skipping a parameter without .grad.")
+
+
+def _check_clip_case(clip: Callable, name: str, grads: list, max_norm: float,
+                     with_unused: bool) -> None:
+    params = []
+    for g in grads:
+        p = Tensor(np.ones_like(g), requires_grad=True)
+        p.grad = Tensor(g.copy())
+        params.append(p)
+    originals = [p.grad for p in params]
+    unused = Tensor(np.ones(3), requires_grad=True)  # a parameter backward never reached
+    given = [params[0], unused, *params[1:]] if with_unused else params
+    call = (f"{name}(params, max_norm={max_norm!r})" if not with_unused else
+            f"{name}(params, max_norm={max_norm!r}) with a parameter whose .grad is None")
+    try:
+        returned = clip((p for p in given), max_norm)  # a generator, as model.parameters()
+    except Exception as error:  # noqa: BLE001
+        message = str(_student_error(error, call))
+        if with_unused:
+            message += ("\n\nA parameter the loss does not use has .grad None: skip it, "
+                        "as clip_grad_norm_ does (if p.grad is not None).")
+        raise CheckFailed(message) from None
+    total, clipped = _clip_reference(grads, max_norm)
+    grad_mistakes, norm_mistakes = _clip_mistakes(grads, max_norm)
+    if any(p.grad is None for p in params):
+        raise CheckFailed(f"{call}: a parameter's .grad is None afterwards; scale the "
+                          "gradients, do not remove them.")
+    if unused.grad is not None:
+        raise CheckFailed(f"{call}: the parameter whose .grad was None has a .grad "
+                          "afterwards; leave such parameters alone.")
+    if any(p.grad is not g for p, g in zip(params, originals)):
+        raise CheckFailed(f"{call}: .grad was replaced by a new Tensor; clip_grad_norm_ "
+                          "scales each gradient in place (the trailing _): "
+                          "p.grad.mul_(factor), not p.grad = p.grad * factor.")
+    with no_grad():
+        after = [p.grad.numpy() for p in params]
+    with contextlib.redirect_stdout(io.StringIO()):  # one line at the end, not six
+        check_value.__wrapped__(after, clipped, f"{call}: the gradients afterwards",
+                                mistakes=grad_mistakes, atol=1e-5)
+        if not isinstance(returned, Tensor):
+            raise CheckFailed(f"{call} returned {describe(returned)}; return the total "
+                              "norm as a 0-d Tensor (mg.tensor(total)), as clip_grad_norm_ "
+                              "does: the training loop calls .item() on it.")
+        check_value.__wrapped__(returned, total, f"{call}: the returned norm",
+                                mistakes=norm_mistakes, atol=1e-4)
+
 
 
 # --- the warm-up + cosine schedule -----------------------------------------------------
