@@ -575,6 +575,7 @@ class MyConv2d(nn.Module):
 check_conv_init(MyConv2d)
 check_module(MyConv2d, nn.Conv2d, args=(2, 3, (3, 2)), kwargs={"stride": 2, "padding": 1},
              inputs=[[(2, 2, 5, 6)]])
+check_module(MyConv2d, nn.Conv2d, args=(1, 2, 3), inputs=[[(1, 1, 5, 4)]])  # an int kernel_size
 
 # %% [markdown]
 # ## 7. A small CNN on the 8x8 digits

@@ -210,7 +210,7 @@ check_function(MyBatchNormFunction,
                inputs=[[(8, 3), (3,), (3,)], [(5, 4), (4,), (4,)]],
                reference=lambda x, weight, bias: F.batch_norm(x, None, None, weight, bias,
                                                               training=True, eps=EPS),
-               mistakes=BATCHNORM_MISTAKES)
+               mistakes=BATCHNORM_MISTAKES, exact_shapes=True)
 
 # %% [markdown]
 # *Stuck on `MyBatchNormFunction`? `from minigrad.course import use_reference; use_reference("my_batchnorm_backward")`
