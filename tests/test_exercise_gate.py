@@ -9,7 +9,7 @@ there), graded by real nbgrader from the exercise version it releases:
   exercise's code, none swallows its own failure;
 - for each exercise, a subtly wrong answer (generated: its first gradient, or its value,
   times 2, while minigrad's own operations stay right) loses that exercise's points.
-- each of the course's named wrong answers (``MISTAKES`` in test_grading.py, each a
+- each of the course's named wrong answers (``MISTAKES`` in tests/mistakes/, each a
   rewritten solution cell) loses points on its own exercise's checks and nowhere else
   (by this file's rule, ``_allowed_to_lose``). Those cases are graded once, in
   test_grading.py's class (which also checks partial marks and that the feedback names
@@ -200,11 +200,11 @@ def submissions(stem: str, release: dict) -> dict[str, dict]:
 def subtly_wrong(stem: str, exercise: str) -> str | None:
     """A wrong answer to ``exercise``: its answer doubled, or, where there is nothing to
     double (an order, an update in place), the first of its classic mistakes in
-    test_grading.py's ``MISTAKES``."""
+    tests/mistakes/'s ``MISTAKES``."""
     wrong = twice_as_much(_text(_solution_cell(CHAPTERS[stem], exercise)))
     if wrong is not None:
         return wrong
-    from test_grading import MISTAKES
+    from mistakes import MISTAKES
 
     classic = [code for grade_id, code, _ in MISTAKES.get(stem, {}).values()
                if grade_id == exercise]
@@ -306,7 +306,7 @@ def test_without_its_solution_an_exercise_loses_exactly_its_points(graded, stem,
 def test_a_subtly_wrong_answer_loses_that_exercise_s_points(graded, stem, exercise):
     wrong = subtly_wrong(stem, exercise)
     assert wrong is not None, (f"cannot make a wrong answer to {exercise} by doubling: add "
-                               f"one to MISTAKES in test_grading.py")
+                               f"one to MISTAKES in tests/mistakes/{stem}.py")
     _check_loses_exactly(graded, stem, exercise, f"wrong-{exercise}")
 
 

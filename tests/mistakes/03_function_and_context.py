@@ -1,0 +1,121 @@
+"""Chapter 3's classic mistakes, graded by tests/test_grading.py.
+
+Each entry: a name -> (the grade_id of a solution cell, that cell rewritten with the
+mistake, words the feedback must show).
+"""
+
+MISTAKES = {
+    "sigmoid-applied-twice": ("mysigmoid-saves-output", '''
+class MySigmoid(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = sigmoid(x)
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (s,) = ctx.saved_tensors
+        return grad_output * sigmoid(s) * (1 - sigmoid(s))
+''', "applied the sigmoid again to what forward saved"),
+    "sigmoid-saves-the-input": ("mysigmoid-saves-output", '''
+class MySigmoid(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * sigmoid(x) * (1 - sigmoid(x))
+''', "saved its input x, not its output"),
+    "matmul-ignores-needs-input-grad": ("mymatmul-needs-input-grad", '''
+class MyMatMul(mg.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        return grad_output @ b.T, a.T @ grad_output
+''', "returning None still does the work"),
+    "sincos-ignores-grad-cos": ("mysincos", '''
+class MySinCos(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(x)
+        return np.sin(x), np.cos(x)
+
+    @staticmethod
+    def backward(ctx, grad_sin, grad_cos):
+        (x,) = ctx.saved_tensors
+        return grad_sin * np.cos(x)
+''', "backward ignores grad_cos"),
+    "sincos-none-not-handled": ("mysincos", '''
+class MySinCos(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(x)
+        return np.sin(x), np.cos(x)
+
+    @staticmethod
+    def backward(ctx, grad_sin, grad_cos):
+        (x,) = ctx.saved_tensors
+        return grad_sin * np.cos(x) - grad_cos * np.sin(x)
+''', "arrives as None"),
+    "scale-rows-saves-a-view": ("myscalerows", '''
+class MyScaleRows(mg.Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        column = s[:, None]
+        ctx.save_for_backward(x, column)
+        return x * column
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, column = ctx.saved_tensors
+        return grad_output * column, (grad_output * x).sum(axis=1)
+''', "saved a NumPy view of input 1"),
+    "scale-rows-saves-a-transpose-of-x": ("myscalerows", '''
+class MyScaleRows(mg.Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.save_for_backward(x.T, s)
+        return x * s[:, None]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        xt, s = ctx.saved_tensors
+        return grad_output * s[:, None], (grad_output * xt.T).sum(axis=1)
+''', "saved a NumPy view of input 0"),
+    "scale-rows-keeps-ctx-attributes": ("myscalerows", '''
+class MyScaleRows(mg.Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.x, ctx.s = x, s
+        return x * s[:, None]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.s[:, None], (grad_output * ctx.x).sum(axis=1)
+''', "as a ctx attribute"),
+    "sigmoid-saves-output-and-input": ("mysigmoid-saves-output", '''
+class MySigmoid(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = sigmoid(x)
+        ctx.save_for_backward(s, x)
+        return s
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        s, x = ctx.saved_tensors
+        e = np.exp(-x)
+        return grad_output * e / (1 + e) ** 2
+''', "as well as its output s"),
+}
