@@ -29,6 +29,12 @@ fi
 echo "== ruff"
 .venv/bin/ruff check minigrad widgets course tests scripts site
 
+# One BLAS/OpenMP thread per process: pytest runs one worker per core, and nbgrader and
+# nbval start kernels of their own; threads on top of that oversubscribe the cores and make
+# small matrix products many times slower (a chapter's cell ran past the grader's limit).
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \
+  MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
+
 echo "== pytest (unit tests and chapter notebooks)"
 # --dist loadfile keeps each notebook's cells together, in order, in one worker
 exec .venv/bin/python -m pytest -n auto --dist loadfile \
