@@ -16,6 +16,7 @@ import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.function import Context
 from minigrad.exercises import check_array_function, check_function
+from minigrad.exercises.checks import WrongOutput
 from minigrad.exercises.convolution import (IM2COL_MISTAKES, OUTPUT_SIZE_MISTAKES,
                                             check_conv_init, col2im, conv2d_gradients,
                                             conv2d_mistakes, im2col, max_pool2d_gradient,
@@ -168,14 +169,17 @@ def test_the_im2col_check_names_each_mistake(mistake):
     assert mistake[:40] in " ".join(str(error.value).split())
 
 
-def _wrong_conv(gradients):
-    """A Function with the right forward and the given (wrong) gradients."""
+def _wrong_conv(gradients, output=None):
+    """A Function with the right forward (or ``output.make``, a ``wrong_output``) and the
+    given (wrong) gradients."""
 
     class WrongConv(mg.Function):
         @staticmethod
         def forward(ctx, x, weight, bias, stride=1, padding=0):
             ctx.save_for_backward(x, weight, bias)
             ctx.stride, ctx.padding = stride, padding
+            if output is not None:
+                return output.make(x, weight, bias)
             return ANSWERS["MyConv2dFunction"].forward(Context(), x, weight,
                                                        bias, stride, padding)
 
@@ -194,8 +198,13 @@ def _reference_conv(x, weight, bias, stride=1, padding=0):
 @pytest.mark.parametrize("mistake", list(conv2d_mistakes()))
 def test_the_conv_check_names_each_mistake(mistake, stride, padding):
     wrong = conv2d_mistakes(stride, padding)[mistake]
+    if isinstance(wrong, WrongOutput):  # a mistake in forward, with the right gradients
+        wrong = _wrong_conv(lambda x, w, b, g: conv2d_gradients(x, w, b, g, stride, padding),
+                            output=wrong)
+    else:
+        wrong = _wrong_conv(wrong)
     with pytest.raises(AssertionError) as error:
-        check_function(_wrong_conv(wrong), inputs=[[(2, 3, 5, 6), (4, 3, 3, 2), (4,)]],
+        check_function(wrong, inputs=[[(2, 3, 5, 6), (4, 3, 3, 2), (4,)]],
                        kwargs={"stride": stride, "padding": padding},
                        reference=_reference_conv, mistakes=conv2d_mistakes(stride, padding))
     assert mistake[:40] in " ".join(str(error.value).split())

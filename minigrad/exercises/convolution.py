@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..state import get_rng_state, manual_seed, set_rng_state
-from .checks import checker
+from .checks import checker, wrong_output
 from .compare import CheckFailed
 
 # --- the references, in plain NumPy -----------------------------------------------------
@@ -73,18 +73,21 @@ def col2im(grad_cols: np.ndarray, x_shape: tuple, kernel_size: tuple, stride: in
     return grad[:, :, padding:padding + h, padding:padding + w]
 
 
-def _rows_of(grad_output: np.ndarray) -> np.ndarray:
-    """(N, O, OH, OW) -> (N OH OW, O), the rows in im2col's order."""
+def _rows_of(grad_output: np.ndarray, transposed: bool = True) -> np.ndarray:
+    """(N, O, OH, OW) -> (N OH OW, O), the rows in im2col's order (``transposed=False``:
+    reshaped straight, without moving O last first, the mistake)."""
+    if not transposed:
+        return grad_output.reshape(-1, grad_output.shape[1])
     return grad_output.transpose(0, 2, 3, 1).reshape(-1, grad_output.shape[1])
 
 
 def conv2d_gradients(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, g: np.ndarray,
                      stride: int = 1, padding: int = 0, flip: bool = False,
-                     assign: bool = False) -> tuple:
-    """The right gradients of the convolution (and, with ``flip`` or ``assign``, the
-    input gradient of two mistakes)."""
+                     assign: bool = False, g_transposed: bool = True) -> tuple:
+    """The right gradients of the convolution (and, with ``flip``, ``assign`` or
+    ``g_transposed=False``, the gradients of three mistakes)."""
     kernel = weight.shape[2:]
-    cols, rows = im2col(x, kernel, stride, padding), _rows_of(g)
+    cols, rows = im2col(x, kernel, stride, padding), _rows_of(g, g_transposed)
     w = weight[:, :, ::-1, ::-1] if flip else weight
     grad_x = col2im(rows @ w.reshape(len(w), -1), x.shape, kernel, stride, padding, assign)
     return grad_x, (rows.T @ cols).reshape(weight.shape), g.sum(axis=(0, 2, 3))
@@ -181,6 +184,14 @@ WEIGHT_TRANSPOSED = (
     "the weight's gradient is transposed: windows.T @ G has shape (C kH kW, O), and "
     "reshaping it to (O, C, kH, kW) scrambles it. PyTorch's layout needs G.T @ windows, "
     "(O, N OH OW) @ (N OH OW, C kH kW), then the reshape.")
+G_NOT_TRANSPOSED = (
+    "grad_output was reshaped to (N OH OW, O) without moving O last first: its layout is "
+    "(N, O, OH, OW), so a plain reshape mixes channels and positions. Undo the forward's "
+    "transpose, then reshape: grad_output.transpose(0, 2, 3, 1).reshape(-1, O).")
+OUTPUT_NOT_TRANSPOSED = (
+    "the output was reshaped straight to (N, O, OH, OW): the product's rows are (N OH "
+    "OW) and its columns O, so reshape it to (N, OH, OW, O) first, then move O to the "
+    "second place: .transpose(0, 3, 1, 2).")
 BIAS_MEAN = (
     "the bias's gradient is a mean: the bias is added at every output position of every "
     "image, so its gradient is grad_output SUMMED over (N, OH, OW).")
@@ -200,7 +211,16 @@ def conv2d_mistakes(stride: int = 1, padding: int = 0) -> dict[str, Callable]:
     def with_bias(make):
         return lambda x, w, b, g: right(x, w, b, g)[:2] + (make(g),)
 
+    def output_not_transposed(x, w, b):
+        n, out_channels = len(x), len(w)
+        out_h = output_size(x.shape[2], w.shape[2], stride, padding)
+        out_w = output_size(x.shape[3], w.shape[3], stride, padding)
+        out = im2col(x, w.shape[2:], stride, padding) @ w.reshape(out_channels, -1).T + b
+        return out.reshape(n, out_channels, out_h, out_w)
+
     return {
+        OUTPUT_NOT_TRANSPOSED: wrong_output(output_not_transposed),
+        G_NOT_TRANSPOSED: lambda x, w, b, g: right(x, w, b, g, g_transposed=False),
         FLIPPED_KERNEL: lambda x, w, b, g: right(x, w, b, g, flip=True),
         ASSIGNED: lambda x, w, b, g: right(x, w, b, g, assign=True),
         WEIGHT_TRANSPOSED: weight_transposed,
