@@ -576,12 +576,15 @@ def test_module_mistakes_are_named_and_the_right_module_passes():
     """check_module(..., mistakes=...): each wrong module, run alongside, names its
     mistake where the student's output, gradient or buffer equals its own; the right
     module passes with the mistakes given."""
-    from minigrad.exercises.normalization import BATCHNORM1D_MISTAKES, with_random_affine
+    from minigrad.exercises.normalization import (BATCHNORM1D_MISTAKES, EPS_MISSING,
+                                                  EPS_OUTSIDE, with_random_affine)
 
     reference = with_random_affine(nn.BatchNorm1d)
     check_module(batch_norm_module(False), reference, args=(4,), inputs=[(6, 4)],
                  mistakes=BATCHNORM1D_MISTAKES)
     for sentence, wrong in BATCHNORM1D_MISTAKES.items():
+        if sentence in (EPS_OUTSIDE, EPS_MISSING):  # seen on a batch of small variance:
+            continue  # tests/test_chapter_11_normalization.py
         message = fails(check_module, wrong, reference, args=(4,), inputs=[(6, 4)],
                         mistakes=BATCHNORM1D_MISTAKES)
         assert "in train mode: buffer" in message
