@@ -189,6 +189,23 @@ def test_a_forward_that_leaves_the_bias_out_is_named():
         str(failure.value).split())
 
 
+class _OwnOps(_NoBiasInForward):
+    def forward(self, x):  # the right numbers, without MyLinearFunction
+        return x @ self.weight.T + self.bias
+
+
+def test_a_forward_that_does_not_use_the_student_s_function_is_named(capsys):
+    function = ANSWERS["MyLinearFunction"]
+    with pytest.raises(AssertionError) as failure:
+        check_linear_init(_OwnOps, function=function)
+    message = " ".join(str(failure.value).split())
+    assert "forward does not use your MyLinearFunction" in message
+    assert "Return MyLinearFunction.apply(x, self.weight, self.bias)" in message
+    check_linear_init(_OwnOps)  # without function=, the numbers are all it sees
+    check_linear_init(ANSWERS["MyLinear"], function=function)
+    assert "forward uses MyLinearFunction" in capsys.readouterr().out
+
+
 def test_a_forward_not_written_yet_is_left_to_check_module(capsys):
     class NoForward(_NoBiasInForward):
         def forward(self, x):

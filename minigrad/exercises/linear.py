@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..state import get_rng_state, manual_seed, no_grad, set_rng_state
+from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_state
 from ..tensor import Tensor
 from .checks import MATMUL_MISTAKES, _cases, _signature, check_function, checker
 from .compare import CheckFailed, Variant, as_array, close, compare
@@ -237,13 +237,36 @@ def _forgotten_bias(layer: Any, registered: dict, built: str) -> None:
                           "self.bias to your MyLinearFunction too.")
 
 
+def uses_function(layer: Any, function: type, x: np.ndarray, built: str) -> None:
+    """The output of ``layer(x)`` must come from ``function`` (its ``grad_fn``): a forward
+    that computes the right numbers with minigrad's own ops passes every value check, but
+    the backward that runs is not the student's."""
+    wanted = getattr(function, "__name__", repr(function))
+    try:
+        with enable_grad():
+            out = layer(Tensor(x))
+    except Exception:  # noqa: BLE001 - check_module reports the student's error
+        return
+    node = getattr(out, "grad_fn", None)
+    if node is not None and getattr(node, "function", None) is function:
+        return
+    what = ("has no grad_fn (it was built outside the graph, e.g. with NumPy)"
+            if node is None else f"comes from {node.name}, not from {wanted}")
+    raise CheckFailed(f"{built}: forward does not use your {wanted}: the output {what}. "
+                      f"The values may be right, but then backward runs minigrad's own "
+                      f"ops, not yours. Return {wanted}.apply(x, self.weight, self.bias) "
+                      "(the last operation of forward).")
+
+
 @checker
-def check_linear_init(module: Callable, *, seed: int = 0) -> None:
+def check_linear_init(module: Callable, *, function: type | None = None,
+                      seed: int = 0) -> None:
     """Build ``module(400, 300)`` as ``nn.Linear(400, 300)`` would be built and check what
     ``check_module`` cannot (it copies the reference's weights into the student's layer):
     ``weight`` (300, 400) and ``bias`` (300,) are registered nn.Parameters, and each is
     uniform in (-1/sqrt(400), 1/sqrt(400)), as PyTorch initialises them. A forward that
-    leaves the bias out is named too (``check_module`` would only see wrong outputs)."""
+    leaves the bias out is named too (``check_module`` would only see wrong outputs).
+    ``function``: the Function class forward must use (the output's ``grad_fn``)."""
     from ..nn import Parameter
 
     name = getattr(module, "__name__", type(module).__name__)
@@ -280,8 +303,12 @@ def check_linear_init(module: Callable, *, seed: int = 0) -> None:
     for key in shapes:
         _spread(key, registered[key].detach().numpy().astype(np.float64), built)
     _forgotten_bias(layer, registered, built)
+    if function is not None:
+        uses_function(layer, function, np.random.default_rng(1).uniform(
+            -1.0, 1.0, size=(2, IN_FEATURES)).astype(np.float32), built)
     print(f"{name}: weight and bias are Parameters of PyTorch's shapes, uniform in "
-          "+-1/sqrt(in_features).")
+          "+-1/sqrt(in_features)" + (f", and forward uses {function.__name__}."
+                                     if function is not None else "."))
 
 
 __all__ = ["LINEAR_FORWARD_MISTAKES", "LINEAR_MISTAKES", "MATMUL_NOT_SQUARE_MISTAKES",
