@@ -10,6 +10,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from conftest import fails
 
 import minigrad as mg
 import minigrad.nn.functional as F
@@ -65,12 +66,6 @@ def _check_layernorm(answers: dict) -> None:
                  mistakes=LAYERNORM_MISTAKES)
 
 
-def _message(check, answers: dict) -> str:
-    with pytest.raises(AssertionError) as failure:
-        check(answers)
-    return " ".join(str(failure.value).split())
-
-
 def test_the_chapter_s_answers_pass_with_a_batch_of_small_variance():
     answers = _answers()
     _check_function(answers)
@@ -82,7 +77,7 @@ def test_the_chapter_s_answers_pass_with_a_batch_of_small_variance():
                                         ("np.sqrt(var)", EPS_MISSING)])
 def test_batch_norm_s_eps_missing_or_outside_the_sqrt_is_named(new, named):
     answers = _answers(my_batchnorm_backward=("np.sqrt(var + EPS)", new))
-    assert named.split(":")[0].split(",")[0] in _message(_check_function, answers)
+    assert named.split(":")[0].split(",")[0] in fails(_check_function, answers)
 
 
 @pytest.mark.parametrize("new, named", [
@@ -90,7 +85,7 @@ def test_batch_norm_s_eps_missing_or_outside_the_sqrt_is_named(new, named):
     ("self.running_var.sqrt()", EPS_MISSING)])
 def test_batch_norm_1d_s_eval_eps_missing_or_outside_the_sqrt_is_named(new, named):
     answers = _answers(my_batchnorm1d=("(self.running_var + self.eps).sqrt()", new))
-    message = _message(_check_batchnorm1d, answers)
+    message = fails(_check_batchnorm1d, answers)
     assert "in eval mode" in message and named in message
 
 
@@ -98,7 +93,7 @@ def test_batch_norm_1d_s_eval_eps_missing_or_outside_the_sqrt_is_named(new, name
                                         ("var.sqrt()", EPS_MISSING)])
 def test_layer_norm_s_eps_missing_or_outside_the_sqrt_is_named(new, named):
     answers = _answers(my_layernorm=("(var + self.eps).sqrt()", new))
-    assert named in _message(_check_layernorm, answers)
+    assert named in fails(_check_layernorm, answers)
 
 
 def test_running_statistics_updated_with_the_graph_on_are_named_not_retain_graph():
@@ -106,6 +101,6 @@ def test_running_statistics_updated_with_the_graph_on_are_named_not_retain_graph
     start = source.index("            with mg.no_grad():")
     assert "with mg.no_grad():" in source[start:start + 40]
     answers = _answers(my_batchnorm1d=("with mg.no_grad():", "if True:"))
-    message = _message(_check_batchnorm1d, answers)
+    message = fails(_check_batchnorm1d, answers)
     assert "part of the autograd graph" in message and "mg.no_grad()" in message
     assert "retain_graph" not in message

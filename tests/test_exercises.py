@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import fails, raw_failure
 
 import minigrad as mg
 import minigrad.nn.functional as F
@@ -17,18 +18,6 @@ from minigrad import nn, optim
 from minigrad.exercises import (MATMUL_MISTAKES, check_array_function, check_function,
                                 check_loss, check_module, check_optimizer_step,
                                 check_training_step, check_value, wrong_output)
-
-
-def fails(check, *args, **kwargs) -> str:
-    """The message of the AssertionError ``check`` raises (the test fails if none), on
-    one line (messages are wrapped to fit a notebook)."""
-    return " ".join(raw_failure(check, *args, **kwargs).split())
-
-
-def raw_failure(check, *args, **kwargs) -> str:
-    with pytest.raises(AssertionError) as failure:
-        check(*args, **kwargs)
-    return str(failure.value)
 
 
 # --- Functions: a right one, and one wrong one per mistake -----------------------------

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import fails
 
 import minigrad as mg
 from minigrad import optim
@@ -17,12 +18,6 @@ from minigrad.exercises.optimizers import (WARMUP_COSINE_MISTAKES, adam_mistakes
                                            reference_warmup_cosine, sgd_momentum_mistakes)
 
 LRS = [0.1, 0.1, 0.05, 0.02]
-
-
-def fails(check, *args, **kwargs) -> str:
-    with pytest.raises(AssertionError) as failure:
-        check(*args, **kwargs)
-    return " ".join(str(failure.value).split())
 
 
 class LrInBuffer(optim.Optimizer):

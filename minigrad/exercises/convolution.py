@@ -21,9 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..state import get_rng_state, manual_seed, set_rng_state
 from .checks import checker, wrong_output
-from .compare import CheckFailed
+from .linear import check_init
 
 # --- the references, in plain NumPy -----------------------------------------------------
 
@@ -264,7 +263,7 @@ def tied_images(shape: tuple, seed: int = 0, levels: int = 3) -> np.ndarray:
 IN_CHANNELS, OUT_CHANNELS, KERNEL = 16, 20, (5, 4)  # fan_in 320: 6,400 weights to measure
 FAN_IN = IN_CHANNELS * KERNEL[0] * KERNEL[1]
 CONV_BOUNDS = {  # what else someone might take for 1/sqrt(fan_in), and its name
-    "1/sqrt(in_channels): the fan-in of a convolution is in_channels * kH * kW":
+    "1/sqrt(in_channels) (the fan-in of a convolution is in_channels * kH * kW)":
         1 / math.sqrt(IN_CHANNELS),
     "1/sqrt(out_channels * kH * kW) (the fan-out)":
         1 / math.sqrt(OUT_CHANNELS * KERNEL[0] * KERNEL[1]),
@@ -279,60 +278,17 @@ CONV_BOUNDS = {  # what else someone might take for 1/sqrt(fan_in), and its name
 def check_conv_init(module: Callable, *, seed: int = 0) -> None:
     """Build ``module(16, 20, (5, 4))`` and check what ``check_module`` cannot: ``weight``
     (20, 16, 5, 4) and ``bias`` (20,) are registered, and uniform in +-1/sqrt(fan_in)
-    with fan_in = in_channels * kH * kW = 320, as PyTorch's ``nn.Conv2d`` starts."""
-    from ..nn import Parameter
+    with fan_in = in_channels * kH * kW = 320, as PyTorch's ``nn.Conv2d`` starts
+    (``check_init``, shared with chapter 7's ``check_linear_init``)."""
+    def layout(key: str, shape: tuple) -> str:
+        return (" PyTorch's layout is (out_channels, in_channels, kH, kW)."
+                if key == "weight" else "")
 
-    name = getattr(module, "__name__", type(module).__name__)
-    built = f"{name}({IN_CHANNELS}, {OUT_CHANNELS}, {KERNEL})"
-    state = get_rng_state()
-    manual_seed(seed)
-    try:
-        try:
-            layer = module(IN_CHANNELS, OUT_CHANNELS, KERNEL)
-        except Exception as error:  # noqa: BLE001 - the student's code: report it
-            from .checks import _student_error
-            raise _student_error(error, built) from None
-    finally:
-        set_rng_state(state)
     shapes = {"weight": (OUT_CHANNELS, IN_CHANNELS) + KERNEL, "bias": (OUT_CHANNELS,)}
-    registered = dict(layer.named_parameters()) if hasattr(layer, "named_parameters") else {}
-    for key, shape in shapes.items():
-        if key not in registered:
-            raise CheckFailed(f"{built}: there is no parameter named {key!r} (its parameters "
-                              f"are {sorted(registered)}). Assign it in __init__ as "
-                              f"self.{key} = nn.Parameter(...), named as in PyTorch.")
-        parameter = registered[key]
-        if not isinstance(parameter, Parameter):
-            raise CheckFailed(f"{built}: {key} is not an nn.Parameter.")
-        if tuple(parameter.shape) != shape:
-            hint = (" PyTorch's layout is (out_channels, in_channels, kH, kW)."
-                    if key == "weight" else "")
-            raise CheckFailed(f"{built}: {key} has shape {tuple(parameter.shape)}, expected "
-                              f"{shape}.{hint}")
-    bound = 1 / math.sqrt(FAN_IN)
-    for key in shapes:
-        values = registered[key].detach().numpy().astype(np.float64)
-        biggest = float(np.abs(values).max())
-        what = (f"{built}: {key} ranges from {values.min():.4g} to {values.max():.4g}; "
-                f"PyTorch's is uniform in +-1/sqrt(in_channels * kH * kW) = "
-                f"+-1/sqrt({FAN_IN}) = +-{bound:.4g}.")
-        if biggest == 0:
-            raise CheckFailed(f"{what}\n  It looks like {key} was left at zero.")
-        if values.min() >= 0:
-            raise CheckFailed(f"{what}\n  The values are all positive: take them in "
-                              "(-bound, bound), uniform_(-bound, bound).")
-        if key == "weight" and abs(values.std() - biggest / math.sqrt(3)) > \
-                0.15 * biggest / math.sqrt(3):
-            raise CheckFailed(f"{what}\n  They do not look uniform (randn gives a bell "
-                              "curve): use uniform_(-bound, bound).")
-        # 6,400 weights reach their bound within a few per cent; 20 biases may stop short
-        slack = 0.1 if key == "weight" else 0.25
-        if bound * (1 - slack) <= biggest <= bound * 1.001:
-            continue
-        for words, other in CONV_BOUNDS.items():
-            if other * (1 - slack) <= biggest <= other * 1.001:
-                raise CheckFailed(f"{what}\n  It looks like the bound is {words}.")
-        raise CheckFailed(f"{what}\n  The bound is {biggest:.4g}.")
+    check_init(module, (IN_CHANNELS, OUT_CHANNELS, KERNEL), shapes, 1 / math.sqrt(FAN_IN),
+               "1/sqrt(in_channels * kH * kW)", CONV_BOUNDS, reference="nn.Conv2d",
+               layout=layout, seed=seed)
+    name = getattr(module, "__name__", type(module).__name__)
     print(f"{name}: weight and bias are Parameters of PyTorch's shapes, uniform in "
           "+-1/sqrt(in_channels * kH * kW).")
 
