@@ -651,7 +651,8 @@ print(f"largest weight: {max(np.abs(p.numpy()).max() for p in sgd_model.paramete
 
 # %% [markdown]
 # Dead units, weights of about $10^{31}$, and the same logits for every point. What is
-# left of the classifier puts the whole plane in one class:
+# left of the classifier puts nearly the whole plane in one class (the corner that differs
+# is away from every training point):
 
 # %%
 with np.errstate(all="ignore"):  # its weights are huge: the products overflow
