@@ -28,8 +28,10 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import teacher
 from .authoring import SOLUTION_MARKERS, apply_exercise_tags, exercise_role
@@ -233,27 +235,45 @@ import json, sys
 from traitlets.config import Config
 from nbgrader.validator import Validator
 config = Config()
-config.Execute.timeout = int(sys.argv[2])
+config.Execute.timeout = int(sys.argv[1])
 config.Execute.interrupt_on_timeout = True
-print(json.dumps(Validator(config=config, ignore_checksums=True).validate(sys.argv[1])))
+for path in sys.argv[2:]:
+    try:
+        found = {"found": Validator(config=config, ignore_checksums=True).validate(path)}
+    except Exception as error:  # this notebook could not run: say why, go on
+        found = {"error": f"{type(error).__name__}: {error}"}
+    print("minigrad-check " + json.dumps({"path": path, **found}), flush=True)
 """
 
 
-def _failed_sources(path: Path, timeout: int) -> set[str]:
-    """The sources of the cells that fail when the notebook runs in a fresh kernel."""
+def _failed_sources(paths: list[Path], timeout: int) -> dict[Path, set[str] | str]:
+    """For each notebook, the sources of the cells that fail when it runs in a fresh
+    kernel, or why it could not run. One process checks them all: importing nbgrader
+    takes about 2 s, as long as running a chapter's checks."""
     teacher._need_nbgrader()
     try:
-        result = subprocess.run([sys.executable, "-c", VALIDATE, str(path), str(timeout)],
-                                cwd=path.parent, capture_output=True, text=True,
+        result = subprocess.run([sys.executable, "-c", VALIDATE, str(timeout),
+                                 *(str(p) for p in paths)],
+                                cwd=paths[0].parent, capture_output=True, text=True,
                                 env=teacher._environment(),
-                                timeout=max(600, 20 * timeout))
+                                timeout=max(600, 20 * timeout) * len(paths))
     except subprocess.TimeoutExpired:
-        raise CourseError(f"checking {path} took too long") from None
-    if result.returncode != 0:
-        tail = "\n".join(result.stderr.strip().splitlines()[-5:])
-        raise CourseError(f"could not run the checks of {path}:\n{tail}")
-    found = json.loads(result.stdout.strip().splitlines()[-1])
-    return {cell["source"] for cell in found.get("failed", [])}
+        return {p: f"checking {p} took too long" for p in paths}
+    found = {}
+    for line in result.stdout.splitlines():
+        if line.startswith("minigrad-check "):
+            entry = json.loads(line[len("minigrad-check "):])
+            found[entry["path"]] = entry
+    tail = "\n".join(result.stderr.strip().splitlines()[-5:])
+    failed: dict[Path, set[str] | str] = {}
+    for path in paths:
+        entry = found.get(str(path))
+        if entry is None or "error" in entry:
+            failed[path] = (f"could not run the checks of {path}:\n"
+                            + (entry["error"] if entry else tail))
+        else:
+            failed[path] = {cell["source"] for cell in entry["found"].get("failed", [])}
+    return failed
 
 
 def progress(exercise_version: dict, notebook: dict, failed: set[str]) -> dict[str, bool]:
@@ -356,33 +376,20 @@ def _owners(exercise_version: dict) -> dict[str, str]:
 CHECKS = "checks.json"
 
 
-def _checked_failures(folder: Path, stem: str, path: Path, version_path: Path,
-                      timeout: int, recheck: bool) -> set[str]:
-    """The failing cells of the student's notebook, from the last check when neither it
-    nor its exercise version changed since (``.minigrad/checks.json``), else run now."""
+def check_chapters(folder: Path, timeout: int = teacher.DEFAULT_TIMEOUT,
+                   recheck: bool = False, say: Callable[[str], Any] | None = None
+                   ) -> list[Chapter]:
+    """Every chapter with exercises of the workspace, in course order, with its progress:
+    the checks of the student's own notebook, run in a fresh kernel (or the last results
+    from ``.minigrad/checks.json``, when neither the notebook nor its exercise version
+    changed since). ``say``: told how many notebooks are run, before they are."""
+    manifest = _manifest(folder)
     cache_path = folder / HIDDEN / CHECKS
     try:
         cache = json.loads(cache_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         cache = {}
-    key = {"notebook_sha256": _sha(path), "exercise_sha256": _sha(version_path),
-           "timeout": timeout}
-    entry = cache.get(stem)
-    if not recheck and entry and all(entry.get(k) == v for k, v in key.items()):
-        return set(entry["failed"])
-    failed = _failed_sources(path, timeout)
-    cache[stem] = {**key, "failed": sorted(failed)}
-    cache_path.write_text(json.dumps(cache, indent=1) + "\n", encoding="utf-8")
-    return failed
-
-
-def check_chapters(folder: Path, timeout: int = teacher.DEFAULT_TIMEOUT,
-                   recheck: bool = False) -> list[Chapter]:
-    """Every chapter with exercises of the workspace, in course order, with its progress:
-    the checks of the student's own notebook, run in a fresh kernel (or the last results,
-    when the notebook has not changed since)."""
-    manifest = _manifest(folder)
-    chapters = []
+    chapters, read, stale = [], {}, {}
     for stem, entry in manifest["notebooks"].items():
         if not entry["exercises"]:
             continue
@@ -396,30 +403,59 @@ def check_chapters(folder: Path, timeout: int = teacher.DEFAULT_TIMEOUT,
                 raise CourseError(f"{version_path} is missing: run minigrad-course "
                                   f"workspace {folder} to make it again")
             version = json.loads(version_path.read_text(encoding="utf-8"))
-            failed = _checked_failures(folder, stem, path, version_path, timeout, recheck)
         except CourseError as error:
             chapter.problem = str(error)
             continue
-        chapter.passed = progress(version, notebook, failed)
-        owners = _owners(version)
-        edited, deleted = changed_test_cells(version, notebook)
-        for grade_id in edited + deleted:
-            exercise = owners.get(grade_id)
-            how = "was edited" if grade_id in edited else "was deleted"
-            if exercise:
-                chapter.passed[exercise] = False
-            chapter.notes.append(
-                f"{path.name}: the locked cell {grade_id} {how}"
-                + (f", so exercise {exercise} is not counted" if exercise else "")
-                + f". Restore it with minigrad-course reset {stem} {grade_id} (your "
-                "notebook is backed up first; the other cells stay as they are)")
-        for exercise in sorted(_references_used(notebook) & set(chapter.passed)):
-            chapter.passed[exercise] = False
-            chapter.notes.append(
-                f"{path.name}: exercise {exercise} runs the reference "
-                f"(use_reference(\"{exercise}\")), so it is not counted: write your own "
-                "answer in its cell and remove that call")
+        key = {"notebook_sha256": _sha(path), "exercise_sha256": _sha(version_path),
+               "timeout": timeout}
+        read[stem] = (notebook, version, key)
+        last = cache.get(stem)
+        if recheck or not last or any(last.get(k) != v for k, v in key.items()):
+            stale[stem] = path
+    if stale and say is not None:
+        say(f"running the checks of {len(stale)} notebook(s), each in a fresh kernel "
+            "(a few seconds each; unchanged notebooks are not run again next time)...")
+    results = _failed_sources(list(stale.values()), timeout) if stale else {}
+    for stem, path in stale.items():
+        if isinstance(results[path], set):
+            cache[stem] = {**read[stem][2], "failed": sorted(results[path])}
+    if stale:
+        cache_path.write_text(json.dumps(cache, indent=1) + "\n", encoding="utf-8")
+    for chapter in chapters:
+        if chapter.stem not in read:
+            continue
+        notebook, version, _ = read[chapter.stem]
+        failed = results.get(stale.get(chapter.stem)) if chapter.stem in stale else \
+            set(cache[chapter.stem]["failed"])
+        if isinstance(failed, str):
+            chapter.problem = failed
+            continue
+        _count(chapter, version, notebook, failed)
     return chapters
+
+
+def _count(chapter: Chapter, version: dict, notebook: dict, failed: set[str]) -> None:
+    """Fill ``chapter.passed`` and its notes from the failing cells of its notebook."""
+    path = chapter.path
+    chapter.passed = progress(version, notebook, failed)
+    owners = _owners(version)
+    edited, deleted = changed_test_cells(version, notebook)
+    for grade_id in edited + deleted:
+        exercise = owners.get(grade_id)
+        how = "was edited" if grade_id in edited else "was deleted"
+        if exercise:
+            chapter.passed[exercise] = False
+        chapter.notes.append(
+            f"{path.name}: the locked cell {grade_id} {how}"
+            + (f", so exercise {exercise} is not counted" if exercise else "")
+            + f". Restore it with minigrad-course reset {chapter.stem} {grade_id} (your "
+            "notebook is backed up first; the other cells stay as they are)")
+    for exercise in sorted(_references_used(notebook) & set(chapter.passed)):
+        chapter.passed[exercise] = False
+        chapter.notes.append(
+            f"{path.name}: exercise {exercise} runs the reference "
+            f"(use_reference(\"{exercise}\")), so it is not counted: write your own "
+            "answer in its cell and remove that call")
 
 
 def status_table(chapters: list[Chapter]) -> list[tuple[str, str, str]]:
@@ -437,7 +473,8 @@ def status_table(chapters: list[Chapter]) -> list[tuple[str, str, str]]:
 
 
 def status(args: argparse.Namespace) -> int:
-    chapters = check_chapters(_folder(args), args.timeout, getattr(args, "recheck", False))
+    chapters = check_chapters(_folder(args), args.timeout, getattr(args, "recheck", False),
+                              say=lambda message: print(message, file=sys.stderr))
     rows = status_table(chapters)
     width = max([len("chapter")] + [len(r[0]) for r in rows])
     print(f"{'chapter':<{width}}  passed")

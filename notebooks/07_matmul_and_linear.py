@@ -450,13 +450,15 @@ class MyLinear(nn.Module):
 # %% [markdown]
 # Two checks. `check_linear_init` builds a `MyLinear(400, 300)` and measures its
 # parameters: names, shapes, registration, and the spread of their values (120,000
-# weights show the range clearly); it also names a `forward` that leaves the bias out.
+# weights show the range clearly); it also names a `forward` that leaves the bias out,
+# and one that does not call your `MyLinearFunction` (right numbers from minigrad's own
+# ops would pass every value check, but then the backward that runs is not yours).
 # `check_module` then gives your layer the weights of an `nn.Linear(4, 3)` (through
 # `load_state_dict`, so the names must be PyTorch's) and compares outputs and every
 # gradient, in train and in eval mode.
 
 # %% tags=["tests:mylinear:3"]
-check_linear_init(MyLinear)
+check_linear_init(MyLinear, function=MyLinearFunction)
 check_module(MyLinear, nn.Linear, args=(4, 3), inputs=[[(5, 4)], [(1, 4)]])
 
 # %% [markdown]

@@ -567,7 +567,11 @@ print(f"gradient norm before clipping: first step {norms[0]:.2f}, largest "
 # The gradient norms over training, one line per parameter (the bars are the last step).
 # Each point is one batch's gradient, so the lines are noisy; what matters is that none
 # of them sinks towards zero (a layer that no longer learns) or shoots up (a step that
-# would throw the weights away): they stay between about $10^{-3}$ and $1$ throughout.
+# would throw the weights away): they stay between about $10^{-3}$ and $1$ throughout,
+# except the output bias's (`4.bias`), which dips to about $10^{-4}$ now and then. That
+# dip is no problem: that gradient is the batch's mean of (predicted probability minus
+# true one), so in a batch where the model's errors towards one class and towards the
+# other balance, they cancel.
 
 # %%
 flow
@@ -625,21 +629,41 @@ for lr in (0.5, 50.0):
     print(f"lr = {lr}: mean loss every 3rd epoch: {shown}")
 
 # %% [markdown]
-# With `lr=0.5` the loss falls steadily. With `lr=50` the first steps throw the weights so
-# far that the mean loss of the first epoch is in the billions; after that it wanders,
-# up and down, between about 9 and 16, far above the $\ln 2 \approx 0.69$ of a coin
-# toss, and never settles: each step overshoots the valley it aims for, as in section 2
-# with $\eta > 2/h$. What is left of the classifier puts nearly the whole plane in one
-# class:
+# With `lr=0.5` the loss falls (with a few bumps: each value is a mean over shuffled
+# batches). With `lr=50` the first steps throw the weights so far that the mean loss of
+# the first epoch is in the billions. After that it does not end in `nan`, nor come down:
+# it wanders between about 9 and 16, far above the $\ln 2 \approx 0.69$ of a coin toss.
+# Why? Not because each step still overshoots a valley, as in section 2: those first huge
+# steps pushed every ReLU of the second layer below zero, for every input. A ReLU below
+# zero passes no gradient back (its derivative is 0 there), so nothing before it learns
+# any more, and the network gives the same logits whatever the input. Only the last
+# layer's bias still moves, and the loss wanders with it. Look inside the trained network:
+
+# %%
+with mg.no_grad(), np.errstate(all="ignore"):  # its weights are huge: products overflow
+    hidden = sgd_model[:4](mg.tensor(points)).numpy()  # after the second ReLU
+    logits = sgd_model(mg.tensor(points)).numpy()
+active = (hidden > 0).any(axis=0)  # a unit above zero on at least one training point
+print(f"second-layer ReLUs active on some training point: {active.sum()} of {active.size}")
+print("logits of the first three points:")
+print(logits[:3])
+print(f"largest weight: {max(np.abs(p.numpy()).max() for p in sgd_model.parameters()):.3g}")
+
+# %% [markdown]
+# Dead units, weights of about $10^{31}$, and the same logits for every point. What is
+# left of the classifier puts nearly the whole plane in one class (the corner that differs
+# is away from every training point):
 
 # %%
 with np.errstate(all="ignore"):  # its weights are huge: the products overflow
     plot_boundary(sgd_model, "two moons: plain SGD with lr = 50")
 
 # %% [markdown]
-# When a loss curve looks like that (or turns into `nan`), lower the learning rate first;
-# a warm-up and gradient clipping help with the rare large step, not with a rate that is
-# wrong throughout.
+# When a loss curve looks like that (or turns into `nan`), lower the learning rate first.
+# A `GradientFlow` of such a run would show it too: every gradient norm but the output
+# bias's drops to 0, the "layer that no longer learns" of section 6. A warm-up and
+# gradient clipping help with the rare large step, not with a rate that is wrong
+# throughout.
 #
 # ## 7. The 8x8 digits
 #

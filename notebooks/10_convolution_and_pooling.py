@@ -250,9 +250,14 @@ print(f"same as F.conv2d: {np.allclose(out, expected.numpy())}")
 # ## 4. The backward pass
 #
 # Call the im2col matrix $X_c$ $(M, K)$, with $M = N \cdot OH \cdot OW$ windows and
-# $K = C \cdot kH \cdot kW$ numbers per window, and the upstream gradient, rearranged the
-# same way as the output, $G$ $(M, O)$. The forward is $Y = X_c W_{\text{mat}}^{\top} + b$:
-# chapter 7's `Linear` with the windows as the batch. So, shapes first:
+# $K = C \cdot kH \cdot kW$ numbers per window, and the upstream gradient as $G$ $(M, O)$,
+# one row per window like $X_c$. `grad_output` arrives as $(N, O, OH, OW)$, the layout of
+# the output, which forward made from the product's $(M, O)$ by a reshape to
+# $(N, OH, OW, O)$ and a transpose. $G$ undoes both, in reverse order: first move $O$
+# back last, then reshape, `grad_output.transpose(0, 2, 3, 1).reshape(-1, O)`. (A plain
+# `grad_output.reshape(-1, O)` has the right shape but mixes channels and positions.)
+# The forward is $Y = X_c W_{\text{mat}}^{\top} + b$: chapter 7's `Linear` with the
+# windows as the batch. So, shapes first:
 #
 # $$\underbrace{\frac{\partial L}{\partial W_{\text{mat}}}}_{(O,\,K)} =
 # \underbrace{G^{\top}}_{(O,\,M)}\;\underbrace{X_c}_{(M,\,K)},\qquad
@@ -465,6 +470,24 @@ print(f"x.max()'s gradient (chapter 5):\n{tie_reduction.grad.numpy()}")
 # window's winner is enough: `np.argmax` over the window flattened to $kH \cdot kW$
 # numbers). `backward` returns the gradient for `x` only: `kernel_size` and `stride` are
 # passed as keywords (`MyMaxPool2d.apply(x, kernel_size=2)`), settings and not inputs.
+#
+# In `backward`, a window's winner is a flat index `j` in $0 \dots k^2 - 1$ (row by row),
+# so its place inside the window is `divmod(j, k)`, that is row `j // k` and column
+# `j % k`; both work on whole arrays of indices too. To add values at places given by
+# arrays of indices, with repeats added up (where windows overlap), NumPy has
+# `np.add.at`; a small example on a 1-d array:
+
+# %%
+winners = np.array([3, 1, 3])                   # flat indices in 2 x 2 windows
+print("row, column inside the window:", *divmod(winners, 2))
+total = np.zeros(5)
+np.add.at(total, [0, 2, 2], [1.0, 10.0, 100.0])  # index 2 twice: both are added
+print("np.add.at:", total, "(total[[0, 2, 2]] += ... would keep only 100 at index 2)")
+
+# %% [markdown]
+# With images, index `grad_x` with one array per axis (batch, channel, row, column);
+# `np.ogrid[:n, :c]` gives batch and channel index arrays that broadcast against the
+# others.
 
 # %% tags=["solution:my_maxpool2d"]
 class MyMaxPool2d(mg.Function):

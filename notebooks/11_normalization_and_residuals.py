@@ -65,7 +65,7 @@ from minigrad.exercises import check_array_function, check_function, check_modul
 from minigrad.exercises.normalization import (BATCHNORM1D_MISTAKES, BATCHNORM_MISTAKES,
                                               KAIMING_MISTAKES, LAYERNORM_MISTAKES,
                                               check_dropout, kaiming_reference,
-                                              with_random_affine)
+                                              small_variance, with_random_affine)
 from minigrad.widgets import GradientFlow
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -203,11 +203,14 @@ class MyBatchNormFunction(mg.Function):
 
 # %% [markdown]
 # The check compares with minigrad's `F.batch_norm` in training mode (batch statistics)
-# on two shapes, with a random upstream gradient, and names the usual mistakes.
+# on two shapes, then on a batch of small variance (about $10^{-4}$, where $\epsilon$
+# changes the output by 5%), with a random upstream gradient, and names the usual
+# mistakes.
 
 # %% tags=["tests:my_batchnorm_backward:3"]
 check_function(MyBatchNormFunction,
-               inputs=[[(8, 3), (3,), (3,)], [(5, 4), (4,), (4,)]],
+               inputs=[[small_variance((6, 3)), (3,), (3,)], [(8, 3), (3,), (3,)],
+                       [(5, 4), (4,), (4,)]],
                reference=lambda x, weight, bias: F.batch_norm(x, None, None, weight, bias,
                                                               training=True, eps=EPS),
                mistakes=BATCHNORM_MISTAKES, exact_shapes=True)
@@ -313,11 +316,13 @@ class MyBatchNorm1d(nn.Module):
 # The check gives your layer the state of an `nn.BatchNorm1d(4)` with a random weight and
 # bias, runs a batch in train mode (output, gradients, the three buffers), then the same
 # batch in eval mode (output with the running statistics, buffers unchanged), on two
-# batch sizes.
+# batch sizes and on a batch of small variance. The running variance it starts from is
+# small too, so that $\epsilon$ matters in eval mode as well.
 
 # %% tags=["tests:my_batchnorm1d:3"]
 check_module(MyBatchNorm1d, with_random_affine(nn.BatchNorm1d), args=(4,),
-             inputs=[[(8, 4)], [(5, 4)]], mistakes=BATCHNORM1D_MISTAKES)
+             inputs=[[small_variance((6, 4))], [(8, 4)], [(5, 4)]],
+             mistakes=BATCHNORM1D_MISTAKES)
 
 # %% [markdown]
 # *Stuck on `MyBatchNorm1d`? `from minigrad.course import use_reference; use_reference("my_batchnorm1d")`
@@ -402,12 +407,13 @@ class MyLayerNorm(nn.Module):
 
 
 # %% [markdown]
-# The check runs a $(5, 4)$ and a $(2, 3, 4)$ input against `nn.LayerNorm(4)` with a
-# random weight and bias.
+# The check runs a $(5, 4)$ and a $(2, 3, 4)$ input, then one of small variance, against
+# `nn.LayerNorm(4)` with a random weight and bias.
 
 # %% tags=["tests:my_layernorm:2"]
 check_module(MyLayerNorm, with_random_affine(nn.LayerNorm), args=(4,),
-             inputs=[[(5, 4)], [(2, 3, 4)]], mistakes=LAYERNORM_MISTAKES)
+             inputs=[[small_variance((3, 4))], [(5, 4)], [(2, 3, 4)]],
+             mistakes=LAYERNORM_MISTAKES)
 
 # %% [markdown]
 # *Stuck on `MyLayerNorm`? `from minigrad.course import use_reference; use_reference("my_layernorm")`
@@ -588,17 +594,20 @@ for shape in [(300, 400), (64, 32, 3, 3)]:
 # Normalising inside the block ($F(x) = \mathrm{Linear}(\tanh(\mathrm{BatchNorm}(x)))$)
 # keeps the input of each $F$ at a steady scale while the sum grows.
 #
-# Two networks of 20 layers of width 32, with PyTorch's default initialisation (that of
+# Networks of 20 layers of width 32, with PyTorch's default initialisation (that of
 # chapter 7: uniform in $\pm 1/\sqrt{32}$, a std of $1/\sqrt{3\cdot 32}$: fine for one
-# layer, too small for 20 tanh layers), one backward of the same loss each:
+# layer, too small for 20 tanh layers), one backward of the same loss each. The plain
+# stack and the residual one with batch norm differ in two ways, so two more networks
+# change one thing at a time: the plain stack with a batch norm before each tanh, and
+# the residual stack without its batch norm.
 
 # %%
 class ResidualBlock(nn.Module):
-    """y = x + Linear(tanh(BatchNorm(x)))"""
+    """y = x + Linear(tanh(BatchNorm(x))) (without the BatchNorm if norm is False)"""
 
-    def __init__(self, width):
+    def __init__(self, width, norm=True):
         super().__init__()
-        self.norm = nn.BatchNorm1d(width)
+        self.norm = nn.BatchNorm1d(width) if norm else nn.Identity()
         self.linear = nn.Linear(width, width)
 
     def forward(self, x):
@@ -611,14 +620,21 @@ plain = nn.Sequential(*[module for _ in range(depth)
                         for module in (nn.Linear(width, width), nn.Tanh())])
 residual = nn.Sequential(*[ResidualBlock(width) for _ in range(depth)])
 x, target = mg.randn(64, width), mg.randn(64, width)
-for model in (plain, residual):
+mg.manual_seed(5)
+plain_bn = nn.Sequential(*[module for _ in range(depth)
+                           for module in (nn.Linear(width, width), nn.BatchNorm1d(width),
+                                          nn.Tanh())])
+residual_only = nn.Sequential(*[ResidualBlock(width, norm=False) for _ in range(depth)])
+# each network, with its first and its last Linear layer
+networks = {"plain": (plain, plain[0], plain[-2]),
+            "plain + batch norm": (plain_bn, plain_bn[0], plain_bn[-3]),
+            "residual": (residual_only, residual_only[0].linear, residual_only[-1].linear),
+            "residual + batch norm": (residual, residual[0].linear, residual[-1].linear)}
+print("gradient norm of the weight of the first layer / of the last layer")
+for name, (model, first, last) in networks.items():
     F.mse_loss(model(x), target).backward()
-
-first = {"plain": plain[0].weight.grad, "residual": residual[0].linear.weight.grad}
-last = {"plain": plain[2 * depth - 2].weight.grad, "residual": residual[-1].linear.weight.grad}
-for name in first:
-    print(f"{name:>8}: gradient norm of the first layer's weight {first[name].norm().item():.2e}, "
-          f"of the last layer's {last[name].norm().item():.2e}")
+    print(f"{name:>22}: {first.weight.grad.norm().item():.2e} / "
+          f"{last.weight.grad.norm().item():.2e}")
 
 # %% [markdown]
 # `GradientFlow` draws the gradient norm of each layer's parameters, first layer at the
@@ -630,7 +646,8 @@ GradientFlow(plain, per="layer")
 
 # %% [markdown]
 # The gradient shrinks by a roughly constant factor at each layer: the first layer gets
-# 15,000 times less than the last and would barely learn (**vanishing gradients**). The
+# nearly 10,000 times less than the last (the printed $5.5 \cdot 10^{-6}$ against
+# $5.4 \cdot 10^{-2}$) and would barely learn (**vanishing gradients**). The
 # widget's own warning line stays quiet: it flags only a norm below $10^{-7}$, a gradient
 # that is numerically zero; what matters here is the slope from layer to layer, which
 # ten more layers would take below that line too. The residual network:
@@ -639,9 +656,16 @@ GradientFlow(plain, per="layer")
 GradientFlow(residual, per="layer")
 
 # %% [markdown]
-# Every block gets a gradient of the same order: the identity paths carry the loss's
-# gradient to the first block undiminished. This is what lets networks of hundreds of
-# layers (ResNets, Transformers, whose every sub-layer is `x + F(norm(x))`) train at all.
+# Every block gets a gradient of the same order. Which of the two changes did it? The
+# printed lines above say: **each one alone** is enough at this depth. The skip alone
+# (`residual`) carries the loss's gradient to the first block through the identity
+# paths; batch norm alone (`plain + batch norm`) rescales each tanh's input so that tanh
+# works where its slope is large, and the Jacobians are no longer all a bit below 1
+# (here the first layer even gets about 5 times more than the last). What batch norm
+# alone does not give is the identity path, and that is what keeps working at hundreds
+# of layers: the plain networks of the ResNet paper had batch norm too, and the deeper
+# ones trained worse than the shallower ones. ResNets and Transformers, whose every
+# sub-layer is `x + F(norm(x))`, use both.
 #
 # ## Summary
 #

@@ -131,3 +131,16 @@ def _notebook_text(path: str) -> str:
         with open(path, encoding="utf-8") as file:
             _texts[path] = file.read()
     return _texts[path]
+
+
+def fails(check, *args, **kwargs) -> str:
+    """The message of the AssertionError ``check`` raises (the test fails if none), on
+    one line (messages are wrapped to fit a notebook). ``from conftest import fails``."""
+    return " ".join(raw_failure(check, *args, **kwargs).split())
+
+
+def raw_failure(check, *args, **kwargs) -> str:
+    """The message of the AssertionError ``check`` raises, as it is (wrapped)."""
+    with pytest.raises(AssertionError) as failure:
+        check(*args, **kwargs)
+    return str(failure.value)

@@ -10,6 +10,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from conftest import fails
 
 import minigrad as mg
 import minigrad.nn.functional as F
@@ -167,9 +168,7 @@ INIT_MISTAKES = {
 @pytest.mark.parametrize("mistake", list(INIT_MISTAKES))
 def test_each_init_mistake_is_named(mistake):
     layer, words = INIT_MISTAKES[mistake]
-    with pytest.raises(AssertionError) as failure:
-        check_linear_init(layer)
-    assert words in " ".join(str(failure.value).split())
+    assert words in fails(check_linear_init, layer)
 
 
 class _NoBiasInForward(nn.Module):
@@ -187,6 +186,21 @@ def test_a_forward_that_leaves_the_bias_out_is_named():
         check_linear_init(_NoBiasInForward)
     assert "forward returns x @ weight.T without the bias" in " ".join(
         str(failure.value).split())
+
+
+class _OwnOps(_NoBiasInForward):
+    def forward(self, x):  # the right numbers, without MyLinearFunction
+        return x @ self.weight.T + self.bias
+
+
+def test_a_forward_that_does_not_use_the_student_s_function_is_named(capsys):
+    function = ANSWERS["MyLinearFunction"]
+    message = fails(check_linear_init, _OwnOps, function=function)
+    assert "forward does not use your MyLinearFunction" in message
+    assert "Return MyLinearFunction.apply(x, self.weight, self.bias)" in message
+    check_linear_init(_OwnOps)  # without function=, the numbers are all it sees
+    check_linear_init(ANSWERS["MyLinear"], function=function)
+    assert "forward uses MyLinearFunction" in capsys.readouterr().out
 
 
 def test_a_forward_not_written_yet_is_left_to_check_module(capsys):
@@ -238,18 +252,16 @@ LINEAR_CASES = [[(5, 4), (4, 4), (4,)], [(5, 4), (3, 4), (3,)], [(6, 2), (7, 2),
 @pytest.mark.parametrize("sentence", list(MATMUL_NOT_SQUARE_MISTAKES))
 def test_each_matmul_mistake_is_named_by_the_chapter_s_check(sentence):
     wrong = _function_with_backward(2, MATMUL_NOT_SQUARE_MISTAKES[sentence])
-    with pytest.raises(AssertionError) as failure:
-        check_function(wrong, inputs=MATMUL_CASES, reference=lambda a, b: a @ b,
-                       mistakes=MATMUL_NOT_SQUARE_MISTAKES)
-    assert " ".join(sentence.split()) in " ".join(str(failure.value).split())
+    message = fails(check_function, wrong, inputs=MATMUL_CASES,
+                    reference=lambda a, b: a @ b, mistakes=MATMUL_NOT_SQUARE_MISTAKES)
+    assert " ".join(sentence.split()) in message
 
 
 @pytest.mark.parametrize("sentence", list(LINEAR_MISTAKES))
 def test_each_linear_mistake_is_named_by_the_chapter_s_check(sentence):
     wrong = _function_with_backward(3, LINEAR_MISTAKES[sentence])
-    with pytest.raises(AssertionError) as failure:
-        check_linear_function(wrong, inputs=LINEAR_CASES)
-    assert " ".join(sentence.split()) in " ".join(str(failure.value).split())
+    message = fails(check_linear_function, wrong, inputs=LINEAR_CASES)
+    assert " ".join(sentence.split()) in message
 
 
 def test_the_linear_check_passes_the_chapter_s_answer_and_a_layer_built_from_ops(capsys):
@@ -289,9 +301,7 @@ def _function_with_forward(forward):
 @pytest.mark.parametrize("sentence", list(LINEAR_FORWARD_MISTAKES))
 def test_each_linear_forward_mistake_is_named_by_the_chapter_s_check(sentence):
     wrong = _function_with_forward(LINEAR_FORWARD_MISTAKES[sentence])
-    with pytest.raises(AssertionError) as failure:
-        check_linear_function(wrong, inputs=LINEAR_CASES)
-    message = " ".join(str(failure.value).split())
+    message = fails(check_linear_function, wrong, inputs=LINEAR_CASES)
     assert " ".join(sentence.split()) in message
     assert "the output: wrong values" in message
 
@@ -300,9 +310,8 @@ def test_a_forward_error_is_reported_by_the_full_check_not_hidden_by_the_first_p
     def forward(x, weight, bias):
         raise NotImplementedError("exercise mylinearfunction: write your code here")
 
-    with pytest.raises(AssertionError) as failure:
-        check_linear_function(_function_with_forward(forward), inputs=LINEAR_CASES)
-    message = " ".join(str(failure.value).split())
+    message = fails(check_linear_function, _function_with_forward(forward),
+                    inputs=LINEAR_CASES)
     assert "forward raised NotImplementedError" in message
     assert "Write your solution where the exercise says so" in message
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import fails, raw_failure
 
 import minigrad as mg
 import minigrad.nn.functional as F
@@ -17,18 +18,6 @@ from minigrad import nn, optim
 from minigrad.exercises import (MATMUL_MISTAKES, check_array_function, check_function,
                                 check_loss, check_module, check_optimizer_step,
                                 check_training_step, check_value, wrong_output)
-
-
-def fails(check, *args, **kwargs) -> str:
-    """The message of the AssertionError ``check`` raises (the test fails if none), on
-    one line (messages are wrapped to fit a notebook)."""
-    return " ".join(raw_failure(check, *args, **kwargs).split())
-
-
-def raw_failure(check, *args, **kwargs) -> str:
-    with pytest.raises(AssertionError) as failure:
-        check(*args, **kwargs)
-    return str(failure.value)
 
 
 # --- Functions: a right one, and one wrong one per mistake -----------------------------
@@ -576,12 +565,15 @@ def test_module_mistakes_are_named_and_the_right_module_passes():
     """check_module(..., mistakes=...): each wrong module, run alongside, names its
     mistake where the student's output, gradient or buffer equals its own; the right
     module passes with the mistakes given."""
-    from minigrad.exercises.normalization import BATCHNORM1D_MISTAKES, with_random_affine
+    from minigrad.exercises.normalization import (BATCHNORM1D_MISTAKES, EPS_MISSING,
+                                                  EPS_OUTSIDE, with_random_affine)
 
     reference = with_random_affine(nn.BatchNorm1d)
     check_module(batch_norm_module(False), reference, args=(4,), inputs=[(6, 4)],
                  mistakes=BATCHNORM1D_MISTAKES)
     for sentence, wrong in BATCHNORM1D_MISTAKES.items():
+        if sentence in (EPS_OUTSIDE, EPS_MISSING):  # seen on a batch of small variance:
+            continue  # tests/test_chapter_11_normalization.py
         message = fails(check_module, wrong, reference, args=(4,), inputs=[(6, 4)],
                         mistakes=BATCHNORM1D_MISTAKES)
         assert "in train mode: buffer" in message

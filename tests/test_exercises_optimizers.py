@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import fails
 
 import minigrad as mg
 from minigrad import optim
@@ -17,12 +18,6 @@ from minigrad.exercises.optimizers import (WARMUP_COSINE_MISTAKES, adam_mistakes
                                            reference_warmup_cosine, sgd_momentum_mistakes)
 
 LRS = [0.1, 0.1, 0.05, 0.02]
-
-
-def fails(check, *args, **kwargs) -> str:
-    with pytest.raises(AssertionError) as failure:
-        check(*args, **kwargs)
-    return " ".join(str(failure.value).split())
 
 
 class LrInBuffer(optim.Optimizer):
@@ -63,7 +58,7 @@ def test_lrs_catch_an_optimizer_that_ignores_its_param_group():
                                        lr=0.1, lrs=LRS)
 
 
-def adam_class(bias_correction=True, decoupled=False):
+def adam_class(bias_correction=True, decoupled=False, store_t=True, guarded_t0=False):
     class Adam(optim.Optimizer):
         def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
             super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
@@ -71,7 +66,12 @@ def adam_class(bias_correction=True, decoupled=False):
 
         def update_param(self, param, grad, state, group):
             (b1, b2), lr, wd = group["betas"], group["lr"], group["weight_decay"]
-            state["t"] = t = state.get("t", 0) + 1
+            t = state.get("t", 0) + 1
+            if store_t:
+                state["t"] = t
+            if guarded_t0:  # counted from 0, with a guard against 1 - beta**0
+                state["t"] = t
+                t -= 1
             if decoupled:
                 param *= 1 - lr * wd
             else:
@@ -79,7 +79,7 @@ def adam_class(bias_correction=True, decoupled=False):
             state["m"] = b1 * state.get("m", 0) + (1 - b1) * grad
             state["v"] = b2 * state.get("v", 0) + (1 - b2) * grad * grad
             m, v = state["m"], state["v"]
-            if bias_correction:
+            if bias_correction and (t or not guarded_t0):
                 m, v = m / (1 - b1**t), v / (1 - b2**t)
             param -= lr * m / (np.sqrt(v) + group["eps"])
 
@@ -106,6 +106,49 @@ def test_adamw_with_the_decay_on_the_gradient_is_named_adam_with_l2():
     assert "that is Adam with an L2 penalty" in fails(
         check_optimizer_step, adam_class(), optim.AdamW, lrs=LRS, **options,
         mistakes=adamw_mistakes(LRS, **options))
+
+
+def test_adam_step_counts_that_do_not_advance_or_start_at_0_are_named():
+    options = {"betas": (0.9, 0.999), "eps": 0.01, "weight_decay": 0.1}
+    stuck = fails(check_optimizer_step, adam_class(store_t=False), optim.Adam, lrs=LRS,
+                  **options, mistakes=adam_mistakes(LRS, **options))
+    assert "step 2" in stuck and "the step count t does not advance" in stuck
+    assert "counts from 0" not in stuck
+    guarded = fails(check_optimizer_step, adam_class(guarded_t0=True), optim.Adam, lrs=LRS,
+                    **options, mistakes=adam_mistakes(LRS, **options))
+    assert "at step 1 it was not applied. Was t 0 there" in guarded
+
+
+class AdamW(optim.Optimizer):
+    """The exercise's MyAdamW on minigrad's Adam (``update_param`` is Adam's)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 mistake=None):
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
+                                  "weight_decay": weight_decay})
+        self.adam, self.mistake = adam_class(), mistake
+
+    def update_param(self, param, grad, state, group):
+        param *= 1 - group["lr"] * group["weight_decay"]
+        if self.mistake == "group unchanged":
+            return self.adam.update_param(self, param, grad, state, group)
+        if self.mistake == "group changed":
+            group["weight_decay"] = 0.0
+            return self.adam.update_param(self, param, grad, state, group)
+        return self.adam.update_param(self, param, grad, state, {**group, "weight_decay": 0.0})
+
+
+@pytest.mark.parametrize("mistake, named", [
+    ("group unchanged", "the decay is applied twice"),
+    ("group changed", "the group's weight_decay was set to 0 in the group itself")])
+def test_adamw_decayed_twice_or_through_the_shared_group_is_named(mistake, named):
+    options = {"betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.5}
+    check_optimizer_step(AdamW, optim.AdamW, lrs=LRS, **options,
+                         mistakes=adamw_mistakes(LRS, **options))
+    assert named in fails(check_optimizer_step,
+                          lambda params, **o: AdamW(params, mistake=mistake, **o),
+                          optim.AdamW, lrs=LRS, **options,
+                          mistakes=adamw_mistakes(LRS, **options))
 
 
 def clip(per_parameter=False, in_place=True, skip_none=True, replace=False,

@@ -112,6 +112,25 @@ def test_next_names_the_first_exercise_still_to_do_from_the_last_check(made, cap
     assert f"hint {chapter.stem} {second}" in out and first not in out
 
 
+def test_status_runs_every_changed_notebook_in_one_process(made, monkeypatch):
+    calls = []  # importing nbgrader takes as long as a chapter's checks: once, not 12 times
+
+    def failed_sources(paths, timeout):
+        calls.append(list(paths))
+        return {path: set() for path in paths}
+
+    folder = made["folder"]
+    cache = folder / student.HIDDEN / student.CHECKS
+    before = cache.read_text(encoding="utf-8") if cache.exists() else None
+    monkeypatch.setattr(student, "_failed_sources", failed_sources)
+    chapters = student.check_chapters(folder, TIMEOUT, recheck=True)
+    assert len(calls) == 1 and sorted(calls[0]) == sorted(c.path for c in chapters)
+    if before is None:  # the other tests' results, as they were
+        cache.unlink()
+    else:
+        cache.write_text(before, encoding="utf-8")
+
+
 def test_status_in_a_notebook_is_a_table_widget(made, monkeypatch):
     monkeypatch.setattr(student, "_failed_sources", None)  # from the last check
     monkeypatch.chdir(made["folder"])  # where a notebook's kernel runs

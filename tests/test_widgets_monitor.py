@@ -191,6 +191,27 @@ def test_a_drawing_slower_than_min_interval_does_not_redraw_at_every_step(monkey
     assert drawings == pytest.approx([2.0, 3.5])
 
 
+def test_the_end_of_an_epoch_draws_at_most_every_min_interval_and_close_draws(monkeypatch):
+    clock = [0.0]  # a fake clock: a step takes 0.1 s, drawing takes no time
+    monkeypatch.setattr(monitor_module.time, "monotonic", lambda: clock[0])
+    monitor = widget_monitor(total=40, min_interval=0.9)
+    drawings = []
+    fast_svg = monitor._curves_svg
+
+    def curves_svg():
+        drawings.append(round(clock[0], 1))
+        return fast_svg()
+
+    monkeypatch.setattr(monitor, "_curves_svg", curves_svg)
+    clock[0] = 10.0
+    for _ in range(20):  # 20 epochs of 2 steps: an epoch ends every 0.2 s
+        for _ in monitor(range(2)):
+            clock[0] += 0.1
+    assert drawings == pytest.approx([10.2, 11.2, 12.2, 13.2])  # not 20 (one an epoch)
+    monitor.close()
+    assert drawings[-1] == pytest.approx(14.0) and len(drawings) == 5  # the final state
+
+
 def test_metrics_chooses_what_is_plotted():
     monitor = widget_monitor(metrics=["loss"])
     monitor.log(loss=0.5, lr=0.01)

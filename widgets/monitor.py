@@ -8,8 +8,9 @@
                 monitor.log(loss=loss)               # a float or a one-element Tensor
 
 In Jupyter the bar is tqdm's notebook widget and the curves are an SVG picture in an HTML
-widget; both change in place (the picture at most every ``min_interval`` seconds, so
-logging every batch stays cheap). In a terminal or a script, the bar is tqdm's text bar
+widget; both change in place (the picture at most every ``min_interval`` seconds, at a
+``log`` or at the end of an epoch, so logging every batch and short epochs stay cheap; and
+once more when the monitor is closed). In a terminal or a script, the bar is tqdm's text bar
 (on stderr) showing the latest metrics, and a line per epoch is printed (on stdout) once
 the epoch's metrics are in: when the next pass through ``monitor(loader)`` starts, and
 when the monitor is closed.
@@ -58,7 +59,8 @@ class TrainingMonitor(StaticRendering, widgets.VBox):
     (default: every metric, in the order first logged; others are still recorded and
     shown as text). ``text``: force the plain-text fallback (True) or the widget (False);
     by default the widget inside a Jupyter kernel, text elsewhere. ``min_interval``:
-    seconds between redraws of the curves. ``desc``: a label before the bar.
+    seconds between redraws of the curves (at a ``log`` or an epoch's end; ``close``
+    always draws the final state). ``desc``: a label before the bar.
 
     Read ``.n`` (steps done), ``.total``, ``.history`` (metric -> [(step, value), ...])
     and ``.latest`` (metric -> last value).
@@ -122,7 +124,8 @@ class TrainingMonitor(StaticRendering, widgets.VBox):
             self.update()  # counted when handed out: log() in the body sees this step
             yield item
         if not self.text:
-            self._draw()  # the end of an epoch: show where it got to
+            self._draw_if_due()  # the end of an epoch: show where it got to (bounded
+            # like log(): with short epochs, drawing at each end would cost more than them)
 
     def update(self, n: int = 1) -> None:
         """Advance the bar by ``n`` steps."""
@@ -156,8 +159,7 @@ class TrainingMonitor(StaticRendering, widgets.VBox):
             self._bar.set_postfix_str(self._metrics_text(), refresh=False)
         else:
             self._show()
-            if time.monotonic() - self._last_draw >= self.min_interval:
-                self._draw()
+            self._draw_if_due()
 
     @property
     def latest(self) -> dict[str, float]:
@@ -197,6 +199,11 @@ class TrainingMonitor(StaticRendering, widgets.VBox):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         self._shown = True
         return super()._repr_mimebundle_(**kwargs)
+
+    def _draw_if_due(self) -> None:
+        """Draw unless the last drawing ended less than ``min_interval`` seconds ago."""
+        if time.monotonic() - self._last_draw >= self.min_interval:
+            self._draw()
 
     def _draw(self) -> None:
         self._status.value = self._status_html()

@@ -771,6 +771,17 @@ def _check_module_case(mine: Any, right: Any, built: str, arrays: list,
     if not random_layer:
         v = rng.standard_normal(expected.shape)
         got, grads, buffers = _module_run(mine, arrays, v, 7)
+        in_graph = [k for k, b in (mine.named_buffers() if hasattr(mine, "named_buffers")
+                                   else ()) if getattr(b, "grad_fn", None) is not None]
+        if in_graph:
+            raise CheckFailed(
+                f"{call} in train mode: after a forward, "
+                + (f"buffer {in_graph[0]} is" if len(in_graph) == 1 else
+                   f"buffers {', '.join(in_graph)} are")
+                + " part of the autograd graph (with a grad_fn): computed from the "
+                "input while the graph was recorded, so the next backward would go back "
+                "through this batch's graph too. Update running statistics under "
+                "`with mg.no_grad():` (they are not trained, only counted).")
         want, want_grads, want_buffers = _module_run(right, arrays, v, 7)
         runs = _wrong_runs(wrong, arrays, v, 7)
         compare(got, want, f"{call} in train mode: the output", atol=atol, rtol=rtol,

@@ -160,9 +160,11 @@ def nonfinite_mistake(got: np.ndarray, expected: np.ndarray) -> str | None:
         return None
     bad = "nan" if np.isnan(got).any() else "inf"
     return (f"it contains {bad} where the answer is finite: something overflowed. exp of a "
-            "large number (e.g. a logit of 1000) is inf in floating point; for softmax and "
-            "log-softmax subtract the maximum first (x - x.max(axis, keepdims=True)), "
-            "which changes nothing mathematically.")
+            "large number (exp(1000)) is inf in floating point, and inf - inf, inf / inf "
+            "or 0 * inf are nan. Rewrite the formula so that no exp gets a large positive "
+            "number (this changes nothing mathematically). Two examples: for softmax and "
+            "log-softmax, subtract the maximum first (x - x.max(axis, keepdims=True)); for "
+            "log(1 + exp(x)), max(x, 0) + log1p(exp(-|x|)).")
 
 
 def transpose_mistake(got: np.ndarray, expected: np.ndarray, atol: float,

@@ -21,9 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..state import get_rng_state, manual_seed, set_rng_state
-from .checks import checker
-from .compare import CheckFailed
+from .checks import checker, wrong_output
+from .linear import check_init
 
 # --- the references, in plain NumPy -----------------------------------------------------
 
@@ -73,18 +72,21 @@ def col2im(grad_cols: np.ndarray, x_shape: tuple, kernel_size: tuple, stride: in
     return grad[:, :, padding:padding + h, padding:padding + w]
 
 
-def _rows_of(grad_output: np.ndarray) -> np.ndarray:
-    """(N, O, OH, OW) -> (N OH OW, O), the rows in im2col's order."""
+def _rows_of(grad_output: np.ndarray, transposed: bool = True) -> np.ndarray:
+    """(N, O, OH, OW) -> (N OH OW, O), the rows in im2col's order (``transposed=False``:
+    reshaped straight, without moving O last first, the mistake)."""
+    if not transposed:
+        return grad_output.reshape(-1, grad_output.shape[1])
     return grad_output.transpose(0, 2, 3, 1).reshape(-1, grad_output.shape[1])
 
 
 def conv2d_gradients(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, g: np.ndarray,
                      stride: int = 1, padding: int = 0, flip: bool = False,
-                     assign: bool = False) -> tuple:
-    """The right gradients of the convolution (and, with ``flip`` or ``assign``, the
-    input gradient of two mistakes)."""
+                     assign: bool = False, g_transposed: bool = True) -> tuple:
+    """The right gradients of the convolution (and, with ``flip``, ``assign`` or
+    ``g_transposed=False``, the gradients of three mistakes)."""
     kernel = weight.shape[2:]
-    cols, rows = im2col(x, kernel, stride, padding), _rows_of(g)
+    cols, rows = im2col(x, kernel, stride, padding), _rows_of(g, g_transposed)
     w = weight[:, :, ::-1, ::-1] if flip else weight
     grad_x = col2im(rows @ w.reshape(len(w), -1), x.shape, kernel, stride, padding, assign)
     return grad_x, (rows.T @ cols).reshape(weight.shape), g.sum(axis=(0, 2, 3))
@@ -181,6 +183,14 @@ WEIGHT_TRANSPOSED = (
     "the weight's gradient is transposed: windows.T @ G has shape (C kH kW, O), and "
     "reshaping it to (O, C, kH, kW) scrambles it. PyTorch's layout needs G.T @ windows, "
     "(O, N OH OW) @ (N OH OW, C kH kW), then the reshape.")
+G_NOT_TRANSPOSED = (
+    "grad_output was reshaped to (N OH OW, O) without moving O last first: its layout is "
+    "(N, O, OH, OW), so a plain reshape mixes channels and positions. Undo the forward's "
+    "transpose, then reshape: grad_output.transpose(0, 2, 3, 1).reshape(-1, O).")
+OUTPUT_NOT_TRANSPOSED = (
+    "the output was reshaped straight to (N, O, OH, OW): the product's rows are (N OH "
+    "OW) and its columns O, so reshape it to (N, OH, OW, O) first, then move O to the "
+    "second place: .transpose(0, 3, 1, 2).")
 BIAS_MEAN = (
     "the bias's gradient is a mean: the bias is added at every output position of every "
     "image, so its gradient is grad_output SUMMED over (N, OH, OW).")
@@ -200,7 +210,16 @@ def conv2d_mistakes(stride: int = 1, padding: int = 0) -> dict[str, Callable]:
     def with_bias(make):
         return lambda x, w, b, g: right(x, w, b, g)[:2] + (make(g),)
 
+    def output_not_transposed(x, w, b):
+        n, out_channels = len(x), len(w)
+        out_h = output_size(x.shape[2], w.shape[2], stride, padding)
+        out_w = output_size(x.shape[3], w.shape[3], stride, padding)
+        out = im2col(x, w.shape[2:], stride, padding) @ w.reshape(out_channels, -1).T + b
+        return out.reshape(n, out_channels, out_h, out_w)
+
     return {
+        OUTPUT_NOT_TRANSPOSED: wrong_output(output_not_transposed),
+        G_NOT_TRANSPOSED: lambda x, w, b, g: right(x, w, b, g, g_transposed=False),
         FLIPPED_KERNEL: lambda x, w, b, g: right(x, w, b, g, flip=True),
         ASSIGNED: lambda x, w, b, g: right(x, w, b, g, assign=True),
         WEIGHT_TRANSPOSED: weight_transposed,
@@ -244,7 +263,7 @@ def tied_images(shape: tuple, seed: int = 0, levels: int = 3) -> np.ndarray:
 IN_CHANNELS, OUT_CHANNELS, KERNEL = 16, 20, (5, 4)  # fan_in 320: 6,400 weights to measure
 FAN_IN = IN_CHANNELS * KERNEL[0] * KERNEL[1]
 CONV_BOUNDS = {  # what else someone might take for 1/sqrt(fan_in), and its name
-    "1/sqrt(in_channels): the fan-in of a convolution is in_channels * kH * kW":
+    "1/sqrt(in_channels) (the fan-in of a convolution is in_channels * kH * kW)":
         1 / math.sqrt(IN_CHANNELS),
     "1/sqrt(out_channels * kH * kW) (the fan-out)":
         1 / math.sqrt(OUT_CHANNELS * KERNEL[0] * KERNEL[1]),
@@ -259,60 +278,17 @@ CONV_BOUNDS = {  # what else someone might take for 1/sqrt(fan_in), and its name
 def check_conv_init(module: Callable, *, seed: int = 0) -> None:
     """Build ``module(16, 20, (5, 4))`` and check what ``check_module`` cannot: ``weight``
     (20, 16, 5, 4) and ``bias`` (20,) are registered, and uniform in +-1/sqrt(fan_in)
-    with fan_in = in_channels * kH * kW = 320, as PyTorch's ``nn.Conv2d`` starts."""
-    from ..nn import Parameter
+    with fan_in = in_channels * kH * kW = 320, as PyTorch's ``nn.Conv2d`` starts
+    (``check_init``, shared with chapter 7's ``check_linear_init``)."""
+    def layout(key: str, shape: tuple) -> str:
+        return (" PyTorch's layout is (out_channels, in_channels, kH, kW)."
+                if key == "weight" else "")
 
-    name = getattr(module, "__name__", type(module).__name__)
-    built = f"{name}({IN_CHANNELS}, {OUT_CHANNELS}, {KERNEL})"
-    state = get_rng_state()
-    manual_seed(seed)
-    try:
-        try:
-            layer = module(IN_CHANNELS, OUT_CHANNELS, KERNEL)
-        except Exception as error:  # noqa: BLE001 - the student's code: report it
-            from .checks import _student_error
-            raise _student_error(error, built) from None
-    finally:
-        set_rng_state(state)
     shapes = {"weight": (OUT_CHANNELS, IN_CHANNELS) + KERNEL, "bias": (OUT_CHANNELS,)}
-    registered = dict(layer.named_parameters()) if hasattr(layer, "named_parameters") else {}
-    for key, shape in shapes.items():
-        if key not in registered:
-            raise CheckFailed(f"{built}: there is no parameter named {key!r} (its parameters "
-                              f"are {sorted(registered)}). Assign it in __init__ as "
-                              f"self.{key} = nn.Parameter(...), named as in PyTorch.")
-        parameter = registered[key]
-        if not isinstance(parameter, Parameter):
-            raise CheckFailed(f"{built}: {key} is not an nn.Parameter.")
-        if tuple(parameter.shape) != shape:
-            hint = (" PyTorch's layout is (out_channels, in_channels, kH, kW)."
-                    if key == "weight" else "")
-            raise CheckFailed(f"{built}: {key} has shape {tuple(parameter.shape)}, expected "
-                              f"{shape}.{hint}")
-    bound = 1 / math.sqrt(FAN_IN)
-    for key in shapes:
-        values = registered[key].detach().numpy().astype(np.float64)
-        biggest = float(np.abs(values).max())
-        what = (f"{built}: {key} ranges from {values.min():.4g} to {values.max():.4g}; "
-                f"PyTorch's is uniform in +-1/sqrt(in_channels * kH * kW) = "
-                f"+-1/sqrt({FAN_IN}) = +-{bound:.4g}.")
-        if biggest == 0:
-            raise CheckFailed(f"{what}\n  It looks like {key} was left at zero.")
-        if values.min() >= 0:
-            raise CheckFailed(f"{what}\n  The values are all positive: take them in "
-                              "(-bound, bound), uniform_(-bound, bound).")
-        if key == "weight" and abs(values.std() - biggest / math.sqrt(3)) > \
-                0.15 * biggest / math.sqrt(3):
-            raise CheckFailed(f"{what}\n  They do not look uniform (randn gives a bell "
-                              "curve): use uniform_(-bound, bound).")
-        # 6,400 weights reach their bound within a few per cent; 20 biases may stop short
-        slack = 0.1 if key == "weight" else 0.25
-        if bound * (1 - slack) <= biggest <= bound * 1.001:
-            continue
-        for words, other in CONV_BOUNDS.items():
-            if other * (1 - slack) <= biggest <= other * 1.001:
-                raise CheckFailed(f"{what}\n  It looks like the bound is {words}.")
-        raise CheckFailed(f"{what}\n  The bound is {biggest:.4g}.")
+    check_init(module, (IN_CHANNELS, OUT_CHANNELS, KERNEL), shapes, 1 / math.sqrt(FAN_IN),
+               "1/sqrt(in_channels * kH * kW)", CONV_BOUNDS, reference="nn.Conv2d",
+               layout=layout, seed=seed)
+    name = getattr(module, "__name__", type(module).__name__)
     print(f"{name}: weight and bias are Parameters of PyTorch's shapes, uniform in "
           "+-1/sqrt(in_channels * kH * kW).")
 

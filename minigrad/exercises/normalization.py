@@ -24,17 +24,19 @@ import numpy as np
 
 from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_state
 from ..tensor import Tensor
-from .checks import _student_error, check_module, checker
+from .checks import _student_error, check_module, checker, wrong_output
 from .compare import CheckFailed
 
 EPS = 1e-5
 
 
-def _parts(x: np.ndarray, weight: np.ndarray, g: np.ndarray) -> tuple:
-    """xhat, 1/std, the batch size and g * weight, for batch norm over axis 0."""
+def _parts(x: np.ndarray, weight: np.ndarray, g: np.ndarray, eps: str = "inside") -> tuple:
+    """xhat, 1/std, the batch size and g * weight, for batch norm over axis 0 (``eps``:
+    "outside" or "missing" for two mistakes)."""
     mean = x.mean(axis=0)
     var = x.var(axis=0)
-    inv_std = 1 / np.sqrt(var + EPS)
+    inv_std = 1 / {"inside": np.sqrt(var + EPS), "outside": np.sqrt(var) + EPS,
+                   "missing": np.sqrt(var)}[eps]
     return (x - mean) * inv_std, inv_std, x.shape[0], g * weight
 
 
@@ -83,7 +85,43 @@ def _bias_grad_averaged(x, weight, bias, g):
     return _dx(xhat, inv_std, n, gw), (g * xhat).sum(axis=0), g.mean(axis=0)
 
 
+def small_variance(shape: tuple, seed: int = 0, std: float = 0.01) -> np.ndarray:
+    """An input of standard deviation ``std`` around 0 (variance 1e-4): there eps = 1e-5
+    changes the output by 5%, so a missing or misplaced eps shows (with a variance near 1
+    it hides below the tolerance)."""
+    return np.random.default_rng(seed).normal(0.0, std, size=shape)
+
+
+def _normalised_wrongly(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
+                        eps: str) -> np.ndarray:
+    mean, var = x.mean(axis=0), x.var(axis=0)
+    std = np.sqrt(var) + EPS if eps == "outside" else np.sqrt(var)
+    return (x - mean) / std * weight + bias
+
+
+EPS_OUTSIDE = ("eps is added outside the square root, sqrt(var) + eps: PyTorch adds it to "
+               "the variance, sqrt(var + eps). (It matters most where the variance is "
+               "small: the check's first batch has a variance of about 1e-4.)")
+EPS_MISSING = ("eps is missing: divide by sqrt(var + eps), not sqrt(var). It keeps a "
+               "feature of (nearly) constant values from a division by (nearly) zero, and "
+               "matters most where the variance is small: the check's first batch has a "
+               "variance of about 1e-4.")
+
+def _eps_wrong(eps: str) -> Callable:
+    def gradients(x, weight, bias, g):
+        xhat, inv_std, n, gw = _parts(x, weight, g, eps)
+        return _dx(xhat, inv_std, n, gw), (g * xhat).sum(axis=0), g.sum(axis=0)
+    return gradients
+
+
 BATCHNORM_MISTAKES = {
+    EPS_OUTSIDE: wrong_output(lambda x, w, b: _normalised_wrongly(x, w, b, "outside")),
+    EPS_MISSING: wrong_output(lambda x, w, b: _normalised_wrongly(x, w, b, "missing")),
+    # the same two, seen in the gradients first (backward uses the saved 1/std)
+    EPS_OUTSIDE.replace("sqrt(var) + eps:", "sqrt(var) + eps (in the std backward "
+                        "uses):"): _eps_wrong("outside"),
+    EPS_MISSING.replace("eps is missing:", "eps is missing (from the std backward "
+                        "uses):"): _eps_wrong("missing"),
     "the mean and the variance were treated as constants: grad_x = grad_output * weight "
     "/ std forgets that every x_i also moves the batch's mean and variance. Add the two "
     "terms through them: dx = inv_std / N * (N*g - sum(g) - xhat * sum(g * xhat)), with "
@@ -111,7 +149,8 @@ BATCHNORM_MISTAKES = {
 
 
 def _batch_norm_module(biased_running: bool = False, momentum_swapped: bool = False,
-                       count: bool = True, eps_outside: bool = False) -> type:
+                       count: bool = True, eps_outside: bool = False,
+                       eps_missing: bool = False) -> type:
     """A BatchNorm1d over (N, C), right except for the named mistake."""
     from .. import nn
 
@@ -140,6 +179,7 @@ def _batch_norm_module(biased_running: bool = False, momentum_swapped: bool = Fa
             else:
                 mean, var = self.running_mean, self.running_var
             scale = var.sqrt() + self.eps if eps_outside else (var + self.eps).sqrt()
+            scale = var.sqrt() if eps_missing else scale
             return (x - mean) / scale * self.weight + self.bias
 
     return WrongBatchNorm1d
@@ -155,11 +195,13 @@ BATCHNORM1D_MISTAKES = {
     "90% of its old value.": _batch_norm_module(momentum_swapped=True),
     "num_batches_tracked was not counted: add 1 to it at every training-mode forward "
     "(under mg.no_grad(), like the running statistics).": _batch_norm_module(count=False),
+    EPS_OUTSIDE: _batch_norm_module(eps_outside=True),
+    EPS_MISSING: _batch_norm_module(eps_missing=True),
 }
 
 
 def _layer_norm_module(dims: str = "last", unbiased: bool = False, scale: bool = True,
-                       shift: bool = True) -> type:
+                       shift: bool = True, eps: str = "inside") -> type:
     from .. import nn
 
     class WrongLayerNorm(nn.Module):
@@ -173,7 +215,9 @@ def _layer_norm_module(dims: str = "last", unbiased: bool = False, scale: bool =
             dim = {"last": -1, "batch": 0, "all": tuple(range(x.ndim))}[dims]
             mean = x.mean(dim=dim, keepdim=True)
             var = x.var(dim=dim, keepdim=True, correction=1 if unbiased else 0)
-            out = (x - mean) / (var + self.eps).sqrt()
+            std = {"inside": (var + self.eps).sqrt(), "outside": var.sqrt() + self.eps,
+                   "missing": var.sqrt()}[eps]
+            out = (x - mean) / std
             out = out * self.weight if scale else out
             return out + self.bias if shift else out
 
@@ -194,6 +238,8 @@ LAYERNORM_MISTAKES = {
     "self.bias), so that the layer can learn any scale.": _layer_norm_module(scale=False),
     "the bias is not added: after normalising and scaling, add self.bias.":
         _layer_norm_module(shift=False),
+    EPS_OUTSIDE: _layer_norm_module(eps="outside"),
+    EPS_MISSING: _layer_norm_module(eps="missing"),
 }
 
 
@@ -227,11 +273,18 @@ DROPOUT_MISTAKES = {
 
 def with_random_affine(layer: Callable) -> Callable:
     """``layer(*args)`` with its weight and bias drawn at random (N(1, 0.5) and N(0, 0.5)),
-    so that a forgotten scale or shift shows."""
+    so that a forgotten scale or shift shows; a batch norm's running variance is small
+    (0.0005 to 0.002) and its running mean near 0, so that eps matters in eval mode."""
 
     def make(*args: Any, **kwargs: Any) -> Any:
         module = layer(*args, **kwargs)
         with no_grad():
+            if hasattr(module, "running_var"):
+                rng = np.random.default_rng(3)
+                module.running_var.copy_(Tensor(rng.uniform(
+                    5e-4, 2e-3, module.running_var.shape).astype(np.float32)))
+                module.running_mean.copy_(Tensor(rng.normal(
+                    0, 0.01, module.running_mean.shape).astype(np.float32)))
             module.weight.copy_(module.weight + Tensor(
                 np.random.default_rng(1).normal(0, 0.5, module.weight.shape)
                 .astype(np.float32)))
@@ -385,4 +438,4 @@ def check_dropout(module: Callable, p: float = 0.25, *, mistakes: dict | None = 
 
 __all__ = ["BATCHNORM1D_MISTAKES", "BATCHNORM_MISTAKES", "DROPOUT_MISTAKES",
            "KAIMING_MISTAKES", "LAYERNORM_MISTAKES", "check_dropout", "kaiming_reference",
-           "with_random_affine"]
+           "small_variance", "with_random_affine"]

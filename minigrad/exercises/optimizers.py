@@ -118,14 +118,17 @@ def sgd_momentum_mistakes(lrs: Sequence[float], momentum: float, weight_decay: f
 def _adam(param: np.ndarray, grad: np.ndarray, state: dict, lr: float, betas: tuple,
           eps: float, weight_decay: float, *, decoupled: bool = False, lr_in_decay: bool = True,
           decay_after: bool = False, correct_m: bool = True, correct_v: bool = True,
-          step_offset: int = 0, eps_inside: bool = False) -> None:
-    """Adam (or AdamW) with switches for the classic mistakes; the defaults are PyTorch's."""
+          step_offset: int = 0, stuck_t: bool = False, eps_inside: bool = False,
+          also_l2: bool = False) -> None:
+    """Adam (or AdamW) with switches for the classic mistakes; the defaults are PyTorch's.
+    ``stuck_t``: t is 1 at every step (the count never stored back); ``also_l2``: AdamW
+    that also adds the decay to the gradient (decayed twice)."""
     beta1, beta2 = betas
     state["t"] = state.get("t", 0) + 1
-    t = state["t"] + step_offset
+    t = 1 if stuck_t else state["t"] + step_offset
     if weight_decay and decoupled and not decay_after:
         param *= 1 - (lr if lr_in_decay else 1) * weight_decay
-    elif weight_decay and not decoupled:
+    if weight_decay and (also_l2 or not decoupled):
         grad = grad + weight_decay * param
     state["m"] = beta1 * state.get("m", 0.0) + (1 - beta1) * grad
     state["v"] = beta2 * state.get("v", 0.0) + (1 - beta2) * grad * grad
@@ -147,8 +150,14 @@ def adam_mistakes(lrs: Sequence[float], betas: tuple, eps: float, weight_decay: 
     named = {
         "the bias correction is missing: m and v start at zero, so in the first steps they "
         "are far too small (m is (1 - beta1) g at step 1). Divide m by 1 - beta1**t and v by "
-        "1 - beta2**t, with t the number of this step (1, 2, ...).":
+        "1 - beta2**t, with t the number of this step (1, 2, ...). (If you did write one: "
+        "at step 1 it was not applied. Was t 0 there, and a guard such as `if t` skipped "
+        "it? The first step must have t = 1.)":
             wrong(correct_m=False, correct_v=False),
+        "the step count t does not advance: the bias correction uses t = 1 at every step "
+        "(step 1 was right, the later ones are not). Store the count back in the state, "
+        "state['step'] = t (or state['step'] += 1), so that the next step has t = 2, "
+        "then 3, and so on.": wrong(stuck_t=True),
         "the bias correction uses the wrong step: t counts from 0 (1 - beta**0 = 0 at the "
         "first step: a division by zero, hence nan or inf). Add 1 to the step count in "
         "state BEFORE using it, so the first step has t = 1.": wrong(step_offset=-1),
@@ -175,7 +184,24 @@ def adamw_mistakes(lrs: Sequence[float], betas: tuple, eps: float, weight_decay:
     def wrong(**switches: Any) -> Callable:
         return lambda p, g, s, lr: _adam(p, g, s, lr, betas, eps, **switches)
 
+    def group_changed() -> Callable:
+        changed = []  # the shared group's weight_decay is 0 after the first call
+
+        def update(p, g, s, lr):
+            _adam(p, g, s, lr, betas, eps, 0.0 if changed else weight_decay, decoupled=True)
+            changed.append(True)
+        return update
+
     named = {
+        "the decay is applied twice: the parameter is shrunk (p *= 1 - lr * weight_decay, "
+        "right) and MyAdam's update then adds weight_decay * p to the gradient as well, "
+        "because the group it was given still has weight_decay. Pass MyAdam a copy of the "
+        "group without it: {**group, \"weight_decay\": 0.0}.":
+            wrong(weight_decay=weight_decay, decoupled=True, also_l2=True),
+        "the group's weight_decay was set to 0 in the group itself (group[\"weight_decay\"] "
+        "= 0.0): the first parameter was decayed, then every later parameter and step had "
+        "no decay, because the optimizer keeps that same dict. Leave the group alone and "
+        "pass MyAdam a copy: {**group, \"weight_decay\": 0.0}.": group_changed(),
         "the decay is applied to the gradient (g + weight_decay * p): that is Adam with an "
         "L2 penalty, and Adam then divides the decay by sqrt(v) like the rest of the "
         "gradient. AdamW's decay leaves the gradient alone and shrinks the parameter "

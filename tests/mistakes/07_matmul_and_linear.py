@@ -125,6 +125,18 @@ class MyLinear(nn.Module):
     def forward(self, x):
         return MyLinearFunction.apply(x, self.weight, self.bias)
 ''', "self.bias is a Tensor, not an nn.Parameter"),
+    "linear-forward-without-the-function": ("mylinear", '''
+class MyLinear(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(mg.empty(out_features, in_features).uniform_(-bound, bound))
+        self.bias = nn.Parameter(mg.empty(out_features).uniform_(-bound, bound))
+
+    def forward(self, x):
+        return x @ self.weight.T + self.bias
+''', "forward does not use your MyLinearFunction"),
     "linear-bias-forgotten": ("mylinear", '''
 class MyLinear(nn.Module):
     def __init__(self, in_features, out_features):

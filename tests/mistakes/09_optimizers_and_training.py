@@ -93,6 +93,26 @@ class MyAdam(mg.optim.Optimizer):
         param -= group["lr"] * m_hat / (np.sqrt(v_hat) + group["eps"])
         state["step"] += 1
 ''', "t counts from 0"),
+    "adam-step-not-stored": ("my_adam", '''
+class MyAdam(mg.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
+                                  "weight_decay": weight_decay})
+
+    def update_param(self, param, grad, state, group):
+        beta1, beta2 = group["betas"]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = np.zeros_like(param)
+            state["exp_avg_sq"] = np.zeros_like(param)
+        t = state["step"] + 1
+        grad = grad + group["weight_decay"] * param
+        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
+        state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad**2
+        m_hat = state["exp_avg"] / (1 - beta1**t)
+        v_hat = state["exp_avg_sq"] / (1 - beta2**t)
+        param -= group["lr"] * m_hat / (np.sqrt(v_hat) + group["eps"])
+''', "the step count t does not advance"),
     "adam-eps-inside-sqrt": ("my_adam", '''
 class MyAdam(mg.optim.Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
@@ -132,6 +152,25 @@ class MyAdamW(MyAdam):
         param *= 1 - group["weight_decay"]
         super().update_param(param, grad, state, {**group, "weight_decay": 0.0})
 ''', "the decay is missing its learning rate"),
+    "adamw-decayed-twice": ("my_adamw", '''
+class MyAdamW(MyAdam):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+    def update_param(self, param, grad, state, group):
+        param *= 1 - group["lr"] * group["weight_decay"]
+        super().update_param(param, grad, state, group)
+''', "the decay is applied twice"),
+    "adamw-shared-group-changed": ("my_adamw", '''
+class MyAdamW(MyAdam):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+    def update_param(self, param, grad, state, group):
+        param *= 1 - group["lr"] * group["weight_decay"]
+        group["weight_decay"] = 0.0
+        super().update_param(param, grad, state, group)
+''', "set to 0 in the group itself"),
     "warmup-from-zero": ("warmup_cosine", '''
 def warmup_cosine(step, warmup_steps, decay_steps):
     if step < warmup_steps:

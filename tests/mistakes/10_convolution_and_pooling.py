@@ -91,6 +91,15 @@ def my_im2col(x, kernel_size, stride=1, padding=0):
     "conv-weight-gradient-transposed": ("my_conv2d", CONV2D.format(
         weight="weight", grad_weight="cols.T @ g", add="+="),
         "scrambles it"),
+    "conv-grad-output-reshaped-without-transpose": ("my_conv2d", CONV2D.format(
+        weight="weight", grad_weight="g.T @ cols", add="+=").replace(
+        "grad_output.transpose(0, 2, 3, 1).reshape(", "grad_output.reshape("),
+        "without moving O last first"),
+    "conv-output-reshaped-without-transpose": ("my_conv2d", CONV2D.format(
+        weight="weight", grad_weight="g.T @ cols", add="+=").replace(
+        "out.reshape(n, out_h, out_w, out_channels).transpose(0, 3, 1, 2)",
+        "out.reshape(n, out_channels, out_h, out_w)"),
+        "the output was reshaped straight"),
     "maxpool-gradient-to-every-element": ("my_maxpool2d", MAXPOOL.format(
         share="np.ones_like(flat)"), "the gradient went to EVERY element of the window"),
     "maxpool-gradient-divided-evenly": ("my_maxpool2d", MAXPOOL.format(

@@ -133,6 +133,83 @@ class MyLayerNorm(nn.Module):
         var = x.var(dim=0, keepdim=True, correction=0)
         return (x - mean) / (var + self.eps).sqrt() * self.weight + self.bias
 ''', "LayerNorm normalised over the wrong axis"),
+    "batchnorm-eps-outside-sqrt": ("my_batchnorm_backward", '''
+class MyBatchNormFunction(mg.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        inv_std = 1 / (np.sqrt(x.var(axis=0)) + EPS)
+        xhat = (x - x.mean(axis=0)) * inv_std
+        ctx.save_for_backward(xhat, inv_std, weight)
+        return xhat * weight + bias
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        xhat, inv_std, weight = ctx.saved_tensors
+        n = grad_output.shape[0]
+        g = grad_output * weight
+        grad_x = inv_std / n * (n * g - g.sum(axis=0) - xhat * (g * xhat).sum(axis=0))
+        return grad_x, (grad_output * xhat).sum(axis=0), grad_output.sum(axis=0)
+''', "eps is added outside the square root"),
+    "batchnorm1d-running-stats-in-the-graph": ("my_batchnorm1d", '''
+class MyBatchNorm1d(nn.Module):
+    def __init__(self, num_features, eps=EPS, momentum=0.1):
+        super().__init__()
+        self.eps, self.momentum = eps, momentum
+        self.weight = nn.Parameter(mg.ones(num_features))
+        self.bias = nn.Parameter(mg.zeros(num_features))
+        self.register_buffer("running_mean", mg.zeros(num_features))
+        self.register_buffer("running_var", mg.ones(num_features))
+        self.register_buffer("num_batches_tracked", mg.tensor(0))
+
+    def forward(self, x):
+        if self.training:
+            n, m = x.shape[0], self.momentum
+            if True:  # no mg.no_grad()
+                mean, var = x.mean(dim=0), x.var(dim=0, correction=0)
+                self.running_mean.copy_((1 - m) * self.running_mean + m * mean)
+                self.running_var.copy_((1 - m) * self.running_var + m * var * n / (n - 1))
+                self.num_batches_tracked.copy_(self.num_batches_tracked + 1)
+            return MyBatchNormFunction.apply(x, self.weight, self.bias)
+        return (x - self.running_mean) / (self.running_var + self.eps).sqrt() \\
+            * self.weight + self.bias
+''',
+        "part of the autograd graph"),
+    "batchnorm1d-eval-without-eps": ("my_batchnorm1d", '''
+class MyBatchNorm1d(nn.Module):
+    def __init__(self, num_features, eps=EPS, momentum=0.1):
+        super().__init__()
+        self.eps, self.momentum = eps, momentum
+        self.weight = nn.Parameter(mg.ones(num_features))
+        self.bias = nn.Parameter(mg.zeros(num_features))
+        self.register_buffer("running_mean", mg.zeros(num_features))
+        self.register_buffer("running_var", mg.ones(num_features))
+        self.register_buffer("num_batches_tracked", mg.tensor(0))
+
+    def forward(self, x):
+        if self.training:
+            n, m = x.shape[0], self.momentum
+            with mg.no_grad():
+                mean, var = x.mean(dim=0), x.var(dim=0, correction=0)
+                self.running_mean.copy_((1 - m) * self.running_mean + m * mean)
+                self.running_var.copy_((1 - m) * self.running_var + m * var * n / (n - 1))
+                self.num_batches_tracked.copy_(self.num_batches_tracked + 1)
+            return MyBatchNormFunction.apply(x, self.weight, self.bias)
+        return (x - self.running_mean) / self.running_var.sqrt() \\
+            * self.weight + self.bias
+''', "eps is missing"),
+    "layernorm-eps-outside-sqrt": ("my_layernorm", '''
+class MyLayerNorm(nn.Module):
+    def __init__(self, normalized_shape, eps=EPS):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(mg.ones(normalized_shape))
+        self.bias = nn.Parameter(mg.zeros(normalized_shape))
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True, correction=0)
+        return (x - mean) / (var.sqrt() + self.eps) * self.weight + self.bias
+''', "eps is added outside the square root"),
     "dropout-not-scaled": ("my_dropout", '''
 class MyDropout(nn.Module):
     def __init__(self, p=0.5):
