@@ -503,6 +503,37 @@ print(list(checkpoint), list(checkpoint["optimizer"]))
 print("Adam's step counter for the first weight:", checkpoint["optimizer"]["state"][0]["step"])
 
 # %% [markdown]
+# **Predict**: resume from this checkpoint twice, once with the optimizer's state and
+# once with a new Adam (the model's state only, the classic mistake), and take one step
+# each. Which one moves the parameters more, and by how much?
+
+# %%
+def one_step_from(checkpoint, with_optimizer_state):
+    resumed = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    resumed.load_state_dict(checkpoint["model"])
+    adam = mg.optim.Adam(resumed.parameters(), lr=0.05)
+    if with_optimizer_state:
+        adam.load_state_dict(checkpoint["optimizer"])
+    before = [p.detach().numpy().copy() for p in resumed.parameters()]
+    adam.zero_grad()
+    F.mse_loss(resumed(inputs), targets).backward()
+    adam.step()
+    return np.concatenate([np.abs(p.detach().numpy() - b).ravel()
+                           for p, b in zip(resumed.parameters(), before)])
+
+
+for with_state in (True, False):
+    moves = one_step_from(checkpoint, with_state)
+    print(f"optimizer state loaded: {with_state!s:5}: each parameter moved by "
+          f"{moves.min():.4f} to {moves.max():.4f}")
+
+# %% [markdown]
+# The new Adam moves **every** parameter by `lr` = 0.05, whatever its gradient: at its
+# first step the bias-corrected averages are $g$ and $g^2$, and $g / \sqrt{g^2} = \pm 1$.
+# The resumed one takes the step the run would have taken. After a long training, a
+# jump of `lr` on every weight at once can undo much of what was learned.
+
+# %% [markdown]
 # ## 6. The bridge to PyTorch: the same model, the same numbers
 #
 # minigrad uses PyTorch's names on purpose: a model written with `minigrad.nn` has the
