@@ -298,17 +298,19 @@ print("gradient:", x.grad.numpy())
 # still runs its backward: the square root's backward computes $0 / (2\sqrt{0}) = 0/0$,
 # which is NaN, and $0 \cdot \text{NaN}$ is NaN again. PyTorch does exactly the same (a
 # famous issue): in backward, a branch that was not chosen is multiplied by zero, and
-# zero times NaN or Inf is not zero. The cure is to make sure the unchosen branch never
-# computes anything infinite: give the square root a harmless input where $s = 0$
-# (any positive number), and choose 0 afterwards. At zero the norm has no derivative;
-# like PyTorch, take its gradient there to be 0.
+# zero times NaN or Inf is not zero. So a choice made *after* the square root comes too
+# late: the trouble is the square root's own backward at $s = 0$, and nothing after it
+# can undo it. That is exercise 2's puzzle: what can you change *before* the square root,
+# so that its backward never meets $s = 0$, while the value at a row of zeros is still
+# exactly 0?
 #
 # ### Exercise 2 (3 points): `safe_norm`
 #
 # Write `safe_norm(x)`, the norm of `x` over its last dimension, with minigrad's
-# operations on Tensors (`*`, `.sum(dim=-1)`, `.sqrt()`, `mg.where`; not `x.norm()`):
-# exactly 0 with the gradient 0 at a row of zeros, and $x / \|x\|$ times the upstream
-# gradient elsewhere, with no NaN or Inf anywhere, in forward or backward.
+# operations on Tensors (`*`, `.sum(dim=-1)`, `.sqrt()`, `mg.where` as often as you need;
+# not `x.norm()`): exactly 0 with the gradient 0 at a row of zeros (at zero the norm has
+# no derivative; like PyTorch, take its gradient there to be 0), and $x / \|x\|$ times
+# the upstream gradient elsewhere, with no NaN or Inf anywhere, in forward or backward.
 
 # %% tags=["solution:safe_norm"]
 def safe_norm(x):
@@ -385,9 +387,33 @@ print("w.grad:\n", w.grad.numpy())
 # %% [markdown]
 # Unchanged. `grad * 0.5` is a new tensor; assigning it to the local name `grad` changes
 # nothing outside the hook, and a hook that returns None leaves the gradient as it was
-# (in PyTorch too). Changing `grad` in place instead (`grad.mul_(0.5)`) is no better: a
-# hook must not modify its argument, because that array may be shared (an add passes
-# the same gradient to both its inputs) or read-only.
+# (in PyTorch too).
+#
+# What about changing `grad` in place, `grad.mul_(0.5)`? On the example above it even
+# seems to work. But a hook must not modify its argument: backward hands it an array it
+# does not own. With the loss `h.sum()`, for one, the gradient reaching `h` is the
+# upstream 1 stretched to `h`'s shape by `np.broadcast_to` (chapter 05's backward of
+# a sum), a read-only view with no copy made, so the edit fails:
+
+# %%
+def halve_in_place(grad):
+    grad.mul_(0.5)  # don't: an in-place edit of the gradient backward handed over
+    return grad
+
+
+w.grad = None
+h = inputs @ w
+h.register_hook(halve_in_place)
+try:
+    h.sum().backward()
+except Exception as error:
+    print(f"{type(error).__name__}: {error}")
+
+# %% [markdown]
+# The message is the engine's, about any read-only tensor: the "view made by expand()"
+# is backward's own broadcast, not yours, and `clone()` is not the fix here. In a hook,
+# do not edit at all: compute a new tensor and return it. (In PyTorch the same edit can
+# instead silently change another gradient that shares the array.)
 #
 # ### Exercise 3 (2 points): `clip_hook`
 #
@@ -457,8 +483,9 @@ print(optimizer.state_dict()["param_groups"][0]["lr"], optimizer.state_dict()["s
 # ### Exercise 4 (2 points): `checkpoint_training` and `resume`
 #
 # Write `checkpoint_training(model, optimizer, path)`, which saves both state dicts to
-# `path` with `mg.save` (one dict holding both), and `resume(model, optimizer, path)`,
-# which loads that file into the model and the optimizer it is given.
+# `path` with `mg.save`, in one dict under the keys `"model"` and `"optimizer"` (the
+# cells after the exercise read them), and `resume(model, optimizer, path)`, which loads
+# that file into the model and the optimizer it is given.
 
 # %% tags=["solution:checkpoint"]
 def checkpoint_training(model, optimizer, path):
@@ -611,7 +638,7 @@ for name, parameter in model.named_parameters():
 # | `checkpoint_training`, `resume` | `save`, `load` in `minigrad/serialization.py`; `state_dict` in `minigrad/nn/module.py` and `minigrad/optim/optimizer.py` | `torch.save`, `torch.load(weights_only=True)` |
 # | the bridge | `load_state_dict` with PyTorch's keys | `Module.state_dict()` |
 #
-# Open `minigrad/autograd_function.py` to see how `Function.apply` runs your forward and
+# Open `minigrad/function.py` to see how `Function.apply` runs your forward and
 # records the node that will call your backward, and `minigrad/gradcheck.py`: its report
 # is `_compare`, twenty lines.
 #

@@ -24,8 +24,11 @@ import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.exercises.context import check_in_place_safety
 from minigrad.exercises.debugging import (CLIPPED_VALUES, FORGOT_MAX_NORM, HYPOT_MISTAKES,
-                                          check_checkpoint, check_clip_hook,
-                                          check_safe_norm, hypot_reference)
+                                          MASK_TRAP, NORM_SQUARED, NOT_A_FACTORY,
+                                          NOT_THE_KEYS, PER_ROW, SAFE_INPUT_IS_ZERO,
+                                          SAFE_VALUE_SHOWS, SAVED_TWICE, check_checkpoint,
+                                          check_clip_hook, check_safe_norm,
+                                          hypot_reference)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -129,6 +132,85 @@ def test_a_clip_hook_that_clamps_values_or_forgets_max_norm_is_named():
                                                         {"clip_hook": clamping})
     assert " ".join(FORGOT_MAX_NORM.split()) in _message(CHECKS["clip_hook"],
                                                          {"clip_hook": unit})
+
+
+def _words(sentence: str) -> str:
+    """The sentence's fixed words, up to its first {placeholder}, spaces normalised."""
+    return " ".join(sentence.split("{")[0].replace("{{", "{").split())
+
+
+def _safe_norm_no_second_where(x):
+    s = (x * x).sum(dim=-1)
+    return mg.where(s > 0, s, 1.0).sqrt()
+
+
+def _safe_norm_safe_value_zero(x):
+    s = (x * x).sum(dim=-1)
+    return mg.where(s > 0, mg.where(s > 0, s, 0.0).sqrt(), 0.0)
+
+
+def _safe_norm_mask(x):
+    s = (x * x).sum(dim=-1)
+    return s.sqrt() * (s > 0)
+
+
+def _clip_per_row(max_norm):
+    def hook(grad):
+        norm = grad.norm(dim=-1, keepdim=True)
+        return mg.where(norm > max_norm, grad * (max_norm / norm), grad)
+
+    return hook
+
+
+def _clip_norm_squared(max_norm):
+    def hook(grad):
+        squares = (grad * grad).sum()
+        return grad * (max_norm / squares) if squares > max_norm else grad
+
+    return hook
+
+
+def _clip_not_a_factory(grad, max_norm=1.0):
+    return grad * (max_norm / grad.norm())
+
+
+def _saved_twice(model, optimizer, path):
+    mg.save(model.state_dict(), path)
+    mg.save(optimizer.state_dict(), path)
+
+
+def _other_keys(model, optimizer, path):
+    mg.save({"weights": model.state_dict(), "adam": optimizer.state_dict()}, path)
+
+
+def _resume_other_keys(model, optimizer, path):
+    checkpoint = mg.load(path)
+    model.load_state_dict(checkpoint["weights"])
+    optimizer.load_state_dict(checkpoint["adam"])
+
+
+@pytest.mark.parametrize(("exercise", "namespace", "sentence"), [
+    ("safe_norm", {"safe_norm": _safe_norm_no_second_where}, SAFE_VALUE_SHOWS),
+    ("safe_norm", {"safe_norm": _safe_norm_safe_value_zero}, SAFE_INPUT_IS_ZERO),
+    ("safe_norm", {"safe_norm": _safe_norm_mask}, MASK_TRAP),
+    ("clip_hook", {"clip_hook": _clip_per_row}, PER_ROW),
+    ("clip_hook", {"clip_hook": _clip_norm_squared}, NORM_SQUARED),
+    ("clip_hook", {"clip_hook": _clip_not_a_factory}, NOT_A_FACTORY),
+    ("checkpoint", {"checkpoint_training": _saved_twice, "resume": lambda *a: None},
+     SAVED_TWICE),
+    ("checkpoint", {"checkpoint_training": _other_keys, "resume": _resume_other_keys},
+     NOT_THE_KEYS),
+], ids=["no-second-where", "safe-value-zero", "mask", "per-row", "norm-squared",
+        "not-a-factory", "saved-twice", "other-keys"])
+def test_each_named_mistake_fails_with_its_sentence(exercise, namespace, sentence):
+    assert _words(sentence) in _message(CHECKS[exercise], namespace)
+
+
+def test_a_tiny_eps_in_the_square_root_is_still_named_as_an_eps():
+    message = _message(CHECKS["safe_norm"], {
+        "safe_norm": lambda x: ((x * x).sum(dim=-1) + 1e-12).sqrt()})
+    assert "an eps added inside" in message
+    assert "shows through" not in message
 
 
 def test_a_clip_hook_returning_none_for_a_short_gradient_passes(capsys):

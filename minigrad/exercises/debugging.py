@@ -44,6 +44,10 @@ HYPOT_MISTAKES = {  # fn(x, y, grad_output) -> (grad_x, grad_y) for r = sqrt(x^2
     "the square root's derivative was dropped: d(x^2 + y^2)/dx = 2x is the derivative "
     "under the root; the root adds 1 / (2r), so dr/dx = x / r.":
         lambda x, y, g: (2 * g * x, 2 * g * y),
+    "the chain rule stopped halfway: 1 / (2r) is the square root's derivative with "
+    "respect to what is under it, s = x^2 + y^2; multiply by ds/dx = 2x (and ds/dy = 2y): "
+    "dr/dx = 2x / (2r) = x / r.":
+        lambda x, y, g: (g / (2 * np.hypot(x, y)), g / (2 * np.hypot(x, y))),
 }
 
 
@@ -64,8 +68,23 @@ WHERE_TRAP = (
     "the other branch: where sends it a gradient of 0, and 0 / (2 sqrt(0)) = 0 / 0 = "
     "NaN. A where after the square root is not enough: the square root's INPUT must be "
     "safe too (where(s > 0, s, 1) before the square root), then where again after it.")
+SAFE_INPUT_IS_ZERO = (
+    "the gradient at the row of zeros is NaN: detect_anomaly says: {anomaly}. There is a "
+    "where before the square root, but at the row of zeros it still gives the square "
+    "root 0 (or something that is 0 there): its derivative 1 / (2 sqrt(0)) is infinite "
+    "whatever where does after it. Give the square root a POSITIVE value where s = 0 "
+    "(any, 1 for instance), then pick 0 with the second where.")
+MASK_TRAP = (
+    "the gradient at the row of zeros is NaN: detect_anomaly says: {anomaly}. Multiplying "
+    "by a mask (or by s > 0) is the where trap of section 3 in another form: the square "
+    "root of 0 still runs, and backward multiplies its infinite derivative by the mask's "
+    "0, which is NaN. The square root's input must be safe at the row of zeros.")
 NOT_FINITE_FORWARD = (
     "the value is not finite at a row of zeros: detect_anomaly says: {anomaly}.")
+SAFE_VALUE_SHOWS = (
+    "the norm of a row of zeros is {value:.3g}, not 0: the harmless value the square root "
+    "was given there shows through. After the square root, pick 0 at the rows of zeros "
+    "with a second where.")
 EPS_IN_SQRT = (
     "the norm of a row of zeros is {value:.3g}, not 0: an eps added inside (or after) "
     "the square root changes every value a little, and this one a lot. Keep the value "
@@ -95,6 +114,19 @@ def _ops(output: Any) -> set[str]:
         names.add(getattr(node, "name", type(node).__name__))
         stack += [n for n, _ in (getattr(node, "next_functions", None) or ())]
     return names
+
+
+def _count_ops(output: Any, name: str) -> int:
+    """How many nodes called ``name`` ``output``'s graph holds."""
+    seen, count, stack = set(), 0, [getattr(output, "grad_fn", None)]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        count += getattr(node, "name", type(node).__name__) == name
+        stack += [n for n, _ in (getattr(node, "next_functions", None) or ())]
+    return count
 
 
 @checker
@@ -131,13 +163,19 @@ def check_safe_norm(fn: Callable, *, seed: int = 0) -> None:
         if not np.all(np.isfinite(value)):
             raise CheckFailed(f"{call}: the value is {describe(value)}, not finite.")
         if abs(value[0]) > 1e-7:
-            raise CheckFailed(f"{call}: " + EPS_IN_SQRT.format(value=value[0]))
+            sentence = SAFE_VALUE_SHOWS if abs(value[0]) > 1e-3 else EPS_IN_SQRT
+            raise CheckFailed(f"{call}: " + sentence.format(value=value[0]))
         compare(value, np.sqrt((x * x).sum(axis=-1)), f"{call}: the value")
         try:
             (out * Tensor(v)).sum().backward()
         except FloatingPointError as error:
             anomaly = _anomaly(error)
-            sentence = WHERE_TRAP if "NaN" in anomaly and "Sqrt" in anomaly else UNFIXED
+            wheres = _count_ops(out, "Where")
+            if "NaN" in anomaly and "Sqrt" in anomaly:
+                sentence = (MASK_TRAP if wheres == 0 else WHERE_TRAP if wheres == 1
+                            else SAFE_INPUT_IS_ZERO)
+            else:
+                sentence = UNFIXED
             raise CheckFailed(f"{call}, then backward: "
                               + sentence.format(anomaly=anomaly)) from None
         except Exception as error:  # noqa: BLE001
@@ -162,9 +200,22 @@ NO_RETURN = (
     "Return it.")
 IN_PLACE = (
     "the hook changed the gradient it was given, in place ({how}). A hook must not "
-    "modify its argument (PyTorch's documentation says so too): that array may be shared "
-    "with other gradients (an add passes the same one to both its inputs), which would "
-    "be clipped too, or it may be read-only. Compute a new tensor and return it.")
+    "modify its argument (PyTorch's documentation says so too): backward may hand it a "
+    "read-only array (the gradient of a sum or a mean is broadcast from one number "
+    "without a copy: that is the 'read-only view' an in-place edit then complains "
+    "about), and in PyTorch it may be shared with other gradients. Compute a new tensor "
+    "and return it.")
+PER_ROW = (
+    "each row was clipped by its own norm: clip by the norm of the WHOLE gradient, "
+    "||g|| = sqrt of the sum of ALL its squares (grad.norm() with no dim), so that the "
+    "direction of g is kept.")
+NORM_SQUARED = (
+    "the gradient was scaled by max_norm / (sum of squares): that is ||g||^2; take its "
+    "square root, ||g|| = sqrt(sum g^2).")
+NOT_A_FACTORY = (
+    "clip_hook(max_norm) is called with the number max_norm only, once; it must return "
+    "the hook, a function of one gradient: def clip_hook(max_norm): def hook(grad): ... "
+    "return hook. (backward then calls hook(grad).)")
 CLIPPED_VALUES = (
     "each element was clamped to [-max_norm, max_norm] (that is clip_grad_value_); "
     "clip the NORM: if ||g|| > max_norm, return g * (max_norm / ||g||), the same "
@@ -218,7 +269,8 @@ def check_clip_hook(clip_hook: Callable, *, seed: int = 0) -> None:
     try:
         hook = clip_hook(max_norm)
     except Exception as error:  # noqa: BLE001
-        raise _student_error(error, f"{name}({max_norm})") from None
+        failure = _student_error(error, f"{name}({max_norm})")
+        raise CheckFailed(f"{failure}\n  {NOT_A_FACTORY}") from None
     if not callable(hook):
         raise CheckFailed(f"{name}({max_norm}) returned {describe(hook)}; it must return "
                           "the hook, a function of one gradient (def hook(grad): ... "
@@ -229,8 +281,11 @@ def check_clip_hook(clip_hook: Callable, *, seed: int = 0) -> None:
     got = _call_hook(hook, big, call)
     if got is big:
         raise CheckFailed(f"{call}: " + NO_RETURN)
+    rows = np.sqrt((big * big).sum(axis=-1, keepdims=True))
     mistakes = [(CLIPPED_VALUES, np.clip(big, -max_norm, max_norm)),
-                (FORGOT_MAX_NORM, big / 5.0)]
+                (FORGOT_MAX_NORM, big / 5.0),
+                (PER_ROW, np.where(rows > max_norm, big * max_norm / rows, big)),
+                (NORM_SQUARED, big * max_norm / 25.0)]
     for sentence, wrong in mistakes:
         if np.allclose(got, wrong, atol=1e-6) and not np.allclose(wrong, _clip(big, 2.0)):
             raise CheckFailed(f"{call}: {sentence}")
@@ -278,7 +333,14 @@ MODEL_NOT_LOADED = (
     "state dict into the model you were given: model.load_state_dict(...).")
 KEYS_CHANGED = (
     "resume looked for a key the checkpoint does not have ({error}). Read the file back "
-    "with the same keys checkpoint_training wrote (e.g. 'model' and 'optimizer').")
+    "with the keys checkpoint_training wrote, 'model' and 'optimizer'.")
+NOT_THE_KEYS = (
+    "the file holds {got}, not a dict with the keys 'model' and 'optimizer' (the cells "
+    "after this exercise read checkpoint['model'] and checkpoint['optimizer']). Save one "
+    "dict: {{'model': model.state_dict(), 'optimizer': optimizer.state_dict()}}.")
+SAVED_TWICE = (
+    "the file holds the optimizer's state dict only, not the model's: a second mg.save "
+    "to the same path replaces the first file. Save both in ONE dict, with one mg.save.")
 DIVERGED = (
     "three steps after resume, {which} differs from the same three steps taken without "
     "stopping: something of the training state was not saved or not restored.")
@@ -335,6 +397,9 @@ def check_checkpoint(checkpoint_training: Callable, resume: Callable, *,
             raise CheckFailed(f"{call} wrote no file at path: save with mg.save(..., path).")
         _train(model, optimizer, batches[3:])
         content = load(path)
+        if isinstance(content, dict) and {"state", "param_groups"} <= set(content):
+            raise CheckFailed(f"{call}: " + SAVED_TWICE)
+        saved_as = call
         again = _model(seed + 1)
         again_optimizer = Adam(again.parameters(), lr=0.05)
         call = f"{_name(resume)}(new_model, new_optimizer, path)"
@@ -357,12 +422,18 @@ def check_checkpoint(checkpoint_training: Callable, resume: Callable, *,
     for (key, right), got in zip(model.state_dict().items(), again.state_dict().values()):
         if not np.allclose(got.numpy(), right.numpy(), atol=1e-6):
             raise CheckFailed(f"{call}: " + DIVERGED.format(which=key))
+    if not isinstance(content, dict) or not {"model", "optimizer"} <= set(content):
+        got = (f"a dict with the keys {sorted(content)}" if isinstance(content, dict)
+               else describe(content))
+        raise CheckFailed(f"{saved_as}: resume works, but " + NOT_THE_KEYS.format(got=got))
     print(f"{_name(checkpoint_training)} and {_name(resume)}: the resumed training takes "
           "exactly the steps of the uninterrupted one (model and Adam's state restored).")
 
 
 __all__ = ["CLIPPED_VALUES", "DIVERGED", "EPS_IN_SQRT", "FORGOT_MAX_NORM", "HYPOT_MISTAKES",
-           "IN_PLACE", "KEYS_CHANGED", "MODEL_NOT_LOADED", "NONZERO_GRADIENT_AT_ZERO",
-           "NO_RETURN", "OPTIMIZER_NOT_LOADED", "OPTIMIZER_NOT_SAVED", "SCALED_UP", "UNFIXED",
+           "IN_PLACE", "KEYS_CHANGED", "MASK_TRAP", "MODEL_NOT_LOADED",
+           "NONZERO_GRADIENT_AT_ZERO", "NORM_SQUARED", "NOT_A_FACTORY", "NOT_THE_KEYS",
+           "NO_RETURN", "OPTIMIZER_NOT_LOADED", "OPTIMIZER_NOT_SAVED", "PER_ROW",
+           "SAFE_INPUT_IS_ZERO", "SAFE_VALUE_SHOWS", "SAVED_TWICE", "SCALED_UP", "UNFIXED",
            "USED_OWN_NORM", "WHERE_TRAP", "check_checkpoint", "check_clip_hook",
            "check_safe_norm", "hypot_reference"]

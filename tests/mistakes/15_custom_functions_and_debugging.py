@@ -70,6 +70,25 @@ MISTAKES = {
                       "the gradient for x uses y"),
     "hypot-y-uses-x": ("myhypot", _hypot(grads="grad_output * x / r, grad_output * x / r"),
                        "the gradient for y uses x"),
+    "hypot-chain-rule-halfway": ("myhypot", _hypot(
+        grads="grad_output / (2 * r), grad_output / (2 * r)"),
+        "the chain rule stopped halfway"),
+    "safe-norm-no-second-where": ("safe_norm", '''
+def safe_norm(x):
+    s = (x * x).sum(dim=-1)
+    return mg.where(s > 0, s, 1.0).sqrt()
+''', "the harmless value the square root was given there shows through"),
+    "safe-norm-safe-value-zero": ("safe_norm", '''
+def safe_norm(x):
+    s = (x * x).sum(dim=-1)
+    safe_s = mg.where(s > 0, s, 0.0)
+    return mg.where(s > 0, safe_s.sqrt(), 0.0)
+''', "Give the square root a POSITIVE value where s = 0"),
+    "safe-norm-mask": ("safe_norm", '''
+def safe_norm(x):
+    s = (x * x).sum(dim=-1)
+    return s.sqrt() * (s > 0)
+''', "Multiplying by a mask (or by s > 0) is the where trap"),
     "safe-norm-one-where": ("safe_norm", '''
 def safe_norm(x):
     s = (x * x).sum(dim=-1)
@@ -103,6 +122,39 @@ def clip_hook(max_norm):
 
     return hook
 ''', "was scaled UP to max_norm"),
+    "clip-hook-per-row": ("clip_hook", '''
+def clip_hook(max_norm):
+    def hook(grad):
+        norm = grad.norm(dim=-1, keepdim=True)
+        return mg.where(norm > max_norm, grad * (max_norm / norm), grad)
+
+    return hook
+''', "each row was clipped by its own norm"),
+    "clip-hook-norm-squared": ("clip_hook", CLIP.format(
+        clip="return grad * (max_norm / (grad * grad).sum())").replace(
+        "norm = grad.norm()", "norm = (grad * grad).sum()"), "that is ||g||^2"),
+    "clip-hook-not-a-factory": ("clip_hook", '''
+def clip_hook(grad, max_norm=1.0):
+    norm = grad.norm()
+    if norm > max_norm:
+        return grad * (max_norm / norm)
+    return grad
+''', "it must return the hook, a function of one gradient"),
+    "checkpoint-saved-twice": ("checkpoint", '''
+def checkpoint_training(model, optimizer, path):
+    mg.save(model.state_dict(), path)
+    mg.save(optimizer.state_dict(), path)
+
+
+def resume(model, optimizer, path):
+    model.load_state_dict(mg.load(path))
+    optimizer.load_state_dict(mg.load(path))
+''', "a second mg.save to the same path replaces the first file"),
+    "checkpoint-other-keys": ("checkpoint", _checkpoint(
+        saved='{"weights": model.state_dict(), "adam": optimizer.state_dict()}',
+        loads='model.load_state_dict(checkpoint["weights"])\n    '
+              'optimizer.load_state_dict(checkpoint["adam"])'),
+        "not a dict with the keys 'model' and 'optimizer'"),
     "checkpoint-no-optimizer": ("checkpoint", _checkpoint(
         saved='{"model": model.state_dict()}',
         loads='model.load_state_dict(checkpoint["model"])'),
