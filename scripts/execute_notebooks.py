@@ -17,6 +17,7 @@ nbconvert, nbviewer and GitHub an empty box). Running the notebook makes live wi
 
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -27,6 +28,12 @@ import nbformat
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "course"))
 from authoring import apply_exercise_tags  # noqa: E402  (course/ is minigrad.course)
+
+# One BLAS thread in the kernels (they inherit this): on a busy machine OpenBLAS's threads
+# fight over the cores and a chapter's training cell runs many times slower; nbval runs
+# them the same way (scripts/test.sh sets the same variables).
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
 
 def execute(path: pathlib.Path) -> None:
