@@ -107,13 +107,51 @@ def notebook_title(path: Path) -> str:
     return path.stem
 
 
+# The views of minigrad.widgets, as a chapter's code calls them (``show(``, not ``plt.show(``).
+WIDGETS = {name: re.compile(rf"(?<![.\w]){name}\(") for name in (
+    "GraphView", "BackwardStepper", "ContextInspector", "TensorView", "GradientFlow",
+    "TrainingMonitor", "show")}
+
+
+@dataclass(frozen=True)
+class Exercises:
+    written: list[str]  # what the student writes: each solution cell's first class or def
+    points: float
+    widgets: list[str]  # the views of minigrad.widgets the notebook uses
+
+
+def exercises(path: Path) -> Exercises:
+    """What a notebook has the student write, its points and its widgets, read from its
+    cells (nbgrader's metadata: solution cells and graded test cells)."""
+    written, points, widgets = [], 0.0, []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        meta = cell["metadata"].get("nbgrader", {})
+        if meta.get("solution"):
+            names = (re.findall(r"^(?:class|def) (\w+)", source, re.M)
+                     or re.findall(r"^(\w+) =", source, re.M) or [meta["grade_id"]])
+            written.append(names[0])
+        if meta.get("grade"):
+            points += meta.get("points", 0)
+        if cell["cell_type"] == "code":
+            widgets += [name for name, call in WIDGETS.items()
+                        if name not in widgets and call.search(source)]
+    return Exercises(written, points, widgets)
+
+
 def readme_table(course: Course) -> str:
     """The README's course table: each notebook's title linked to its page on the website,
-    then to Binder and to its file."""
-    rows = ["| chapter (its page on the website) | run it | notebook |", "| --- | --- | --- |"]
+    what its exercises have the student write (and their points), the widgets it uses, then
+    links to Binder and to its file."""
+    rows = ["| chapter (its page on the website) | you write (points) | widgets | run it "
+            "| notebook |", "| --- | --- | --- | --- | --- |"]
     for notebook in course.notebooks():
         relative = notebook.path.relative_to(course.root).as_posix()
-        rows.append(f"| [{notebook.title}]({course.page_url(notebook)}) "
+        found = exercises(notebook.path)
+        written = (", ".join(f"`{name}`" for name in found.written)
+                   + f" ({found.points:g})" if found.written else "-")
+        rows.append(f"| [{notebook.title}]({course.page_url(notebook)}) | {written} "
+                    f"| {', '.join(found.widgets) or '-'} "
                     f"| [on Binder]({course.binder_url(notebook)}) "
                     f"| [`{notebook.path.name}`]({relative}) |")
     return "\n".join(rows)

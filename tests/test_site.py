@@ -89,6 +89,26 @@ def test_the_readme_links_every_notebook_to_its_page_on_the_website():
         assert f"]({COURSE.binder_url(notebook)})" in readme
 
 
+def test_the_course_table_says_what_each_chapter_has_the_student_write(tmp_path):
+    def cell(kind, source, **nbgrader):
+        meta = {"nbgrader": nbgrader} if nbgrader else {}
+        return {"cell_type": kind, "source": source, "metadata": meta}
+
+    path = tmp_path / "07_x.ipynb"
+    path.write_text(json.dumps({"cells": [
+        cell("markdown", "# Chapter 7\nGraphView( in prose is not a use"),
+        cell("code", "class MyLinear(nn.Module):\n    pass", solution=True, grade_id="a"),
+        cell("code", "check(MyLinear)", grade=True, grade_id="a-tests", points=3),
+        cell("code", "answer = 42", solution=True, grade_id="b"),
+        cell("code", "check(answer)\nplt.show()", grade=True, grade_id="b-tests", points=1.5),
+        cell("code", "GradientFlow(model)\nshow(loss)\nGradientFlow(model)"),
+    ]}))
+    found = course_index.exercises(path)
+    assert found.written == ["MyLinear", "answer"]
+    assert found.points == 4.5
+    assert found.widgets == ["GradientFlow", "show"]
+
+
 # -- the build ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
