@@ -140,7 +140,8 @@ for d in (4, 64, 1024):
 # ## 2. The backward, shapes first
 #
 # Backward gets $G = \partial L/\partial\,\mathrm{out}$, shape $(L, d_v)$, and goes
-# back through the three steps, each a piece you already know:
+# back through the three steps, each a piece you already know ($dA$, $dS$, ... are the
+# gradients of the loss for $A$, the scores $S_c$, ...; $S$ alone is the number of keys):
 #
 # 1. $\mathrm{out} = AV$ is a matrix product (chapter 7):
 #    $\;dV = A^\top G\;$ $(S, d_v)$ and $\;dA = G V^\top\;$ $(L, S)$.
@@ -355,8 +356,9 @@ print(f"head 0, reshape alone:\n{positions.reshape(1, 2, 3, 2)[0, 0]}")
 # With the transpose, head 0 holds features 0 and 1 of each of the 3 positions: 3 rows,
 # one per position, as attention expects. The bare reshape has the same shape but cuts
 # the numbers in reading order: its "position 1" row is the second half of position 0,
-# and its last row mixes positions 1 and 2. Nothing fails, the shapes fit: the layer
-# just computes something else. The same goes for joining the heads back.
+# its "position 2" row the first half of position 1, and head 1 gets the rest. Nothing
+# fails, the shapes fit: the layer just computes something else. The same goes for
+# joining the heads back.
 #
 # ### Exercise 3 (3 points): `MyMultiheadAttention`
 #
@@ -430,8 +432,9 @@ print(f"weights {tuple(attention_weights.shape)}, each row sums to 1: "
 # ## 6. A pre-norm transformer block
 #
 # A transformer block is attention, where the positions exchange information, followed
-# by a small **feed-forward** network, $\mathrm{mlp}(h) = W_2\,\mathrm{relu}(W_1 h + b_1)
-# + b_2$, applied to each position on its own (usually $4E$ hidden units). Each of the two
+# by a small **feed-forward** network,
+# $\mathrm{mlp}(h) = W_2\,\mathrm{relu}(W_1 h + b_1) + b_2$, applied to each position on
+# its own (usually with $4E$ hidden units). Each of the two
 # is wrapped in a residual connection with a layer norm (chapter 11). In the **pre-norm**
 # block, used by GPT-2 and most transformers since, the norm is applied to the input of
 # each sublayer, and the residual adds to $x$ itself:
