@@ -454,8 +454,8 @@ print(f"weights {tuple(attention_weights.shape)}, each row sums to 1: "
 #
 # Write `MyTransformerBlock(d_model, nhead, dim_feedforward)` with PyTorch's names, so
 # that `nn.TransformerEncoderLayer`'s state dict loads: `self_attn` (your
-# `MyMultiheadAttention`), `linear1` $(E \to$ `dim_feedforward`$)$, `linear2` (back to
-# $E$), `norm1`, `norm2` (`nn.LayerNorm(d_model)`). `forward(x, is_causal=False)`: the two
+# `MyMultiheadAttention`), `linear1` (from $E$ to `dim_feedforward` features), `linear2`
+# (back to $E$), `norm1`, `norm2` (`nn.LayerNorm(d_model)`). `forward(x, is_causal=False)`: the two
 # pre-norm steps above, with a ReLU between `linear1` and `linear2`, passing `is_causal`
 # on to the attention.
 #
