@@ -63,11 +63,9 @@ import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.data import (CharTokenizer, make_char_corpus, make_char_lm_dataset,
                            make_sequence_task)
-from minigrad.exercises import check_array_function, check_function, check_module
-from minigrad.exercises.attention import (BLOCK_MISTAKES, CAUSAL_MASK_MISTAKES,
-                                          MULTIHEAD_MISTAKES, PreNormBlock, SelfAttention,
-                                          attention_mistakes, attention_reference,
-                                          causal_mask_reference, random_mask)
+from minigrad.exercises import check_module
+from minigrad.exercises.attention import (BLOCK_MISTAKES, MULTIHEAD_MISTAKES, PreNormBlock,
+                                          SelfAttention, check_attention, check_causal_mask)
 from minigrad.widgets import show
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -227,18 +225,14 @@ class MyAttentionFunction(mg.Function):
 
 # %% [markdown]
 # The check compares with `F.scaled_dot_product_attention` on three cases, with a random
-# upstream gradient: no mask and $L \ne S$ (a missing transpose shows as a shape), a
-# causal mask with `q` and `k` of one shape (also tried as the same Tensor, as in
-# self-attention), and a batch of two heads with a random mask.
+# upstream gradient: no mask and $L \ne S$ (a missing transpose shows as a shape: the
+# check then gives you the case's sizes and the shape of each gradient, and runs your
+# Function again where all sizes are equal, to name the mistake), a causal mask with `q`
+# and `k` of one shape (also tried as the same Tensor, as in self-attention), and a batch
+# of two heads with a random mask that broadcasts to the scores.
 
 # %% tags=["tests:my_attention:3"]
-causal4, random35 = causal_mask_reference(4), random_mask((3, 5))
-check_function(MyAttentionFunction, inputs=[[(2, 3, 4), (2, 5, 4), (2, 5, 6), None]],
-               reference=attention_reference, mistakes=attention_mistakes(),
-               more=[({}, [[(2, 4, 3), (2, 4, 3), (2, 4, 5), causal4]],
-                      attention_mistakes(causal4)),
-                     ({}, [[(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 2), random35]],
-                      attention_mistakes(random35))])
+check_attention(MyAttentionFunction)
 
 # %% [markdown]
 # *Stuck on `MyAttentionFunction`? `from minigrad.course import use_reference; use_reference("my_attention")`
@@ -269,8 +263,9 @@ print(f"same as F.scaled_dot_product_attention: {same}")
 #
 # ### Exercise 2 (1 point): `causal_mask`
 #
-# Write `causal_mask(size)`: a bool array of shape `(size, size)`, True where query $i$
-# (row) may attend to key $j$ (column).
+# Write `causal_mask(size)`: a bool array (`dtype=bool`) of shape `(size, size)`, True
+# where query $i$ (row) may attend to key $j$ (column). Bool, not 1.0 and 0.0:
+# `F.scaled_dot_product_attention`, as PyTorch's, *adds* a float mask to the scores.
 
 # %% tags=["solution:causal_mask"]
 def causal_mask(size):
@@ -281,8 +276,7 @@ def causal_mask(size):
 
 
 # %% tags=["tests:causal_mask:1"]
-check_array_function(causal_mask, [(4,), (6,), (1,)], causal_mask_reference,
-                     mistakes=CAUSAL_MASK_MISTAKES)
+check_causal_mask(causal_mask)
 
 # %% [markdown]
 # *Stuck on `causal_mask` or `MyAttentionFunction`? `from minigrad.course import use_reference; use_reference("causal_mask")`
