@@ -364,7 +364,7 @@ print(f"head 0, reshape alone:\n{positions.reshape(1, 2, 3, 2)[0, 0]}")
 # operations (`F.linear` does $xW^\top + b$; slicing `t[..., a:b]`; `reshape`,
 # `transpose`). For step 3 use `F.scaled_dot_product_attention(q, k, v,
 # is_causal=is_causal)`, minigrad's version of your exercise 1, which takes the causal
-# mask as a flag.
+# mask as a flag and divides the scores by $\sqrt{d}$ itself.
 
 # %% tags=["solution:my_multihead_attention"]
 class MyMultiheadAttention(nn.Module):

@@ -16,13 +16,14 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
-from minigrad.exercises import check_array_function, check_function, check_module
-from minigrad.exercises.attention import (BLOCK_MISTAKES, CAUSAL_MASK_MISTAKES,
+from minigrad.exercises import check_module
+from minigrad.exercises.attention import (BLOCK_MISTAKES, CAUSAL_MASK_ADDITIVE,
+                                          CAUSAL_MASK_MISTAKES, CAUSAL_MASK_NOT_BOOL,
                                           GRAD_K_NOT_TRANSPOSED, MULTIHEAD_MISTAKES,
-                                          PreNormBlock, SelfAttention,
+                                          PreNormBlock, SelfAttention, attention_cases,
                                           attention_gradients, attention_mistakes,
-                                          attention_reference, causal_mask_reference,
-                                          random_mask)
+                                          causal_mask_reference,
+                                          check_attention, check_causal_mask)
 from minigrad.function import Context
 
 CHAPTER = (pathlib.Path(__file__).resolve().parents[1] / "notebooks"
@@ -161,18 +162,8 @@ def test_masking_after_the_softmax_breaks_the_row_sums():
 
 # --- the checks name each mistake ------------------------------------------------------------
 
-CASES = [
-    ([(2, 3, 4), (2, 5, 4), (2, 5, 6), None], None),
-    ([(2, 4, 3), (2, 4, 3), (2, 4, 5), causal_mask_reference(4)], causal_mask_reference(4)),
-    ([(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 2), random_mask((3, 5))], random_mask((3, 5))),
-]
-
-
-def _check_attention(function) -> None:
-    (first, _), *others = CASES
-    check_function(function, inputs=[first], reference=attention_reference,
-                   mistakes=attention_mistakes(),
-                   more=[({}, [case], attention_mistakes(mask)) for case, mask in others])
+CASES = attention_cases()
+_check_attention = check_attention
 
 
 def _wrong_attention(output=None, gradients=None, mask_only=False):
@@ -217,21 +208,91 @@ def test_the_attention_check_names_each_mistake(mistake):
         if hasattr(made, "make") else _wrong_attention(gradients=made)
     with pytest.raises(AssertionError) as error:
         _check_attention(wrong)
-    if mistake == GRAD_K_NOT_TRANSPOSED:  # with L != S the product itself fails first
-        assert "backward raised ValueError" in _words(error)
-        assert "transpose" in _words(error)
-        with pytest.raises(AssertionError) as error:  # with L == S it is named
-            check_function(wrong, inputs=[CASES[1][0]], reference=attention_reference,
-                           mistakes=attention_mistakes(CASES[1][1]))
+    # a missing transpose raises on the first case (L != S); the check then runs the
+    # Function on square shapes, where it is named
     assert mistake[:50] in _words(error)
+
+
+def _student_attention(forward_line: str, backward_line: str = "", mask_line: str = ""):
+    """A student's Function (its source in a file, so that the check can quote its
+    line), right but for the lines given."""
+    source = f'''
+class StudentAttention(mg.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, mask):
+        s = {forward_line or "q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])"}
+        if mask is not None:
+            {mask_line or "s = np.where(mask, s, -np.inf)"}
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        a = e / e.sum(axis=-1, keepdims=True)
+        ctx.save_for_backward(q, k, v, a)
+        return a @ v
+
+    @staticmethod
+    def backward(ctx, g):
+        q, k, v, a = ctx.saved_tensors
+        ds = a * ((g @ np.swapaxes(v, -1, -2))
+                  - ((g @ np.swapaxes(v, -1, -2)) * a).sum(axis=-1, keepdims=True))
+        dk = {backward_line or "np.swapaxes(ds, -1, -2) @ q / math.sqrt(q.shape[-1])"}
+        return ds @ k / math.sqrt(q.shape[-1]), dk, np.swapaxes(a, -1, -2) @ g, None
+'''
+    import linecache
+    name = f"<student attention {abs(hash(source))}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    namespace = {"mg": mg, "np": np, "math": math}
+    exec(compile(source, name, "exec"), namespace)
+    return namespace["StudentAttention"]
+
+
+def test_a_missing_transpose_is_explained_with_the_sizes_and_named():
+    """L != S: the product raises; the message gives the sizes, each gradient's shape,
+    the student's line, and the mistake found on square shapes."""
+    with pytest.raises(AssertionError) as error:
+        _check_attention(_student_attention("", backward_line="ds @ q / math.sqrt(q.shape[-1])"))
+    words = _words(error)
+    assert "backward raised ValueError" in words and "dk = ds @ q" in words
+    assert "L = 3 queries, S = 5 keys, d = 4, d_v = 6" in words
+    assert "dk (..., 5, 4)" in words
+    assert GRAD_K_NOT_TRANSPOSED[:50] in words
+    assert "The order matters" not in words  # the named mistake replaces the general rule
+
+
+def test_k_dot_T_on_a_batch_is_named():
+    with pytest.raises(AssertionError) as error:
+        _check_attention(_student_attention("q @ k.T / math.sqrt(q.shape[-1])"))
+    words = _words(error)
+    assert "forward raised ValueError" in words and "reverses ALL its axes" in words
+    assert "grad_output @ b.T" not in words  # no backward's rule for a forward
+
+
+def test_a_mask_used_as_a_boolean_index_is_explained():
+    with pytest.raises(AssertionError) as error:
+        _check_attention(_student_attention("", mask_line="s[~mask] = -np.inf"))
+    assert "a boolean index does not broadcast" in _words(error)
+
+
+@pytest.mark.parametrize("mask, sentence", [
+    (lambda size: np.tril(np.ones((size, size))), CAUSAL_MASK_NOT_BOOL),
+    (lambda size: np.tri(size, dtype=int), CAUSAL_MASK_NOT_BOOL),
+    (lambda size: np.triu(np.full((size, size), -np.inf), k=1), CAUSAL_MASK_ADDITIVE),
+])
+def test_the_causal_mask_check_wants_a_bool_mask(mask, sentence):
+    """A float 0/1 mask has the right values, but F.scaled_dot_product_attention (as
+    PyTorch's) adds a float mask to the scores: it would mask nothing."""
+    q = mg.randn(4, 3)
+    assert not np.allclose(F.scaled_dot_product_attention(q, q, q, attn_mask=np.tri(4)).numpy(),
+                           F.scaled_dot_product_attention(q, q, q, is_causal=True).numpy())
+    with pytest.raises(AssertionError) as error:
+        check_causal_mask(mask)
+    assert sentence[:50] in _words(error)
 
 
 @pytest.mark.parametrize("mistake", list(CAUSAL_MASK_MISTAKES))
 def test_the_causal_mask_check_names_each_mistake(mistake):
     with pytest.raises(AssertionError) as error:
-        check_array_function(CAUSAL_MASK_MISTAKES[mistake], [(4,), (6,), (1,)],
-                             causal_mask_reference, mistakes=CAUSAL_MASK_MISTAKES)
+        check_causal_mask(CAUSAL_MASK_MISTAKES[mistake])
     assert mistake[:50] in _words(error)
+    check_causal_mask(ANSWERS["causal_mask"])
 
 
 def test_the_module_checks_pass_the_answers():

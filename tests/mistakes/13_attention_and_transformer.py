@@ -11,7 +11,7 @@ class MyAttentionFunction(mg.Function):
         scale = SCALE
         scores = q @ np.swapaxes(k, -1, -2) * scale
         if mask is not None and MASK_BEFORE:
-            scores = np.where(mask, scores, -np.inf)
+            scores = np.where(mask, scores, FILL)
         e = np.exp(scores - scores.max(axis=AXIS, keepdims=True))
         weights = e / e.sum(axis=AXIS, keepdims=True)
         if mask is not None and not MASK_BEFORE:
@@ -27,7 +27,7 @@ class MyAttentionFunction(mg.Function):
         grad_weights = grad_output @ np.swapaxes(v, -1, -2)
         grad_scores = GRAD_SCORES
         grad_q = grad_scores @ k * ctx.scale
-        grad_k = np.swapaxes(grad_scores, -1, -2) @ q * ctx.scale
+        grad_k = GRAD_K @ q * ctx.scale
         return grad_q, grad_k, grad_v, None
 '''
 
@@ -36,9 +36,11 @@ _RIGHT_SCORES = ("weights * (grad_weights - (grad_weights * weights).sum(axis=-1
 
 
 def _attention(scale="1 / math.sqrt(q.shape[-1])", axis="-1", mask_before="True",
-               grad_scores=_RIGHT_SCORES):
+               grad_scores=_RIGHT_SCORES, fill="-np.inf",
+               grad_k="np.swapaxes(grad_scores, -1, -2)"):
     return (_ATTENTION.replace("SCALE", scale).replace("AXIS", axis)
-            .replace("MASK_BEFORE", mask_before).replace("GRAD_SCORES", grad_scores))
+            .replace("MASK_BEFORE", mask_before).replace("GRAD_SCORES", grad_scores)
+            .replace("FILL", fill).replace("GRAD_K", grad_k))
 
 
 _MULTIHEAD = '''
@@ -60,15 +62,17 @@ class MyMultiheadAttention(nn.Module):
             return SPLIT
 
         q, k, v = split(qkv[..., :e]), split(qkv[..., e:2 * e]), split(qkv[..., 2 * e:])
-        heads = F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL)
+        heads = ATTEND
         return self.out_proj(heads.transpose(1, 2).reshape(n, length, e))
 '''
 
 _RIGHT_SPLIT = "t.reshape(n, length, self.num_heads, self.head_dim).transpose(1, 2)"
 
 
-def _multihead(split=_RIGHT_SPLIT, causal="is_causal"):
-    return _MULTIHEAD.replace("SPLIT", split).replace("CAUSAL", causal)
+def _multihead(split=_RIGHT_SPLIT, causal="is_causal",
+               attend="F.scaled_dot_product_attention(q, k, v, is_causal=CAUSAL)"):
+    return _MULTIHEAD.replace("ATTEND", attend).replace("SPLIT", split).replace("CAUSAL",
+                                                                                causal)
 
 
 _BLOCK = '''
@@ -102,6 +106,14 @@ MISTAKES = {
     "attention-softmax-backward-one-term": ("my_attention",
                                             _attention(grad_scores="weights * grad_weights"),
                                             "the softmax's backward is missing its second term"),
+    "attention-mask-filled-with-zero": ("my_attention", _attention(fill="0.0"),
+                                        "the forbidden scores were set to 0"),
+    "attention-dk-not-transposed": ("my_attention", _attention(grad_k="grad_scores"),
+                                    "dk uses dS instead of its transpose"),
+    "causal-mask-float": ("causal_mask", '''
+def causal_mask(size):
+    return np.tri(size)
+''', "the mask must be a bool array"),
     "causal-mask-future": ("causal_mask", '''
 def causal_mask(size):
     return np.triu(np.ones((size, size), dtype=bool))
@@ -116,6 +128,11 @@ def causal_mask(size):
         "the heads were split by a reshape alone"),
     "multihead-causal-forgotten": ("my_multihead_attention", _multihead(causal="False"),
                                    "the causal mask was forgotten"),
+    "multihead-mask-the-wrong-way-round": (
+        "my_multihead_attention",
+        _multihead(attend="F.scaled_dot_product_attention(q, k, v, attn_mask=np.triu(np.ones("
+                          "(length, length), dtype=bool), 1) if is_causal else None)"),
+        "the causal mask is the wrong way round"),
     "block-post-norm": ("my_transformer_block", _block(
         '''x = self.norm1(x + self.self_attn(x, is_causal))
         return self.norm2(x + self.linear2(F.relu(self.linear1(x))))'''),
@@ -128,4 +145,8 @@ def causal_mask(size):
         '''x = x + self.self_attn(self.norm1(x))
         return x + self.linear2(F.relu(self.linear1(self.norm2(x))))'''),
         "the causal mask was forgotten"),
+    "block-norm1-twice": ("my_transformer_block", _block(
+        '''x = x + self.self_attn(self.norm1(x), is_causal)
+        return x + self.linear2(F.relu(self.linear1(self.norm1(x))))'''),
+        "the feed-forward part was given norm1(x)"),
 }
