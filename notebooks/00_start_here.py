@@ -129,17 +129,15 @@ except AssertionError as failure:
 # | [4 The backward engine](04_backward_engine.ipynb) | topological order, gradients that add up, hooks |
 # | [5 Reductions and their gradients](05_reductions.ipynb) | `sum`, `mean`, `max`, `var`, `logsumexp` |
 # | [6 Shapes and indexing](06_shapes_and_indexing.ipynb) | `reshape`, `permute`, indexing, `cat`, `gather` |
-# | 7 Matrix multiplication and the Linear layer | `matmul`'s backward, `nn.Linear` |
-# | 8 Activations and losses | ReLU, GELU, softmax, cross-entropy without overflow |
-# | 9 Optimizers and training | SGD, momentum, Adam, AdamW, a training loop |
-# | 10 Convolution and pooling | `Conv2d` as windows and one matrix product |
-# | 11 Normalisation, dropout, initialisation | BatchNorm, LayerNorm, Dropout, residual connections |
-# | 12 Sequences | `Embedding`, RNN, LSTM |
-# | 13 Attention and a tiny transformer | scaled dot-product attention, a transformer block |
-# | 14 Execution modes | `no_grad`, `inference_mode`, lazy mode |
-# | 15 Custom Functions and debugging | your own `Function`, `gradcheck`, anomaly mode |
-#
-# Chapters without a link are still being written.
+# | [7 Matrix multiplication and the Linear layer](07_matmul_and_linear.ipynb) | `matmul`'s backward, `nn.Linear` |
+# | [8 Activations and losses](08_activations_and_losses.ipynb) | ReLU, GELU, softmax, cross-entropy without overflow |
+# | [9 Optimizers and training](09_optimizers_and_training.ipynb) | SGD, momentum, Adam, AdamW, a training loop |
+# | [10 Convolution and pooling](10_convolution_and_pooling.ipynb) | `Conv2d` as windows and one matrix product |
+# | [11 Normalisation, dropout, initialisation](11_normalization_and_residuals.ipynb) | BatchNorm, LayerNorm, Dropout, residual connections |
+# | [12 Sequences](12_sequences.ipynb) | `Embedding`, RNN, LSTM, a character model that writes text |
+# | [13 Attention and a tiny transformer](13_attention_and_transformer.ipynb) | scaled dot-product attention, a transformer block |
+# | [14 Execution modes](14_execution_modes.ipynb) | `no_grad`, `inference_mode`, checkpointing, lazy mode, groups |
+# | [15 Custom Functions and debugging](15_custom_functions_and_debugging.ipynb) | your own `Function`, `gradcheck`, anomaly mode, hooks, the PyTorch bridge |
 #
 # ## 3. A five-minute tour
 #
