@@ -57,6 +57,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
+from minigrad.data import DataLoader, TensorDataset, make_moons
 from minigrad.exercises.modes import (activation_bytes, check_checkpoint, check_evaluate,
                                       check_grad_switch, check_layer_shapes)
 from minigrad.widgets import show
@@ -277,8 +278,6 @@ check_evaluate(evaluate)
 # training mode again after every call, and the numbers are those of eval mode.
 
 # %%
-from minigrad.data import DataLoader, TensorDataset, make_moons  # noqa: E402
-
 mg.manual_seed(2)
 xs, ys = make_moons(n_samples=300, noise=0.15)
 train_loader = DataLoader(TensorDataset(xs[:200], ys[:200]), batch_size=32, shuffle=True)
