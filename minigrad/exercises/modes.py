@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ShapeError
 from ..factories import rand
 from ..function import Function
 from ..graph import grad_parents, walk
@@ -89,13 +90,14 @@ def _situations(switch: Callable) -> list[tuple[str, Any]]:
         except Exception as error:  # noqa: BLE001 - the student's code
             value = f"raised {type(error).__name__}"
             seen.append((situation, value))
-            seen.append(("error", error))
+            seen.append(("error", (error, probe.__doc__)))
             return
         finally:
             state.grad_enabled = True
         seen.append((situation, value))
 
     def inside() -> tuple:
+        """in a `with my_no_grad():` block"""
         with switch():
             return is_grad_enabled(), (weight * 2).requires_grad
 
@@ -103,6 +105,7 @@ def _situations(switch: Callable) -> list[tuple[str, Any]]:
         "requiring grad", inside)
 
     def after() -> bool:
+        """in a `with my_no_grad():` block"""
         with switch():
             pass
         return is_grad_enabled()
@@ -110,6 +113,7 @@ def _situations(switch: Callable) -> list[tuple[str, Any]]:
     run("after a `with my_no_grad():` block, is_grad_enabled()", after)
 
     def in_no_grad() -> bool:
+        """in a `with my_no_grad():` block inside `with mg.no_grad():`"""
         with no_grad():
             with switch():
                 pass
@@ -119,6 +123,7 @@ def _situations(switch: Callable) -> list[tuple[str, Any]]:
         "is_grad_enabled()", in_no_grad)
 
     def nested() -> tuple:
+        """in two nested `with my_no_grad():` blocks"""
         with switch():
             with switch():
                 pass
@@ -129,6 +134,7 @@ def _situations(switch: Callable) -> list[tuple[str, Any]]:
         "the outer exit, and after both", nested)
 
     def in_enable_grad() -> tuple:
+        """in a `with my_no_grad():` block inside enable_grad inside no_grad"""
         with no_grad():
             with enable_grad():
                 with switch():
@@ -141,6 +147,7 @@ def _situations(switch: Callable) -> list[tuple[str, Any]]:
         in_enable_grad)
 
     def made_before() -> bool:
+        """in a `with block:` block, block = my_no_grad() made earlier"""
         block = switch()  # made while recording is on ...
         with no_grad():
             with block:  # ... entered while it is off
@@ -151,6 +158,7 @@ def _situations(switch: Callable) -> list[tuple[str, Any]]:
         "block: ...`: is_grad_enabled() after the block", made_before)
 
     def raising() -> tuple:
+        """in a `with my_no_grad():` block that raises"""
         reached = False
         try:
             with switch():
@@ -215,6 +223,15 @@ def _generator_without_finally():
     set_grad_enabled(previous)
 
 
+class _ReadsAfterSwitching:
+    def __enter__(self):
+        set_grad_enabled(False)
+        self.previous = is_grad_enabled()  # always False: read after switching
+
+    def __exit__(self, *exc):
+        set_grad_enabled(self.previous)
+
+
 class _NeverOff:
     def __enter__(self):
         self.previous = is_grad_enabled()
@@ -235,11 +252,17 @@ GRAD_SWITCH_MISTAKES = {
     "the previous mode is read in __init__, when the object is made, not in __enter__, "
     "when the block starts: a block made earlier (or reused) restores a stale mode. Read "
     "mg.is_grad_enabled() in __enter__.": _PreviousInInit,
-    "__exit__ returns True, which tells Python to SWALLOW the exception raised inside the "
-    "block: the caller never sees it. Return nothing (None) from __exit__.": _Swallows,
-    "an exception inside the block leaves recording off: the code after `yield` never "
-    "runs when the block raises. In a @contextmanager put the restore in `finally:`; in "
-    "a class, __exit__ is called in every case.": _generator_without_finally,
+    "__exit__ returns a true value (True, or an object such as the one "
+    "`return mg.set_grad_enabled(...)` gives back), which tells Python to SWALLOW the "
+    "exception raised inside the block: the caller never sees it. Return nothing (None) "
+    "from __exit__.": _Swallows,
+    "an exception inside the block leaves recording off: the restore did not run when "
+    "the block raised. In a @contextmanager the code after `yield` is skipped then: put "
+    "the restore in `finally:`; in a class, __exit__ is called in every case, so restore "
+    "there whatever exc_type says.": _generator_without_finally,
+    "the previous mode is read AFTER switching recording off, so it is always False and "
+    "every block leaves recording off. In __enter__, first self.previous = "
+    "mg.is_grad_enabled(), then mg.set_grad_enabled(False).": _ReadsAfterSwitching,
     "recording stays on inside the block: mg.no_grad() made without `with` switches "
     "nothing. Switch it off yourself with mg.set_grad_enabled(False).": _NeverOff,
 }
@@ -264,7 +287,7 @@ def check_grad_switch(switch: Callable, *, mistakes: dict | None = None) -> None
         traces = {sentence: [v for s, v in _situations(made) if s != "error"]
                   for sentence, made in wrong.items()}
     mine = [v for s, v in seen if s != "error"]
-    error = next((v for s, v in seen if s == "error"), None)
+    error, where = next((v for s, v in seen if s == "error"), (None, None))
     situations = [s for s, _ in seen if s != "error"]
     named = next((sentence for sentence, trace in traces.items() if trace == mine), None)
     for situation, got, expected in zip(situations, mine, _EXPECTED):
@@ -272,7 +295,7 @@ def check_grad_switch(switch: Callable, *, mistakes: dict | None = None) -> None
             continue
         if isinstance(got, str) and got.startswith("raised") and error is not None \
                 and not isinstance(error, KeyError):
-            raise _student_error(error, f"{name}, {situation.split(':')[0]}") from None
+            raise _student_error(error, f"{name}, {where}") from None
         message = f"{name}, {situation}: got {got}, expected {expected}."
         if named:
             message += f"\n  It looks like {named}"
@@ -321,12 +344,13 @@ def _evaluation(model: Any, batches: list) -> dict[str, float]:
     """The right numbers, and the wrong ones of the classic mistakes."""
     from ..nn import functional as F
 
-    losses, corrects, sizes = [], [], []
+    losses, corrects, flat, sizes = [], [], [], []
     with no_grad():
         for x, y in batches:
             logits = model(x)
             losses.append(F.cross_entropy(logits, y).item())
             corrects.append(int((logits.argmax(dim=1) == y).sum().item()))
+            flat.append(int((y.numpy() == logits.numpy().argmax()).sum()))
             sizes.append(len(y))
     n = sum(sizes)
     return {"loss": float(np.dot(losses, sizes) / n), "accuracy": sum(corrects) / n,
@@ -334,7 +358,8 @@ def _evaluation(model: Any, batches: list) -> dict[str, float]:
             "accuracy of batch means": float(np.mean([c / s for c, s in
                                                       zip(corrects, sizes)])),
             "loss sum": float(np.dot(losses, sizes)), "correct": float(sum(corrects)),
-            "loss of summed means": float(np.sum(losses))}
+            "loss of summed means": float(np.sum(losses)),
+            "accuracy of a flat argmax": sum(flat) / n}
 
 
 @checker
@@ -426,11 +451,30 @@ def check_evaluate(evaluate: Callable, seed: int = 0) -> None:
                         "number of samples.", right["correct"]),
                 Variant("a percentage: return the fraction, between 0 and 1.",
                         100 * right["accuracy"]),
+                Variant("logits.argmax() without dim: one index into the flattened (batch, "
+                        "classes) array, not one class per sample. Take "
+                        "logits.argmax(dim=1).", right["accuracy of a flat argmax"]),
             ]
             compare(result[0], right["loss"], f"{call}: the mean loss", atol=1e-5, rtol=1e-4,
                     variants=loss_variants)
             compare(result[1], right["accuracy"], f"{call}: the accuracy", atol=1e-6,
                     rtol=1e-6, variants=accuracy_variants)
+        # called where recording is already off: it must be off again afterwards
+        model, batches = _classifier(seed), _batches(seed)
+        call = f"{name}(model, batches) called inside `with mg.no_grad():`"
+        with _grad_mode_kept():
+            with no_grad():
+                try:
+                    evaluate(model, batches)
+                except Exception as error:  # noqa: BLE001
+                    raise _student_error(error, call) from None
+                switched_on = is_grad_enabled()
+        if switched_on:
+            raise CheckFailed(
+                f"{call}: recording was ON after it returned, inside its caller's no_grad: "
+                "it switched recording on at its end (mg.set_grad_enabled(True)?) instead of "
+                "restoring the mode it found. Run the loop inside `with mg.no_grad():`, "
+                "which gives back whatever mode it found (your my_no_grad does too).")
     finally:
         set_rng_state(rng_state)
     print(f"{name}: right (a model in training and in eval mode, batches of 8, 8 and 5).")
@@ -454,14 +498,22 @@ class _Block:
         layers += [nn.Linear(7, 7), nn.Tanh(), nn.Linear(7, 5)]
         self.net = nn.Sequential(*layers)
         self.calls: list[tuple[bool, bool]] = []
+        self.rng_states: list = []  # the generator's state at each call
 
     def __call__(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"fn(x) was called with {describe(x)}, not with the input "
+                            "Tensor x")
         self.calls.append((is_grad_enabled(), bool(x.requires_grad)))
+        self.rng_states.append(get_rng_state())
         return self.net(x)
+
+    def __repr__(self) -> str:
+        return "fn (a block of " + ", ".join(type(m).__name__ for m in self.net) + ")"
 
 
 def _plain_run(seed: int, dropout: bool, x: np.ndarray, v: np.ndarray) -> tuple:
-    """The block run and backpropagated without checkpointing."""
+    """The block run and backpropagated without checkpointing (upstream gradient ``v``)."""
     block = _Block(seed, dropout)
     manual_seed(seed + 1)
     xt = Tensor(x.copy(), requires_grad=True)
@@ -469,6 +521,18 @@ def _plain_run(seed: int, dropout: bool, x: np.ndarray, v: np.ndarray) -> tuple:
     (out * Tensor(v)).sum().backward()
     return out.detach().numpy(), xt.grad.numpy(), [p.grad.numpy() for p in
                                                    block.net.parameters()]
+
+
+def _swapped(error: BaseException) -> bool:
+    """Did forward take its arguments as (fn, x), PyTorch's checkpoint order?"""
+    return isinstance(error, TypeError) and (
+        "'Tensor' object is not callable" in str(error) or "fn(x) was called with" in str(error))
+
+
+_SWAPPED = ("\n  It looks like forward takes (fn, x), the order of mg.checkpoint(fn, x) and "
+            "PyTorch's checkpoint(fn, x). This Function is called as "
+            "MyCheckpoint.apply(x, fn): apply hands forward its arguments in that order, so "
+            "forward(ctx, x, fn), and backward returns (x's gradient, None).")
 
 
 def _recomputation(block: _Block, call: str, error: BaseException | None = None) -> None:
@@ -493,6 +557,12 @@ def _recomputation(block: _Block, call: str, error: BaseException | None = None)
             f"{call}: backward ran fn again on an input that does not require "
             "grad, so the recomputed graph stops before x and x gets no gradient. "
             f"Start from a fresh leaf: x = x.detach().requires_grad_().{said}")
+    if error is not None and "does not require grad and has no grad_fn" in str(error):
+        raise CheckFailed(
+            f"{call}: backward called .backward() on something computed outside `with "
+            "mg.enable_grad():` (out.sum()?), which recording-off backward did not record. "
+            "Backpropagate grad_output through the recomputed output itself: "
+            f"out.backward(grad_output).{said}")
 
 
 @checker
@@ -513,6 +583,7 @@ def check_checkpoint(checkpoint: Any, seed: int = 0) -> None:
     try:
         for dropout in (False, True):
             out_right, x_grad_right, param_grads_right = _plain_run(seed, dropout, x_values, v)
+            ones_grad = _plain_run(seed, dropout, x_values, np.ones_like(v))[1]
             block = _Block(seed, dropout)
             manual_seed(seed + 1)
             x = Tensor(x_values.copy(), requires_grad=True)
@@ -520,15 +591,22 @@ def check_checkpoint(checkpoint: Any, seed: int = 0) -> None:
                                                     "Linear" if dropout else
                                                     "Linear, Tanh, Linear, Tanh, Linear")
             with _grad_mode_kept():
+                state_before = get_rng_state()
                 try:
                     out = checkpoint.apply(x, block)
                 except Exception as error:  # noqa: BLE001
-                    raise _student_error(error, call) from None
+                    failure = _student_error(error, call)
+                    if _swapped(error):
+                        failure = CheckFailed(str(failure) + _SWAPPED)
+                    raise failure from None
             if not isinstance(out, Tensor):
                 raise CheckFailed(f"{call}: returned {describe(out)}, expected a Tensor "
                                   "(return fn(x) from forward).")
             if not block.calls:
                 raise CheckFailed(f"{call}: forward did not call fn; return fn(x).")
+            if len(block.calls) > 1 and not any(recording for recording, _ in block.calls):
+                raise CheckFailed(f"{call}: forward called fn {len(block.calls)} times: call "
+                                  "it once, return fn(x), and keep nothing else.")
             if block.calls[0][0] or len(block.calls) > 1:
                 raise CheckFailed(
                     f"{call}: forward ran fn with recording on, so fn's graph and every "
@@ -542,6 +620,13 @@ def check_checkpoint(checkpoint: Any, seed: int = 0) -> None:
                     f"{held} bytes of saved arrays: the intermediate activations of fn are "
                     "kept anyway. Save only the input (ctx.save_for_backward(x)) and "
                     "recompute the rest in backward.")
+            if dropout and block.rng_states[0] != state_before:
+                raise CheckFailed(
+                    f"{call}: forward changed the random generator before calling fn "
+                    "(mg.manual_seed or mg.set_rng_state?), so fn's dropout drew another mask "
+                    "than the same code without a checkpoint would, and the program's random "
+                    "numbers change. In forward only READ the state, ctx.rng_state = "
+                    "mg.get_rng_state(); set it in backward, for the recomputation.")
             compare(out, out_right, f"{call}: the output", atol=1e-5, rtol=1e-4)
             if out.grad_fn is None:
                 raise CheckFailed(f"{call}: the output has no grad_fn, so backward can "
@@ -566,7 +651,10 @@ def check_checkpoint(checkpoint: Any, seed: int = 0) -> None:
                     "forward. Save mg.get_rng_state() in forward and set it back "
                     "(mg.set_rng_state) just before recomputing.")
             compare(got, x_grad_right, f"{call}, backward with a random upstream gradient: "
-                    "x's gradient", atol=1e-5, rtol=1e-4)
+                    "x's gradient", atol=1e-5, rtol=1e-4, variants=[Variant(
+                        "the gradient of fn(x).sum(): backward ignores grad_output. "
+                        "Backpropagate it through the recomputed output: "
+                        "out.backward(grad_output).", ones_grad)])
             for (pname, p), right in zip(block.net.named_parameters(), param_grads_right):
                 if p.grad is None:
                     raise CheckFailed(
@@ -618,7 +706,8 @@ def _models() -> list[tuple[Any, tuple]]:
     manual_seed(0)
     mlp = nn.Sequential(OrderedDict([
         ("watch", Watch()), ("hidden", nn.Linear(10, 32)), ("act", nn.ReLU()),
-        ("out", nn.Linear(32, 4))]))
+        ("block", nn.Sequential(nn.Linear(32, 16), nn.Tanh())),  # a child with children
+        ("out", nn.Linear(16, 4))]))
     cnn = nn.Sequential(Watch(), nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                         nn.Conv2d(4, 6, 3), nn.Flatten(), nn.Linear(6 * 2 * 2, 10))
     return [(mlp, (3, 10)), (cnn, (2, 1, 8, 8))]
@@ -640,7 +729,14 @@ def check_layer_shapes(layer_shapes: Callable) -> None:
                 try:
                     got = layer_shapes(model, input_shape)
                 except Exception as error:  # noqa: BLE001
-                    raise _student_error(error, call) from None
+                    failure = _student_error(error, call)
+                    if isinstance(error, ShapeError):
+                        failure = CheckFailed(
+                            f"{failure}\n  Each child must get the previous child's output "
+                            "(h = layer(h)), once: walk model.named_children(), not "
+                            "named_modules() or modules(), which also yield the layers "
+                            "inside a child (this model has a Sequential child).")
+                    raise failure from None
                 lazy_after = is_lazy()
             runs = _Counted.runs
             if lazy_after:
@@ -681,6 +777,9 @@ def check_layer_shapes(layer_shapes: Callable) -> None:
                     if shape == before and before != right[1]:
                         hint = ("\n  It looks like the shape of the layer's INPUT: record "
                                 "the shape after calling the layer.")
+                    elif shape == expected[-1][1] and i < len(expected) - 1:
+                        hint = ("\n  It looks like the output of the WHOLE model: call "
+                                "each child on the previous child's output, h = layer(h).")
                     raise CheckFailed(f"{call}: layer {right[0]!r}: got {describe(shape)}, "
                                       f"expected the tuple {right[1]}.{hint}")
     finally:

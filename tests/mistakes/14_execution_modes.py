@@ -254,4 +254,126 @@ def layer_shapes(model, input_shape):
             shapes.append((name, tuple(h.shape)))
     return shapes
 ''', "the list starts with the input"),
+    "no-grad-reads-after-switching": ("my_no_grad", '''
+class my_no_grad:
+    def __enter__(self):
+        mg.set_grad_enabled(False)
+        self.previous = mg.is_grad_enabled()
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        mg.set_grad_enabled(self.previous)
+''', "the previous mode is read AFTER switching recording off"),
+    "evaluate-switches-recording-back-on": ("evaluate", '''
+def evaluate(model, batches):
+    was_training = model.training
+    model.eval()
+    total_loss, correct, count = 0.0, 0, 0
+    mg.set_grad_enabled(False)
+    if True:
+        for x, y in batches:
+            logits = model(x)
+            total_loss += F.cross_entropy(logits, y).item() * len(y)
+            correct += (logits.argmax(dim=1) == y).sum().item()
+            count += len(y)
+    mg.set_grad_enabled(True)
+    model.train(was_training)
+    return total_loss / count, correct / count
+''', "it switched recording on at its end"),
+    "evaluate-argmax-without-dim": ("evaluate", '''
+def evaluate(model, batches):
+    was_training = model.training
+    model.eval()
+    total_loss, correct, count = 0.0, 0, 0
+    with mg.no_grad():
+        for x, y in batches:
+            logits = model(x)
+            total_loss += F.cross_entropy(logits, y).item() * len(y)
+            correct += (logits.argmax() == y).sum().item()
+            count += len(y)
+    model.train(was_training)
+    return total_loss / count, correct / count
+''', "logits.argmax() without dim"),
+    "checkpoint-fn-first": ("my_checkpoint", '''
+class MyCheckpoint(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, fn, x):
+        ctx.fn = fn
+        ctx.rng_state = mg.get_rng_state()
+        ctx.save_for_backward(x)
+        return fn(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        x = x.detach().requires_grad_()
+        now = mg.get_rng_state()
+        mg.set_rng_state(ctx.rng_state)
+        with mg.enable_grad():
+            out = ctx.fn(x)
+        mg.set_rng_state(now)
+        out.backward(grad_output)
+        return None, x.grad
+''', "forward takes (fn, x)"),
+    "checkpoint-ignores-grad-output": ("my_checkpoint", '''
+class MyCheckpoint(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, fn):
+        ctx.fn = fn
+        ctx.rng_state = mg.get_rng_state()
+        ctx.save_for_backward(x)
+        return fn(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        x = x.detach().requires_grad_()
+        now = mg.get_rng_state()
+        mg.set_rng_state(ctx.rng_state)
+        with mg.enable_grad():
+            out = ctx.fn(x)
+            out.sum().backward()
+        mg.set_rng_state(now)
+        return x.grad, None
+''', "backward ignores grad_output"),
+    "checkpoint-reseeds-in-forward": ("my_checkpoint", '''
+class MyCheckpoint(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, fn):
+        ctx.fn = fn
+        mg.manual_seed(0)
+        ctx.rng_state = mg.get_rng_state()
+        ctx.save_for_backward(x)
+        return fn(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        x = x.detach().requires_grad_()
+        now = mg.get_rng_state()
+        mg.set_rng_state(ctx.rng_state)
+        with mg.enable_grad():
+            out = ctx.fn(x)
+        mg.set_rng_state(now)
+        out.backward(grad_output)
+        return x.grad, None
+''', "forward changed the random generator"),
+    "layer-shapes-named-modules": ("layer_shapes", '''
+def layer_shapes(model, input_shape):
+    shapes = []
+    with mg.lazy():
+        h = mg.zeros(*input_shape)
+        for name, layer in list(model.named_modules())[1:]:
+            h = layer(h)
+            shapes.append((name, tuple(h.shape)))
+    return shapes
+''', "walk model.named_children()"),
+    "layer-shapes-whole-model": ("layer_shapes", '''
+def layer_shapes(model, input_shape):
+    shapes = []
+    with mg.lazy():
+        h = mg.zeros(*input_shape)
+        for name, layer in model.named_children():
+            shapes.append((name, tuple(model(h).shape)))
+    return shapes
+''', "the output of the WHOLE model"),
 }
