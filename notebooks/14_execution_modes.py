@@ -227,13 +227,28 @@ _ = net.train()
 # **`no_grad` or `inference_mode`?** PyTorch has a stricter switch,
 # `torch.inference_mode()`. Inside it nothing is recorded either, and in addition the
 # tensors it makes are *inference tensors*: PyTorch skips their version counters (a
-# little faster), and in exchange refuses to use them later in an operation that is
-# recorded (`RuntimeError: Inference tensors cannot be saved for backward`) or to change
-# them in place outside the block. Use `inference_mode` for pure inference, where
-# nothing computed will ever meet autograd; use `no_grad` when the results may be used
-# with recording later (a target computed by another network, a parameter update).
-# minigrad accepts `mg.inference_mode()` and runs it as `no_grad`: the results are
-# ordinary tensors here.
+# little faster), and in exchange refuses to save them for backward in a later recorded
+# operation (`w * t` with `w` requiring grad raises `RuntimeError: Inference tensors
+# cannot be saved for backward`; `w + t`, whose backward needs neither, is allowed) and
+# to change them in place outside the block. Use `inference_mode` for pure inference,
+# where nothing computed will ever meet autograd; use `no_grad` when the results may be
+# used with recording later (a target computed by another network, a parameter update).
+#
+# **In minigrad, `mg.inference_mode()` is just `no_grad`**: it switches recording off
+# and gives back the mode it found, nothing more. Its results are ordinary tensors, so
+# the product PyTorch refuses runs here:
+
+# %%
+wi = mg.ones(3, requires_grad=True)
+with mg.inference_mode():
+    ti = mg.ones(3) * 2
+    print(f"inside inference_mode: recording {mg.is_grad_enabled()}")
+(wi * ti).sum().backward()  # PyTorch: RuntimeError: Inference tensors cannot be saved ...
+print(f"after: recording {mg.is_grad_enabled()}; wi * ti recorded, wi.grad {wi.grad}")
+
+# %% [markdown]
+# So minigrad code that uses `inference_mode` can fail once moved to PyTorch: keep it for
+# results that never go back into training, and use `no_grad` elsewhere.
 #
 # ### Exercise 2 (3 points): `evaluate`
 #
@@ -241,8 +256,9 @@ _ = net.train()
 # indices); return `(mean_loss, accuracy)`, two Python floats, each a mean **over the
 # samples** (the last batch may be smaller): the mean cross-entropy (`F.cross_entropy`
 # gives a batch's mean) and the fraction of samples whose largest logit is the true
-# class. Run the model in eval mode and without recording, and give it back in the mode
-# it had.
+# class. Run the model in eval mode and without recording, and give back what you
+# changed as you found it: the model's mode, and the grad mode (`evaluate` may itself be
+# called where recording is off).
 
 # %% tags=["solution:evaluate"]
 def evaluate(model, batches):
@@ -265,7 +281,7 @@ def evaluate(model, batches):
 # %% [markdown]
 # The check gives your function a classifier with dropout that records, at each
 # forward, the grad mode and its training flag; once in training mode and once in eval
-# mode, over batches of 8, 8 and 5 samples.
+# mode, over batches of 8, 8 and 5 samples; then once more inside `mg.no_grad()`.
 
 # %% tags=["tests:evaluate:3"]
 check_evaluate(evaluate)
@@ -412,7 +428,13 @@ for name, forward in (("plain", nn.Sequential(*counting_blocks)),
 #
 # Write the checkpoint as an `mg.autograd.Function` (chapter 3's Function, in PyTorch's
 # form: `forward` and `backward` receive and return Tensors, and **recording is off
-# inside both**), called as `MyCheckpoint.apply(x, fn)`:
+# inside both**), called as `MyCheckpoint.apply(x, fn)`.
+#
+# **Mind the order: the tensor first, then `fn`**, the reverse of `mg.checkpoint(fn, x)`
+# above and of PyTorch's `checkpoint(fn, x)` (and of minigrad's own
+# `Checkpoint.apply(fn, ...)` in `minigrad/checkpoint.py`). `apply` hands its arguments
+# to `forward` in the order it gets them, and `backward` returns one gradient per
+# argument, in the same order: here (`x`'s gradient, `None` for `fn`).
 #
 # - `forward(ctx, x, fn)`: keep `fn` on `ctx`, save **only** `x`
 #   (`ctx.save_for_backward(x)`), and return `fn(x)`. Recording is already off, so
@@ -578,8 +600,9 @@ def layer_shapes(model, input_shape):
 
 
 # %% [markdown]
-# The check runs an MLP and a small CNN whose first layer counts how many times it is
-# really computed (it must be zero), and compares with the shapes of a real run.
+# The check runs an MLP (one of its children is itself a `Sequential`) and a small CNN,
+# each with a first layer that counts how many times it is really computed (it must be
+# zero), and compares with the shapes of a real run.
 
 # %% tags=["tests:layer_shapes:2"]
 check_layer_shapes(layer_shapes)
@@ -654,7 +677,8 @@ show(reconstruction_loss, collapse_groups=1, names=autoencoder)
 # - Evaluation needs `model.eval()` (what layers compute) **and** `no_grad` (what is
 #   recorded); means over samples, numbers taken out with `.item()`, and the model given
 #   back in its mode. `inference_mode` is PyTorch's stricter `no_grad`, whose tensors
-#   can never meet autograd later.
+#   cannot be saved for backward later; minigrad's `mg.inference_mode()` is plain
+#   `no_grad`.
 # - The activations kept for backward grow with depth; **checkpointing** keeps only
 #   each segment's input and recomputes the segment in backward, with recording on and
 #   the same random state: here less than half the peak memory for a third more
@@ -668,9 +692,9 @@ show(reconstruction_loss, collapse_groups=1, names=autoencoder)
 #
 # | yours | minigrad | PyTorch |
 # | --- | --- | --- |
-# | `my_no_grad` | `no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode` in `minigrad/state.py` | `torch.no_grad`, `torch.enable_grad`, `torch.inference_mode` |
+# | `my_no_grad` | `no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode` (here `no_grad` under another name) in `minigrad/state.py` | `torch.no_grad`, `torch.enable_grad`, `torch.inference_mode` |
 # | `evaluate` | `Module.train` / `eval` in `minigrad/nn/module.py` | `model.eval()`, `torch.no_grad()` |
-# | `MyCheckpoint` | `Checkpoint`, `checkpoint` in `minigrad/checkpoint.py` | `torch.utils.checkpoint.checkpoint` |
+# | `MyCheckpoint` | `Checkpoint` (called as `Checkpoint.apply(fn, *tensors)`), `checkpoint` in `minigrad/checkpoint.py` | `torch.utils.checkpoint.checkpoint` |
 # | `layer_shapes` | `lazy`, `set_mode` in `minigrad/state.py`; `defer`, `realize` in `minigrad/lazy_mode.py`; each Function's `output_shape` | the `meta` device |
 # | groups | `group` in `minigrad/state.py`, `Module.__call__`; drawn by `widgets/graph_view.py` | (module names in profiler traces) |
 #

@@ -262,6 +262,7 @@ def test_torch_s_inference_tensors_are_refused_by_autograd_minigrad_s_are_ordina
     assert t.is_inference() and not t.requires_grad
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
         (w * t).sum().backward()
+    (w + t).sum().backward()  # an addition saves nothing for backward: allowed
     with pytest.raises(RuntimeError, match="[Ii]nplace update to inference tensor"):
         t.add_(1)
     with torch.no_grad():
