@@ -434,7 +434,7 @@ for name, forward in (("plain", nn.Sequential(*counting_blocks)),
 # above and of PyTorch's `checkpoint(fn, x)` (and of minigrad's own
 # `Checkpoint.apply(fn, ...)` in `minigrad/checkpoint.py`). `apply` hands its arguments
 # to `forward` in the order it gets them, and `backward` returns one gradient per
-# argument, in the same order: here (`x`'s gradient, `None` for `fn`).
+# argument, in the same order.
 #
 # - `forward(ctx, x, fn)`: keep `fn` on `ctx`, save **only** `x`
 #   (`ctx.save_for_backward(x)`), and return `fn(x)`. Recording is already off, so
