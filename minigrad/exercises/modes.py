@@ -232,6 +232,14 @@ class _ReadsAfterSwitching:
         set_grad_enabled(self.previous)
 
 
+class _Toggles:
+    def __enter__(self):
+        set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        set_grad_enabled(not is_grad_enabled())
+
+
 class _NeverOff:
     def __enter__(self):
         self.previous = is_grad_enabled()
@@ -263,6 +271,10 @@ GRAD_SWITCH_MISTAKES = {
     "the previous mode is read AFTER switching recording off, so it is always False and "
     "every block leaves recording off. In __enter__, first self.previous = "
     "mg.is_grad_enabled(), then mg.set_grad_enabled(False).": _ReadsAfterSwitching,
+    "__exit__ flips the mode (not mg.is_grad_enabled()) instead of restoring the one found "
+    "on entry: inside an outer no_grad, or in nested blocks, it ends up on when it should "
+    "be off. Save self.previous = mg.is_grad_enabled() in __enter__ and restore it in "
+    "__exit__.": _Toggles,
     "recording stays on inside the block: mg.no_grad() made without `with` switches "
     "nothing. Switch it off yourself with mg.set_grad_enabled(False).": _NeverOff,
 }
@@ -381,7 +393,13 @@ def check_evaluate(evaluate: Callable, seed: int = 0) -> None:
                 try:
                     result = evaluate(model, batches)
                 except Exception as error:  # noqa: BLE001
-                    raise _student_error(error, call) from None
+                    failure = _student_error(error, call)
+                    if isinstance(error, ShapeError) and "Compare" in str(error):
+                        failure = CheckFailed(
+                            f"{failure}\n  Comparing the predictions with y needs one class "
+                            "per sample, shape (batch,): the largest logit of each row, "
+                            "logits.argmax(dim=1) (dim=0 gives one per class).")
+                    raise failure from None
                 grad_after = is_grad_enabled()
             calls = model.calls
             if len(calls) != len(batches):

@@ -376,4 +376,26 @@ def layer_shapes(model, input_shape):
             shapes.append((name, tuple(model(h).shape)))
     return shapes
 ''', "the output of the WHOLE model"),
+    "evaluate-argmax-over-the-batch": ("evaluate", '''
+def evaluate(model, batches):
+    was_training = model.training
+    model.eval()
+    total_loss, correct, count = 0.0, 0, 0
+    with mg.no_grad():
+        for x, y in batches:
+            logits = model(x)
+            total_loss += F.cross_entropy(logits, y).item() * len(y)
+            correct += (logits.argmax(dim=0) == y).sum().item()
+            count += len(y)
+    model.train(was_training)
+    return total_loss / count, correct / count
+''', "logits.argmax(dim=1) (dim=0 gives one per class)"),
+    "no-grad-toggles": ("my_no_grad", '''
+class my_no_grad:
+    def __enter__(self):
+        mg.set_grad_enabled(False)
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        mg.set_grad_enabled(not mg.is_grad_enabled())
+''', "__exit__ flips the mode"),
 }
