@@ -58,7 +58,7 @@ class GraphView(StaticRendering, widgets.VBox):
         self.legend = html_widget()
         self.selector = widgets.Dropdown(description="node", options=[("(none)", "")],
                                          value="", layout=widgets.Layout(width="420px"))
-        self.collapse_box = widgets.Checkbox(value=collapse_groups is True,
+        self.collapse_box = widgets.Checkbox(value=collapse_groups not in (False, None),
                                              description="collapse groups", indent=False)
         self.panel = widgets.VBox()  # the selected node's inspector or tensor view
         super().__init__(children=[self.header, widgets.HBox([self.selector, self.collapse_box]),
