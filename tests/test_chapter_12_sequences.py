@@ -255,6 +255,22 @@ def test_the_rnn_check_names_what_it_returns_wrong(shape_mistake, words):
     assert words in _squeezed(str(error.value))
 
 
+def test_the_rnn_check_names_an_h0_used_with_its_layer_dimension():
+    class WholeH0(ANSWERS["MyRNN"]):
+        def forward(self, x, h0=None):  # h starts as h0, (1, N, H): every step broadcasts
+            h = h0 if h0 is not None else mg.zeros(x.shape[0], self.hidden_size)
+            outputs = []
+            for t in range(x.shape[1]):
+                h = (x[:, t] @ self.weight_ih_l0.T + self.bias_ih_l0
+                     + h @ self.weight_hh_l0.T + self.bias_hh_l0).tanh()
+                outputs.append(h)
+            return mg.stack(outputs, dim=1), h.reshape(1, x.shape[0], -1)
+
+    with pytest.raises(AssertionError) as error:
+        check_rnn(WholeH0)
+    assert "one state per layer; start from h0[0]" in _squeezed(str(error.value))
+
+
 def test_the_rnn_check_names_pytorch_s_parameter_names_and_passes_the_answer():
     check_rnn(ANSWERS["MyRNN"])
     check_rnn(lambda i, h, batch_first: nn.RNN(i, h, batch_first=batch_first))

@@ -54,6 +54,12 @@ def _loop_over_sequences(weight, indices, grad_output):
     return grad, None
 
 
+def _averaged(weight, indices, grad_output):
+    grad = embedding_gradient(weight, indices, grad_output)
+    counts = np.bincount(np.asarray(indices).reshape(-1), minlength=weight.shape[0])
+    return grad / np.maximum(counts, 1)[:, None], None
+
+
 EMBEDDING_MISTAKES = {
     "a repeated token kept only one of its gradients: grad[indices] = grad_output (or "
     "+= grad_output) writes each row once and the last write wins, so a token read twice "
@@ -67,6 +73,9 @@ EMBEDDING_MISTAKES = {
     "token read). The weight's gradient has the weight's shape (num_embeddings, "
     "embedding_dim): start from zeros and add each vector to its token's row.":
         _grad_output_itself,
+    "each row's gradient was divided by the number of times its token was read: the "
+    "gradients of a token read several times add up (the loss depends on the row through "
+    "every place it was read), they are not averaged. Drop the division.": _averaged,
 }
 
 
@@ -74,7 +83,8 @@ EMBEDDING_MISTAKES = {
 
 
 def _rnn_module(carry: bool = True, activation: bool = True, both_biases: bool = True,
-                ) -> type:
+                transpose_hh: bool = True, use_h0: bool = True, shifted: bool = False,
+                detach: bool = False) -> type:
     """An RNN layer (1 layer, batch_first), right except for the named mistake."""
     from .. import nn
     from ..tensor import stack
@@ -89,17 +99,23 @@ def _rnn_module(carry: bool = True, activation: bool = True, both_biases: bool =
 
         def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple:
             batch = x.shape[0]
-            first = h0[0] if h0 is not None else Tensor(
+            first = h0[0] if h0 is not None and use_h0 else Tensor(
                 np.zeros((batch, self.hidden_size), dtype=x.dtype))
             h, outputs = first, []
             for t in range(x.shape[1]):
                 previous = h if carry else first
+                if detach:
+                    previous = previous.detach()
+                if shifted:
+                    outputs.append(h)
+                recurrent = self.weight_hh_l0.T if transpose_hh else self.weight_hh_l0
                 total = x[:, t] @ self.weight_ih_l0.T + self.bias_ih_l0 \
-                    + previous @ self.weight_hh_l0.T
+                    + previous @ recurrent
                 if both_biases:
                     total = total + self.bias_hh_l0
                 h = total.tanh() if activation else total
-                outputs.append(h)
+                if not shifted:
+                    outputs.append(h)
             return stack(outputs, dim=1), h.unsqueeze(0)
 
     return WrongRNN
@@ -115,6 +131,19 @@ RNN_MISTAKES = {
     "bias_hh_l0 is not added: PyTorch's RNN has two biases, bias_ih_l0 and bias_hh_l0, "
     "and adds both (they are redundant, but a state dict from PyTorch has both).":
         _rnn_module(both_biases=False),
+    "weight_hh_l0 is not transposed: h @ W_hh computes a different map from h @ W_hh^T "
+    "(both run, as W_hh is square). In PyTorch's layout (out, in) every weight is used "
+    "as x @ W.T: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh).":
+        _rnn_module(transpose_hh=False),
+    "h0 is ignored: the first step starts from zeros even when h0 is given. Start from "
+    "h0[0] when h0 is not None (h0 is (1, N, hidden), one state per layer).":
+        _rnn_module(use_h0=False),
+    "output holds each step's state from BEFORE the step (h_0, ..., h_{L-1}): append the "
+    "new h after computing it, so that output[:, t] is the state after reading x[:, t] "
+    "and output[:, -1] is h_n.": _rnn_module(shifted=True),
+    "the state was detached between the steps: then the gradient stops after one step and "
+    "does not flow back through time. Backpropagation through time needs the graph of the "
+    "whole loop (detach only between chunks, in section 8).": _rnn_module(detach=True),
 }
 
 
@@ -215,6 +244,10 @@ def _check_rnn_case(mine, right, wrong, x, h0, v, call, atol, rtol) -> None:
                           "(output, h_n): `return output, h_n`.")
     batch, length, _ = x.shape
     hidden = want[0].shape[-1]
+    if h0 is not None and got[0].ndim == 4:
+        raise CheckFailed(f"{call}: the output has shape {got[0].shape}, 4 dimensions, "
+                          f"expected {want[0].shape}: h0 is (num_layers, N, hidden) = "
+                          f"{h0.shape}, one state per layer; start from h0[0], (N, hidden).")
     if got[0].shape == (length, batch, hidden) and length != batch:
         raise CheckFailed(f"{call}: the output has shape {got[0].shape}, (L, N, hidden); with "
                           f"batch_first=True it must be (N, L, hidden) = {want[0].shape}: "
@@ -249,7 +282,9 @@ GATES = "ifgo"  # PyTorch's order of the four blocks
 
 def lstm_reference(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, order: str = GATES,
                    candidate: str = "tanh", squash_cell: bool = True,
-                   both_biases: bool = True, forget: bool = True) -> tuple:
+                   both_biases: bool = True, forget: bool = True, input_gate: bool = True,
+                   output_gate: bool = True, old_cell_out: bool = False,
+                   interleaved: bool = False, swapped: bool = False) -> tuple:
     """One LSTM step on Tensors (or arrays: then NumPy), with the blocks read in ``order``
     (PyTorch's: ``"ifgo"``), right unless a keyword names a mistake."""
     from ..nn.recurrent import lstm_step
@@ -259,18 +294,26 @@ def lstm_reference(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, order: str =
             Tensor(a) for a in (x, h, c, weight_ih, weight_hh, bias_ih, bias_hh))
         return tuple(t.numpy() for t in lstm_reference(
             x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, order, candidate, squash_cell,
-            both_biases, forget))
+            both_biases, forget, input_gate, output_gate, old_cell_out, interleaved, swapped))
     gates = x @ weight_ih.T + bias_ih + h @ weight_hh.T
     if both_biases:
         gates = gates + bias_hh
     size = h.shape[-1]
-    if (order, candidate, squash_cell, forget) == (GATES, "tanh", True, True):
+    if (order, candidate, squash_cell, forget, input_gate, output_gate, old_cell_out,
+            interleaved, swapped) == (GATES, "tanh", True, True, True, True, False, False,
+                                      False):
         return lstm_step(gates, c, size)
-    block = {name: gates[:, k * size:(k + 1) * size] for k, name in enumerate(order)}
+    if interleaved:  # a.reshape(N, H, 4): each block takes every fourth column
+        columns = gates.reshape(gates.shape[0], size, 4)
+        block = {name: columns[:, :, k] for k, name in enumerate(order)}
+    else:
+        block = {name: gates[:, k * size:(k + 1) * size] for k, name in enumerate(order)}
     i, f, o = block["i"].sigmoid(), block["f"].sigmoid(), block["o"].sigmoid()
     g = {"tanh": block["g"].tanh(), "sigmoid": block["g"].sigmoid()}[candidate]
-    c_new = (f * c if forget else c) + i * g
-    return o * (c_new.tanh() if squash_cell else c_new), c_new
+    c_new = (f * c if forget else c) + (i * g if input_gate else g)
+    read = c if old_cell_out else c_new
+    h_new = (read.tanh() if squash_cell else read) * (o if output_gate else 1.0)
+    return (c_new, h_new) if swapped else (h_new, c_new)
 
 
 def _lstm_mistake(**wrong: Any) -> Callable:
@@ -281,7 +324,8 @@ LSTM_CELL_MISTAKES = {
     **{f"the gates are not in PyTorch's order: you read the four blocks of the "
        f"pre-activations as ({', '.join(order)}), PyTorch packs them as (i, f, g, o): "
        "input gate, forget gate, cell candidate, output gate, each hidden_size rows of "
-       "weight_ih / weight_hh.": _lstm_mistake(order="".join(order))
+       "weight_ih / weight_hh (or, the same thing, you used one block where another "
+       "belongs in the formulas).": _lstm_mistake(order="".join(order))
        for order in itertools.permutations(GATES) if "".join(order) != GATES},
     "the cell candidate g went through a sigmoid: g is the new content written into the "
     "cell, in (-1, 1), so it takes tanh; only the three gates i, f, o take sigmoid.":
@@ -292,6 +336,17 @@ LSTM_CELL_MISTAKES = {
     "+ b_ih + h W_hh^T + b_hh.": _lstm_mistake(both_biases=False),
     "the forget gate is not applied to the old cell: c_new = f * c + i * g (the forget "
     "gate decides how much of c to keep).": _lstm_mistake(forget=False),
+    "the input gate is not applied to the candidate: c_new = f * c + i * g (the input "
+    "gate decides how much of g to write).": _lstm_mistake(input_gate=False),
+    "the output gate is missing: h_new = o * tanh(c_new) (the output gate decides how "
+    "much of the cell to show).": _lstm_mistake(output_gate=False),
+    "h_new reads the OLD cell, o * tanh(c): compute c_new first, then h_new = o * "
+    "tanh(c_new).": _lstm_mistake(old_cell_out=True),
+    "the four blocks were read as interleaved columns (a.reshape(N, H, 4)[:, :, k]): "
+    "they are contiguous, hidden_size columns each, a[:, k * H:(k + 1) * H] (or "
+    "a.reshape(N, 4, H)[:, k]).": _lstm_mistake(interleaved=True),
+    "h_new and c_new are swapped: return (h_new, c_new), in that order.":
+        _lstm_mistake(swapped=True),
 }
 
 
@@ -385,7 +440,8 @@ def tiny_char_model(vocab_size: int, seed: int = 3) -> Any:
 def reference_generate(model: Any, tokenizer: Any, prompt: str, n: int,
                        temperature: float = 1.0, *, carry: bool = True, greedy: bool = False,
                        times_temperature: bool = False, first_position: bool = False,
-                       with_prompt: bool = True, refeed_last: bool = False) -> str:
+                       with_prompt: bool = True, refeed_last: bool = False,
+                       ignore_temperature: bool = False, refeed_all: bool = False) -> str:
     """The right sampler (every keyword off), or one with the named mistake."""
     from ..nn import functional as F
     from ..torch_functions import multinomial
@@ -399,13 +455,16 @@ def reference_generate(model: Any, tokenizer: Any, prompt: str, n: int,
         for _ in range(n):
             last = logits[0, 0] if first_position else logits[0, -1]
             scaled = last * temperature if times_temperature else last / temperature
+            if ignore_temperature:
+                scaled = last
             probs = F.softmax(scaled, dim=-1)
             if greedy:
                 next_id = int(probs.argmax().item())
             else:
                 next_id = int(multinomial(probs, num_samples=1).item())
             new.append(next_id)
-            logits, state = model(Tensor(np.array([[next_id]])), state if carry else None)
+            fed = ids + new if refeed_all else [next_id]
+            logits, state = model(Tensor(np.array([fed])), state if carry else None)
     return tokenizer.decode((ids if with_prompt else []) + new)
 
 
@@ -431,6 +490,13 @@ GENERATE_MISTAKES = {
     "the prompt's last character was fed to the model twice: after running the prompt, "
     "its logits at the last position already predict the first new character.":
         _sampler(refeed_last=True),
+    "the temperature changes nothing: dividing the probabilities by it (softmax(logits) "
+    "/ temperature) does not, as mg.multinomial normalises them again. Divide the LOGITS "
+    "before the softmax: F.softmax(logits[0, -1] / temperature, dim=-1).":
+        _sampler(ignore_temperature=True),
+    "the whole text was fed again at each step, WITH the state: the state has already "
+    "read it, so the model reads it twice. Either feed only the new character with the "
+    "state, or the whole text without a state (slower).": _sampler(refeed_all=True),
 }
 
 
