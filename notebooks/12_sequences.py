@@ -108,7 +108,7 @@ print(f"x[0] {tokenizer.decode(x_windows[0])!r} -> y[0] {tokenizer.decode(y_wind
 #
 # **Its backward** is chapter 6's rule: each row of `weight` gets the gradient of every
 # place it was read, **added up**. In a sentence the same character comes back again and
-# again ("the cat sat on the mat" reads `t` six times), so here repeated indices are
+# again ("the cat sat on the mat" reads `t` five times), so here repeated indices are
 # the rule, not the exception:
 #
 # $$\frac{\partial L}{\partial\,\text{weight}[v]} = \sum_{(n, l)\,:\,\text{indices}[n, l] = v}
@@ -202,7 +202,9 @@ print(f"gradcheck: {mg.gradcheck(lambda w: MyEmbeddingFunction.apply(w, sentence
 # `forward(x, h0=None)` for `batch_first` input $(N, L, I)$: start from `h0[0]` (or zeros
 # $(N, H)$), loop over the $L$ steps with the formula above, and return
 # `(output, h_n)`, with `output` the steps' hidden states stacked along dim 1
-# (`mg.stack(..., dim=1)`) and `h_n` of shape $(1, N, H)$.
+# (`mg.stack(..., dim=1)`; `output[:, t]` is the state after reading `x[:, t]`, so
+# `output[:, -1]` is the last state) and `h_n` of shape $(1, N, H)$. Every weight is
+# used transposed, `x @ W.T`, as in chapter 7's `Linear`.
 
 # %% tags=["solution:my_rnn"]
 class MyRNN(nn.Module):
@@ -341,7 +343,7 @@ for gain in (0.5, 4.0):
     print(f"gain {gain}: gradient norm at {shown}")
 
 # %% [markdown]
-# With gain $0.5$, $\partial L/\partial h_1$ is $10^{-18}$ of the gradient at the end:
+# With gain $0.5$, $\partial L/\partial h_1$ is about $10^{-19}$ of the gradient at the end:
 # the **vanishing gradient**. Whatever the first steps read cannot change the loss in a
 # way the gradient can see, so the network cannot learn a dependence over 50 steps. With
 # gain $4$ it is $10^{5}$ times larger: the **exploding gradient**; one step of SGD with
@@ -534,7 +536,7 @@ loss, state = chunk_loss(model, chunk, state)  # state NOT detached
 try:
     loss.backward()
 except RuntimeError as error:
-    print(f"RuntimeError: {str(error).splitlines()[0][:150]}...")
+    print(f"RuntimeError: {str(error).split('. Call')[0]}.")
 model.zero_grad()
 
 # %% [markdown]
