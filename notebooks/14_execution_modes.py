@@ -436,18 +436,22 @@ for name, forward in (("plain", nn.Sequential(*counting_blocks)),
 # to `forward` in the order it gets them, and `backward` returns one gradient per
 # argument, in the same order.
 #
-# - `forward(ctx, x, fn)`: keep `fn` on `ctx`, save **only** `x`
-#   (`ctx.save_for_backward(x)`), and return `fn(x)`. Recording is already off, so
-#   nothing of `fn`'s graph is kept.
-# - `backward(ctx, grad_output)`: recompute `fn` from a fresh leaf
-#   `x = x.detach().requires_grad_()` **with recording on** (`with mg.enable_grad():`),
-#   call `out.backward(grad_output)` on the recomputed output (the parameters inside
-#   `fn` get their gradients there, and so does `x`), and return `x.grad, None` (one
-#   gradient per forward input: none for `fn`).
-# - `fn` may contain dropout: the recomputation must draw the same mask as the forward.
-#   Keep `mg.get_rng_state()` on `ctx` in forward; in backward, set it back with
-#   `mg.set_rng_state(...)` just before recomputing, and afterwards give the generator
-#   back the state it had before (so the program's next random numbers are new ones).
+# What it must do (the section above gives the idea; `minigrad-course hint 14 my_checkpoint`
+# gives the steps, one at a time):
+#
+# - **The output** is `fn(x)`: the same values as calling `fn` yourself.
+# - **What the context keeps** between forward and backward: `fn`, the input `x`
+#   (saved with `ctx.save_for_backward`, the only tensor saved) and what is needed to
+#   replay `fn`'s random numbers; **nothing that `fn` computes**.
+# - **The gradients**: backward returns one gradient per argument of `apply`, `x`'s and
+#   `None` for `fn` (not a tensor), and leaves in the `.grad` of every parameter inside
+#   `fn` what a plain backward through `fn(x)` with the same `grad_output` would leave
+#   there. `x`'s gradient is the plain run's too, and it reaches the caller's `x` only through what backward returns.
+# - **Randomness**: `fn` may contain dropout, so the recomputation must draw the same
+#   mask as the forward did (`mg.get_rng_state()` reads the generator's state,
+#   `mg.set_rng_state(state)` sets it). After backward the generator must be where it
+#   was before backward started, so that the program's next random numbers are new
+#   ones, not the forward's again.
 
 # %% tags=["solution:my_checkpoint"]
 class MyCheckpoint(mg.autograd.Function):
@@ -579,11 +583,15 @@ except mg.ShapeError as error:
 # %% [markdown]
 # ### Exercise 4 (2 points): `layer_shapes`
 #
-# Write `layer_shapes(model, input_shape)` for an `nn.Sequential`: the list of
-# `(name, output shape)` pairs, one per child (`model.named_children()` gives the names
-# and the layers), each shape a tuple, **without computing anything**: inside
-# `with mg.lazy():`, make an input with `mg.zeros(*input_shape)`, call the layers one
-# after the other, and read each output's `.shape`.
+# Write `layer_shapes(model, input_shape)`, to read a model's shapes before paying for a
+# run. `model` is an `nn.Sequential`, `input_shape` the shape of an input batch (a tuple,
+# such as `(1000, 1, 8, 8)`). It returns the list of `(name, output shape)` pairs, one
+# per child of `model`, in order: its direct children, named as
+# `model.named_children()` names them (a child that is itself a `Sequential` is one
+# pair), each shape a tuple. What must hold: **nothing is computed**, no layer's
+# forward really runs, and when the function returns, lazy mode is off again. What the
+# section just showed is all it needs: in lazy mode an operation knows its output's
+# shape at once, and computes only when a value is asked for.
 
 # %% tags=["solution:layer_shapes"]
 def layer_shapes(model, input_shape):
