@@ -8,12 +8,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ ! -x .venv/bin/python ]; then
+  echo "lab.sh: making the Python environment .venv/ (once)"
   "${PYTHON:-python3}" -m venv .venv
 fi
+echo "lab.sh: installing minigrad with JupyterLab and nbgrader into .venv/ (the first time" \
+  "takes a minute or two; then a few seconds)"
 pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
 "${pip[@]}" --upgrade pip
 "${pip[@]}" -e ".[jupyter,grading]"
 
+echo "lab.sh: your workspace my-course/: the chapters without their answers (your work there" \
+  "is never overwritten)"
 .venv/bin/minigrad-course workspace my-course --notebooks notebooks
 # chapter 00 if there is one, else the first chapter in course order (NN_name.ipynb)
 first=$(cd my-course && ls -1 [0-9]*_*.ipynb 2>/dev/null | sort | head -n 1 || true)
@@ -24,6 +29,7 @@ first=$(cd my-course && ls -1 [0-9]*_*.ipynb 2>/dev/null | sort | head -n 1 || t
 # minigrad-course commands and a teacher's own lab are untouched)
 export JUPYTER_CONFIG_PATH="$PWD/student-lab${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
 
+echo "lab.sh: opening JupyterLab on my-course/${first:-} (stop it with Ctrl-C)"
 if [ "$(id -u)" = 0 ]; then
   set -- --allow-root "$@"  # Jupyter refuses to run as root without it
 fi

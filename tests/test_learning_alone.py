@@ -472,6 +472,10 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     run = subprocess.run(["bash", "scripts/lab.sh", "--port", "8999"], cwd=repo,
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
+    # it says what it is doing while it sets up (not half a minute of silence)
+    said = [line for line in run.stdout.splitlines() if line.startswith("lab.sh: ")]
+    assert [line.split()[1] for line in said] == ["installing", "your", "opening"], said
+    assert "my-course/00_welcome.ipynb" in said[-1]
     args = (bin_ / "jupyter-args").read_text().split()
     assert args[:3] == ["lab", "--ServerApp.root_dir=my-course",
                         "--LabApp.default_url=/lab/tree/00_welcome.ipynb"]
