@@ -31,13 +31,24 @@ class RemovableHandle:
 def run_tensor_hooks(tensor: Any, grad: np.ndarray) -> np.ndarray:
     """Run ``tensor``'s hooks on its gradient; a returned tensor replaces it."""
     for hook in list((tensor._hooks or {}).values()):
-        result = hook(tensor_class.Tensor._make(grad))
+        name = getattr(hook, "__name__", type(hook).__name__)
+        try:
+            result = hook(tensor_class.Tensor._make(grad))
+        except ShapeError as error:
+            if not (isinstance(error.__cause__, ValueError) and not grad.flags.writeable):
+                raise
+            raise ShapeError(  # the gradient is a read-only broadcast view of a smaller one
+                f"hook '{name}' registered on {_which_tensor(tensor)} edited the gradient it "
+                "was given in place, but that gradient is read-only here (backward made it "
+                "by broadcasting a smaller one, as a sum's backward does). A hook changes a "
+                "gradient by returning a new tensor: return e.g. grad * 0.5, not "
+                "grad.mul_(0.5)."
+            ) from error
         if result is None:
             continue
         if isinstance(result, tensor_class.Tensor):
             result = result.realize()._data
         replaced = np.asarray(result)
-        name = getattr(hook, "__name__", type(hook).__name__)
         if replaced.shape != grad.shape:
             raise ShapeError(
                 f"hook '{name}' registered on {_which_tensor(tensor)} returned a gradient "

@@ -410,10 +410,10 @@ except Exception as error:
     print(f"{type(error).__name__}: {error}")
 
 # %% [markdown]
-# The message is the engine's, about any read-only tensor: the "view made by expand()"
-# is backward's own broadcast, not yours, and `clone()` is not the fix here. In a hook,
-# do not edit at all: compute a new tensor and return it. (In PyTorch the same edit can
-# instead silently change another gradient that shares the array.)
+# The message names the hook and the tensor it was registered on: the read-only array is
+# backward's own broadcast, not yours. In a hook, do not edit at all: compute a new tensor
+# and return it. (In PyTorch the same edit can instead silently change another gradient
+# that shares the array.)
 #
 # ### Exercise 3 (2 points): `clip_hook`
 #

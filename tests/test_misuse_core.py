@@ -149,6 +149,28 @@ def test_hook_on_a_leaf_returning_the_wrong_shape_names_the_hook_and_the_leaf():
     assert weight.grad is None  # nothing half-accumulated
 
 
+def test_hook_editing_a_broadcast_gradient_in_place_is_told_to_return_a_new_one():
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    hidden = x * 2.0
+    hidden.label = "hidden"
+
+    def halve_in_place(grad):
+        grad.mul_(0.5)
+
+    handle = hidden.register_hook(halve_in_place)
+    with pytest.raises(mg.ShapeError) as info:
+        hidden.sum().backward()  # sum's backward broadcasts: a read-only gradient
+    message = str(info.value)
+    assert message.startswith("hook 'halve_in_place' registered on the tensor 'hidden' ")
+    assert "edited the gradient it was given in place" in message
+    assert "return e.g. grad * 0.5" in message
+    assert x.grad is None
+    handle.remove()  # the engine's state is intact: a hook that returns works after
+    hidden.register_hook(lambda grad: grad * 0.5)
+    hidden.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0, 1.0])
+
+
 def test_hook_returning_the_right_shape_replaces_the_gradient():
     x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     hidden = x * 2.0
