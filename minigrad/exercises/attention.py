@@ -35,16 +35,12 @@ from typing import Any
 import numpy as np
 
 from ..state import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, cat
 from .checks import check_array_function, check_function, checker
 from .compare import CheckFailed, as_array, describe
+from .losses import _softmax
 
 # --- scaled dot-product attention ---------------------------------------------------------
-
-
-def _softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
-    e = np.exp(scores - scores.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 def _scores(q: np.ndarray, k: np.ndarray, scale: float | None = None) -> np.ndarray:
@@ -429,7 +425,7 @@ def _multihead(split: str = "right", merge: str = "right", scale: str = "head",
             h, d = self.num_heads, e // self.num_heads
             weight = self.in_proj_weight
             if transposed_in:  # x @ W for each (E, E) block, not x @ W^T
-                qkv = mg_cat([x @ weight[i * e:(i + 1) * e] for i in range(3)])
+                qkv = cat([x @ weight[i * e:(i + 1) * e] for i in range(3)], dim=-1)
             else:
                 qkv = x @ weight.T
             if in_bias:
@@ -455,12 +451,6 @@ def _multihead(split: str = "right", merge: str = "right", scale: str = "head",
             return self.out_proj(out) if out_proj else out
 
     return WrongMultiheadAttention
-
-
-def mg_cat(parts: list) -> Tensor:
-    from .. import cat
-
-    return cat(parts, dim=-1)
 
 
 MULTIHEAD_MISTAKES = {
