@@ -63,8 +63,8 @@ import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.errors import GradcheckError
 from minigrad.exercises.context import check_in_place_safety
-from minigrad.exercises.debugging import (HYPOT_MISTAKES, check_checkpoint, check_clip_hook,
-                                          check_safe_norm, hypot_reference)
+from minigrad.exercises.debugging import (HYPOT_MISTAKES, check_clip_hook, check_safe_norm,
+                                          check_save_and_resume, hypot_reference)
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
 np.set_printoptions(precision=4, suppress=True)
@@ -508,7 +508,7 @@ def resume(model, optimizer, path):
 # must end exactly where the uninterrupted run did.
 
 # %% tags=["tests:checkpoint:2"]
-check_checkpoint(checkpoint_training, resume)
+check_save_and_resume(checkpoint_training, resume)
 
 # %% [markdown]
 # *Stuck on `checkpoint_training`? `from minigrad.course import use_reference; use_reference("checkpoint")`

@@ -26,7 +26,7 @@ from minigrad.exercises.context import check_in_place_safety
 from minigrad.exercises.debugging import (CLIPPED_VALUES, FORGOT_MAX_NORM, HYPOT_MISTAKES,
                                           MASK_TRAP, NORM_SQUARED, NOT_A_FACTORY,
                                           NOT_THE_KEYS, PER_ROW, SAFE_INPUT_IS_ZERO,
-                                          SAFE_VALUE_SHOWS, SAVED_TWICE, check_checkpoint,
+                                          SAFE_VALUE_SHOWS, SAVED_TWICE, check_save_and_resume,
                                           check_clip_hook, check_safe_norm,
                                           hypot_reference)
 
@@ -65,7 +65,7 @@ CHECKS = {
         mistakes=HYPOT_MISTAKES),
     "safe_norm": lambda ns: check_safe_norm(ns["safe_norm"]),
     "clip_hook": lambda ns: check_clip_hook(ns["clip_hook"]),
-    "checkpoint": lambda ns: check_checkpoint(ns["checkpoint_training"], ns["resume"]),
+    "checkpoint": lambda ns: check_save_and_resume(ns["checkpoint_training"], ns["resume"]),
 }
 
 

@@ -9,7 +9,7 @@ notebook so that its test cells do not show the answers.
   first NaN or Inf), and right elsewhere;
 - ``check_clip_hook(clip_hook)``: ``clip_hook(max_norm)`` returns a tensor hook that
   returns the clipped gradient, leaves its argument alone, and clips inside backward;
-- ``check_checkpoint(checkpoint_training, resume)``: training resumed from the file goes
+- ``check_save_and_resume(checkpoint_training, resume)``: training resumed from the file goes
   on exactly as if it had never stopped (model AND optimizer state saved and loaded).
 """
 
@@ -373,7 +373,7 @@ def _has_optimizer_state(obj: Any) -> bool:
 
 
 @checker
-def check_checkpoint(checkpoint_training: Callable, resume: Callable, *,
+def check_save_and_resume(checkpoint_training: Callable, resume: Callable, *,
                      seed: int = 0) -> None:
     """Train a small model with Adam for 3 steps, ``checkpoint_training(model,
     optimizer, path)``, 3 more steps; then a new model (other weights) and a new Adam,
@@ -435,5 +435,5 @@ __all__ = ["CLIPPED_VALUES", "DIVERGED", "EPS_IN_SQRT", "FORGOT_MAX_NORM", "HYPO
            "NONZERO_GRADIENT_AT_ZERO", "NORM_SQUARED", "NOT_A_FACTORY", "NOT_THE_KEYS",
            "NO_RETURN", "OPTIMIZER_NOT_LOADED", "OPTIMIZER_NOT_SAVED", "PER_ROW",
            "SAFE_INPUT_IS_ZERO", "SAFE_VALUE_SHOWS", "SAVED_TWICE", "SCALED_UP", "UNFIXED",
-           "USED_OWN_NORM", "WHERE_TRAP", "check_checkpoint", "check_clip_hook",
-           "check_safe_norm", "hypot_reference"]
+           "USED_OWN_NORM", "WHERE_TRAP", "check_clip_hook", "check_safe_norm",
+           "check_save_and_resume", "hypot_reference"]
