@@ -1,0 +1,603 @@
+"""Grading one submission: the student's code in a sandbox, the checks outside it.
+
+The judge is the grading side of one returned notebook. It starts the student's process
+(``student_process.py``) in the sandbox (``sandbox.py``) and sends it the notebook's
+cells one by one: the student's answer cells and the chapter's own cells run there, as
+in a kernel. The test cells never do: the judge runs each one in its own namespace, made
+of the teacher's cells that the tests need (run here, from the teacher's copy) and, for
+every other name, what the student's process defined, called across the boundary:
+
+- a ``mg.Function`` subclass becomes a Function here whose forward and backward send
+  their arrays to the student's forward and backward (the engine, gradcheck and the
+  checks all run here);
+- an ``nn.Module`` subclass becomes a module here with the same parameters, whose
+  forward and backward run the student's module on the values of these parameters;
+- a function is called with values and gives values; other objects stay there and are
+  used through handles;
+- data (numbers, arrays, Tensors) is copied.
+
+So nothing a cell does (rebinding a checker, patching the engine or ``sys.modules``,
+exiting, printing "Success") changes a check: only the numbers the student's code
+returns do. What an answer *is* is checked too (``integrity.py``): the reference answer
+loaded with ``use_reference``, or an answer that subclasses or hands the work to
+minigrad's own implementation, scores 0 for that exercise, with a note.
+
+``python -m minigrad.course.judge SUBMISSION.ipynb SOURCE.ipynb RESULT.json`` writes the
+notebook with every cell's outputs, and the flags, as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import contextlib
+import io
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from . import integrity, sandbox, wire
+from .authoring import exercise_role
+
+EXCEPTIONS = {name: getattr(builtins, name) for name in dir(builtins)
+              if isinstance(getattr(builtins, name), type)
+              and issubclass(getattr(builtins, name), Exception)}
+
+
+class StudentError(Exception):
+    """An error raised by the student's code, in the student's process."""
+
+
+class StudentProcessGone(RuntimeError):
+    """The student's process stopped (exited, crashed, killed at a time limit)."""
+
+
+# --- the channel to the student's process ------------------------------------------------
+
+
+class StudentProcess:
+    """The sandboxed process that holds the student's objects; ``ask`` sends one request
+    and waits (at most ``timeout`` seconds) for its answer."""
+
+    def __init__(self, workdir: Path, sandboxed: bool, hide: list[Path]):
+        to_student_r, to_student_w = os.pipe()
+        to_judge_r, to_judge_w = os.pipe()
+        argv = [sys.executable, "-m", "minigrad.course.student_process",
+                str(to_student_r), str(to_judge_w)]
+        if sandboxed:
+            argv = sandbox.command(argv, workdir, hide=hide)
+            env = None
+        else:
+            env = {**os.environ, **sandbox.ONE_THREAD, "MPLBACKEND": "Agg"}
+        self.process = subprocess.Popen(argv, pass_fds=(to_student_r, to_judge_w),
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, cwd=workdir, env=env)
+        os.close(to_student_r)
+        os.close(to_judge_w)
+        self.requests = os.fdopen(to_student_w, "wb")
+        self.replies = os.fdopen(to_judge_r, "rb")
+        self.ask_raw(None, timeout=120)  # the "ready" line: Python, NumPy, IPython loaded
+
+    def ask_raw(self, message: dict | None, timeout: float) -> dict:
+        if self.process.poll() is not None:
+            raise StudentProcessGone("the notebook's process has stopped")
+        if message is not None:
+            try:
+                wire.send(self.requests, message)
+            except (BrokenPipeError, OSError):
+                raise StudentProcessGone("the notebook's process has stopped") from None
+        ready, _, _ = select.select([self.replies], [], [], timeout)
+        if not ready:
+            self.stop()
+            raise StudentProcessGone(f"no answer from the notebook's code within {timeout:g} s "
+                                     "(an endless loop?); its process was stopped")
+        try:
+            return wire.receive(self.replies)
+        except EOFError:
+            self.stop()
+            raise StudentProcessGone("the notebook's process has stopped (it exited or "
+                                     "crashed)") from None
+
+    def ask(self, op: str, limit: float, **args):
+        reply = self.ask_raw({"op": op, "args": args}, limit)
+        if "error" in reply:
+            error = reply["error"]
+            kind = EXCEPTIONS.get(str(error.get("type")), StudentError)
+            raise kind(str(error.get("message")))
+        return reply
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+# --- proxies: the student's objects as the judge sees them --------------------------------
+
+
+class Remote:
+    """Turns what the student's process sends into objects the checks can use."""
+
+    def __init__(self, student: StudentProcess, timeout: float):
+        self.student, self.timeout = student, timeout
+
+    def value(self, data):
+        import minigrad as mg
+
+        decoded = wire.decode(data, self.proxy)
+        return _map(decoded, lambda v: mg.tensor(v.array, requires_grad=v.requires_grad)
+                    if isinstance(v, wire.TensorData) else v)
+
+    def send(self, value):
+        """A value of the judge's for the student's process (Tensors as data)."""
+        import minigrad as mg
+
+        def convert(v):
+            if isinstance(v, mg.Tensor):
+                return wire.TensorData(np.asarray(v.detach().numpy()), v.requires_grad)
+            if isinstance(v, (RemoteObject, RemoteFunction)):
+                return v._handle
+            return v
+
+        return wire.encode(_map(value, convert))
+
+    def ask(self, op: str, **args):
+        return self.student.ask(op, self.timeout, **args)
+
+    def proxy(self, handle: wire.Handle):
+        if handle.kind == "function-class":
+            return function_class(self, handle)
+        if handle.kind == "module-class":
+            return ModuleClass(self, handle)
+        if handle.kind == "function":
+            return RemoteFunction(self, handle)
+        return RemoteObject(self, handle)
+
+
+def _map(value, function):
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map(v, function) for v in value)
+    if isinstance(value, dict):
+        return {k: _map(v, function) for k, v in value.items()}
+    return function(value)
+
+
+class RemoteFunction:
+    """A function of the student's: called with values, returns values."""
+
+    def __init__(self, remote: Remote, handle: wire.Handle):
+        self._remote, self._handle = remote, handle
+        self.__name__ = self.__qualname__ = handle.name
+
+    def __call__(self, *args, **kwargs):
+        reply = self._remote.ask("call", target=wire.encode(self._handle),
+                                 args=self._remote.send(args),
+                                 kwargs=self._remote.send(kwargs))
+        return self._remote.value(reply["value"])
+
+    def __repr__(self) -> str:
+        return f"<function {self._handle.name}>"
+
+
+class RemoteObject(RemoteFunction):
+    """Any other object of the student's, used through its handle."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        reply = self._remote.ask("getattr", target=wire.encode(self._handle), name=name)
+        return self._remote.value(reply["value"])
+
+    def __repr__(self) -> str:
+        return f"<{self._handle.name} of the student's>"
+
+
+def function_class(remote: Remote, handle: wire.Handle):
+    """A ``mg.Function`` here whose forward and backward are the student's."""
+    import minigrad as mg
+
+    target = wire.encode(handle)
+
+    def forward(ctx, *args, **kwargs):
+        reply = remote.ask("forward", target=target,
+                           needs_input_grad=list(ctx.needs_input_grad),
+                           args=remote.send(args), kwargs=remote.send(kwargs))
+        outputs = remote.value(reply["outputs"])
+        listed = outputs if isinstance(outputs, tuple) else (outputs,)
+        for index, data in reply.get("changed_inputs", {}).items():
+            array = args[int(index)]
+            np.copyto(array, wire.decode(data))  # the student's forward wrote into it
+        saved = []
+        for origin in reply["saved"]:
+            if "output" in origin:
+                saved.append(listed[origin["output"]])
+            elif "input" in origin:
+                saved.append(args[origin["input"]])
+            else:
+                saved.append(remote.value(origin["value"]))
+        ctx.save_for_backward(*saved)
+        for key, data in reply.get("attributes", {}).items():
+            setattr(ctx, key, wire.decode(data))
+        marked = [listed[i] for i in reply.get("non_differentiable", []) if i is not None]
+        if marked:
+            ctx.mark_non_differentiable(*marked)
+        ctx.set_materialize_grads(reply.get("materialize_grads", True))
+        ctx._remote_context = reply["context"]
+        return outputs
+
+    def backward(ctx, *grads):
+        context = getattr(ctx, "_remote_context", None)
+        if context is None:
+            raise RuntimeError(f"{handle.name}.backward: this context was not made by "
+                               f"{handle.name}.forward")
+        reply = remote.ask("backward", context=context, grads=remote.send(grads))
+        return remote.value(reply["value"])
+
+    return type(handle.name, (mg.Function,), {
+        "forward": staticmethod(forward), "backward": staticmethod(backward),
+        "__doc__": f"{handle.name}: the student's Function, run in the student's process",
+        "__module__": "__main__"})
+
+
+class ModuleClass:
+    """The student's ``nn.Module`` subclass: calling it makes a :class:`RemoteModule`."""
+
+    def __init__(self, remote: Remote, handle: wire.Handle):
+        self._remote, self._handle = remote, handle
+        self.__name__ = self.__qualname__ = handle.name
+
+    def __call__(self, *args, **kwargs):
+        reply = self._remote.ask("module_new", target=wire.encode(self._handle),
+                                 args=self._remote.send(args),
+                                 kwargs=self._remote.send(kwargs))
+        return remote_module(self._remote, self._handle.name, reply)
+
+    def __repr__(self) -> str:
+        return f"<class {self._handle.name}>"
+
+
+def remote_module(remote: Remote, name: str, reply: dict):
+    import minigrad as mg
+
+    class RemoteModule(mg.nn.Module):
+        """The student's module: parameters here, computation in the student's process."""
+
+        def __init__(self):
+            super().__init__()
+            self._remote_id = reply["module"]
+            for path, data in reply["parameters"].items():
+                _set_path(self, path, mg.nn.Parameter(mg.tensor(wire.decode(data))))
+            for path, data in reply["buffers"].items():
+                owner, leaf = _owner(self, path)
+                owner.register_buffer(leaf, mg.tensor(wire.decode(data)))
+            self.train(reply["training"])
+
+        def forward(self, *inputs, **kwargs):
+            parameters = dict(self.named_parameters())
+            names = list(parameters)
+            flat = [a for a in inputs if isinstance(a, mg.Tensor)]
+            return ModuleCall.apply(self, names, kwargs, len(flat), *flat,
+                                    *parameters.values())
+
+    RemoteModule.__name__ = RemoteModule.__qualname__ = name
+    return RemoteModule()
+
+
+def _owner(module, path: str):
+    import minigrad as mg
+
+    *parents, leaf = path.split(".")
+    for part in parents:
+        child = getattr(module, part, None) if part in module._modules else None
+        if child is None:
+            child = mg.nn.Module()
+            setattr(module, part, child)
+        module = child
+    return module, leaf
+
+
+def _set_path(module, path: str, value) -> None:
+    owner, leaf = _owner(module, path)
+    setattr(owner, leaf, value)
+
+
+def _module_call():
+    import minigrad as mg
+
+    class ModuleCall(mg.autograd.Function):
+        """One call of the student's module as one op of the judge's graph: its inputs
+        are the call's Tensors and the module's parameters."""
+
+        @staticmethod
+        def forward(ctx, module, names, kwargs, count, *tensors):
+            remote = module._remote_context
+            inputs, parameters = tensors[:count], tensors[count:]
+            reply = remote.ask(
+                "module_forward", module_id=module._remote_id,
+                parameters={n: wire.encode(np.asarray(p.detach().numpy()))
+                            for n, p in zip(names, parameters)},
+                buffers={n: wire.encode(np.asarray(b.numpy()))
+                         for n, b in module.named_buffers() if b is not None},
+                training=module.training,
+                args=remote.send(tuple(mg.tensor(t.detach().numpy(),
+                                                 requires_grad=t.requires_grad)
+                                       for t in inputs)),
+                kwargs=remote.send(kwargs), grad_enabled=True)
+            for path, data in reply["buffers"].items():
+                owner, leaf = _owner(module, path)
+                if getattr(owner, leaf, None) is not None:
+                    getattr(owner, leaf).data = mg.tensor(wire.decode(data))
+            ctx.graph, ctx.remote, ctx.names = reply["graph"], remote, names
+            ctx.count = count
+            outputs = remote.value(reply["outputs"])
+            return tuple(o.detach() for o in outputs) if isinstance(outputs, tuple) \
+                else outputs.detach()
+
+        @staticmethod
+        def backward(ctx, *grads):
+            remote = ctx.remote
+            reply = remote.ask("module_backward", graph=ctx.graph,
+                               grads=remote.send(tuple(grads)))
+            inputs = remote.value(reply["inputs"])
+            parameters = remote.value(reply["parameters"])
+            grads_in = [mg.tensor(g) if isinstance(g, np.ndarray) else g for g in inputs]
+            grads_p = [mg.tensor(parameters[n]) if isinstance(parameters.get(n), np.ndarray)
+                       else None for n in ctx.names]
+            return (None, None, None, None, *grads_in[:ctx.count], *grads_p)
+
+    return ModuleCall
+
+
+ModuleCall = None  # made on first use (minigrad is imported lazily)
+
+
+# --- the namespace the test cells run in ---------------------------------------------------
+
+
+class JudgeNamespace(dict):
+    """The teacher's names, and for any other name what the student's process defined."""
+
+    def __init__(self, remote: Remote):
+        super().__init__()
+        self.remote = remote
+        self["__name__"] = "__main__"
+        self["__builtins__"] = builtins
+
+    def __missing__(self, name: str):
+        if hasattr(builtins, name) or name.startswith("__"):
+            raise KeyError(name)
+        reply = self.remote.ask("get", name=name)
+        if reply.get("missing"):
+            raise KeyError(name)
+        return self.remote.value(reply["value"])
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _loaded_names(tree: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)}
+
+
+def _parse(source: str) -> ast.AST:
+    try:
+        return ast.parse(_python(source))
+    except SyntaxError:
+        return ast.Module(body=[], type_ignores=[])
+
+
+def _python(source: str) -> str:
+    """A cell's code without IPython's magics and shell lines (the judge runs Python)."""
+    return "\n".join("pass" if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+
+
+def teacher_cells_needed(cells: list[dict]) -> set[int]:
+    """Indices of the teacher's cells (neither answers nor tests) that define what the
+    test cells use, and what those use in turn, leaving out cells that use an answer's
+    names (their values come from the student's process): the judge runs these itself,
+    from the teacher's copy of the notebook."""
+    roles = [exercise_role(c) if c["cell_type"] == "code" else None for c in cells]
+    trees = [_parse(_text(c)) if c["cell_type"] == "code" else None for c in cells]
+    answers = set()
+    for role, tree in zip(roles, trees):
+        if role and role.get("solution") and tree is not None:
+            answers |= _bound_names(tree)
+    needed: set[int] = set()
+    wanted: set[str] = set()
+    for index in range(len(cells) - 1, -1, -1):
+        role, tree = roles[index], trees[index]
+        if tree is None:
+            continue
+        if role and role.get("grade") and not role.get("solution"):
+            wanted |= _loaded_names(tree)
+        elif not (role and role.get("solution")):
+            uses = _loaded_names(tree) - _bound_names(tree)
+            if _bound_names(tree) & wanted and not uses & answers:
+                needed.add(index)
+                wanted |= uses
+    return needed
+
+
+def _text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def is_test(cell: dict) -> bool:
+    role = exercise_role(cell) if cell.get("cell_type") == "code" else None
+    return bool(role and role.get("grade") and not role.get("solution"))
+
+
+def owners(cells: list[dict]) -> dict[str, str]:
+    """``{grade_id: exercise}`` of each solution cell and the test cells after it."""
+    owner, current = {}, None
+    for cell in cells:
+        role = exercise_role(cell) if cell.get("cell_type") == "code" else None
+        if role and role.get("solution"):
+            current = role["grade_id"]
+            owner[current] = current
+        elif role and role.get("grade") and current is not None:
+            owner[role["grade_id"]] = current
+    return owner
+
+
+def run_in_judge(source: str, namespace: JudgeNamespace, label: str) -> list[dict]:
+    """Run a teacher's cell here; its printed text and error as notebook outputs."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    outputs = []
+    try:
+        code = compile(_python(source), f"<{label}>", "exec")
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            exec(code, namespace)
+        error = None
+    except BaseException as caught:  # noqa: BLE001: a failing check is an error output
+        error = caught
+    if stdout.getvalue():
+        outputs.append({"output_type": "stream", "name": "stdout", "text": stdout.getvalue()})
+    if stderr.getvalue():
+        outputs.append({"output_type": "stream", "name": "stderr", "text": stderr.getvalue()})
+    if error is not None:
+        if isinstance(error, StudentProcessGone):
+            name = "CellTimeoutError" if "within" in str(error) else "StudentProcessGone"
+        else:
+            name = type(error).__name__
+        outputs.append({"output_type": "error", "ename": name, "evalue": str(error),
+                        "traceback": _traceback(error, label)})
+    return outputs
+
+
+def _traceback(error: BaseException, label: str) -> list[str]:
+    """The lines of a check's traceback that concern the cell, not the grader's files."""
+    lines = []
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename == f"<{label}>":
+            lines.append(f"  line {frame.lineno} of the test cell")
+    return lines + [f"{type(error).__name__}: {error}"]
+
+
+# --- one notebook ---------------------------------------------------------------------------
+
+
+def judge(submission: dict, source: dict, data_folder: Path | None, timeout: float,
+          sandboxed: bool = True, hide: tuple[Path, ...] = ()) -> dict:
+    """The submission with each cell's outputs, and the flags found; see the module's
+    docstring for what runs where."""
+    global ModuleCall
+    if ModuleCall is None:
+        ModuleCall = _module_call()
+    cells = merged_cells(submission, source)
+    exercise_of = owners(cells)
+    teachers = source["cells"]
+    flags = integrity.inspect(cells, exercise_of, teachers)
+    zeroed = {f["exercise"]: f for f in flags if f.get("zero")}
+    results: list[list[dict] | None] = [None] * len(cells)
+    needed = sorted(teacher_cells_needed(teachers))
+    position = {exercise_role(c)["grade_id"]: i for i, c in enumerate(teachers)
+                if c["cell_type"] == "code" and exercise_role(c)}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="minigrad-grading-") as folder:
+        workdir = Path(folder)
+        if data_folder is not None and data_folder.is_dir():
+            for entry in data_folder.iterdir():
+                if entry.suffix != ".ipynb":
+                    copy = shutil.copytree if entry.is_dir() else shutil.copy2
+                    copy(entry, workdir / entry.name)
+        student = StudentProcess(workdir, sandboxed, list(hide))
+        remote = Remote(student, timeout)
+        namespace = JudgeNamespace(remote)
+        try:
+            for index, cell in enumerate(cells):
+                if cell["cell_type"] != "code" or not _text(cell).strip():
+                    continue
+                if not is_test(cell):
+                    results[index] = run_student_cell(student, _text(cell), timeout)
+                    continue
+                label = exercise_role(cell)["grade_id"]
+                while needed and needed[0] < position.get(label, -1):
+                    teacher = needed.pop(0)  # the teacher's cells before this test
+                    run_in_judge(_text(teachers[teacher]), namespace, f"cell {teacher}")
+                exercise = exercise_of.get(label)
+                if exercise in zeroed:
+                    note = zeroed[exercise]["note"]
+                    results[index] = [{"output_type": "error", "ename": "NotYourWork",
+                                       "evalue": note, "traceback": [f"NotYourWork: {note}"]}]
+                else:
+                    results[index] = run_in_judge(_text(cell), namespace, label)
+        finally:
+            student.stop()
+    for cell, outputs in zip(cells, results):
+        if cell["cell_type"] == "code":
+            cell["outputs"] = outputs or []
+            cell["execution_count"] = None
+    notebook = dict(submission, cells=cells)
+    return {"notebook": notebook, "flags": flags, "sandboxed": sandboxed,
+            "seconds": round(time.monotonic() - started, 2)}
+
+
+def run_student_cell(student: StudentProcess, source: str, timeout: float) -> list[dict]:
+    try:
+        return student.ask("run_cell", timeout + 15, source=source,
+                           timeout=float(timeout))["outputs"]
+    except StudentProcessGone as gone:
+        name = "CellTimeoutError" if "within" in str(gone) else "StudentProcessGone"
+        return [{"output_type": "error", "ename": name, "evalue": str(gone),
+                 "traceback": [f"{name}: {gone}"]}]
+
+
+def merged_cells(submission: dict, source: dict) -> list[dict]:
+    """The submission's cells, each locked or test cell replaced by the teacher's copy
+    (hidden tests included), matched by grade_id, as nbgrader's autograde does."""
+    teacher = {exercise_role(c)["grade_id"]: c for c in source["cells"]
+               if exercise_role(c) and (exercise_role(c).get("locked")
+                                        or exercise_role(c).get("grade"))
+               and not exercise_role(c).get("solution")}
+    merged = []
+    for cell in submission["cells"]:
+        role = exercise_role(cell)
+        if role and role["grade_id"] in teacher:
+            cell = teacher[role["grade_id"]]
+        merged.append(json.loads(json.dumps(cell)))
+    return merged
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m minigrad.course.judge")
+    parser.add_argument("submission")
+    parser.add_argument("source")
+    parser.add_argument("result")
+    parser.add_argument("--data", help="folder of files the chapter reads")
+    parser.add_argument("--timeout", type=float, default=60)
+    parser.add_argument("--unsandboxed", action="store_true")
+    parser.add_argument("--hide", action="append", default=[])
+    args = parser.parse_args(argv)
+    submission = json.loads(Path(args.submission).read_text(encoding="utf-8"))
+    source = json.loads(Path(args.source).read_text(encoding="utf-8"))
+    result = judge(submission, source, Path(args.data) if args.data else None, args.timeout,
+                   sandboxed=not args.unsandboxed, hide=tuple(Path(h) for h in args.hide))
+    Path(args.result).write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,318 @@
+"""The student's side of grading: runs one submission's cells and answers the judge.
+
+Started by the judge inside the sandbox (``sandbox.py``), as
+``python -m minigrad.course.student_process IN_FD OUT_FD``. It runs the notebook's cells
+the judge sends (an IPython shell, as a kernel would), and then lets the judge call what
+the cells defined: a Function's forward and backward on arrays, a function on values, a
+module's forward and backward. Only data goes back (``wire.py``); the checks themselves
+never run here, so nothing a cell does to this process (rebinding a checker, patching
+the engine, printing "Success") reaches a grade.
+
+Everything in this process is the student's to change, this file's code included: the
+judge trusts no answer from it beyond "here are some numbers".
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import traceback
+
+import numpy as np
+
+from . import wire
+
+
+class CellTimeout(KeyboardInterrupt):
+    """A cell ran past its time limit (raised by the alarm, like Ctrl-C in a kernel)."""
+
+
+def _alarm(signum, frame):
+    raise CellTimeout("the cell ran past its time limit")
+
+
+class StudentSide:
+    def __init__(self):
+        from IPython.core.interactiveshell import InteractiveShell
+
+        self.shell = InteractiveShell.instance()
+        self.shell.user_ns["__name__"] = "__main__"
+        self.objects: dict[int, object] = {}
+        self.graphs: dict[int, tuple] = {}
+        self.contexts: dict[int, tuple] = {}
+        self.counter = 0
+
+    # --- handles --------------------------------------------------------------------
+
+    def _keep(self, obj) -> int:
+        self.counter += 1
+        self.objects[self.counter] = obj
+        return self.counter
+
+    def handle_of(self, obj):
+        import minigrad as mg
+
+        if isinstance(obj, mg.Tensor):
+            return wire.TensorData(np.array(obj.detach().numpy()), obj.requires_grad)
+        return wire.Handle(self._keep(obj), _kind(obj), _name(obj))
+
+    def resolve(self, handle: wire.Handle):
+        return self.objects[handle.id]
+
+    def arguments(self, data):
+        import minigrad as mg
+
+        value = wire.decode(data, self.resolve)
+        return _map(value, lambda v: mg.tensor(v.array, requires_grad=v.requires_grad)
+                    if isinstance(v, wire.TensorData) else v)
+
+    def out(self, value):
+        return wire.encode(value, self.handle_of)
+
+    # --- requests -------------------------------------------------------------------
+
+    def run_cell(self, source: str, timeout: float) -> dict:
+        from IPython.utils.capture import capture_output
+
+        signal.signal(signal.SIGALRM, _alarm)
+        error = None
+        with capture_output(display=True) as captured:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                result = self.shell.run_cell(source, store_history=False, silent=False)
+            except CellTimeout as stopped:  # raised outside the cell's own code
+                result, error = None, stopped
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        outputs = []
+        if captured.stdout:
+            outputs.append({"output_type": "stream", "name": "stdout", "text": captured.stdout})
+        if captured.stderr:
+            outputs.append({"output_type": "stream", "name": "stderr", "text": captured.stderr})
+        for rich in captured.outputs:
+            data = {k: v for k, v in rich.data.items() if isinstance(v, str)}
+            if data:
+                outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
+        if result is not None:
+            error = result.error_before_exec or result.error_in_exec
+            if result.result is not None and error is None:
+                try:
+                    text = repr(result.result)
+                except Exception:  # noqa: BLE001: a repr that fails is the student's
+                    text = "<a value whose repr failed>"
+                outputs.append({"output_type": "execute_result", "execution_count": None,
+                                "data": {"text/plain": text}, "metadata": {}})
+        if error is not None:
+            timed_out = isinstance(error, CellTimeout)
+            lines = traceback.format_exception(type(error), error, error.__traceback__)
+            outputs.append({"output_type": "error",
+                            "ename": "CellTimeoutError" if timed_out else type(error).__name__,
+                            "evalue": str(error), "traceback": [line.rstrip("\n")
+                                                                for line in lines[-12:]]})
+        return {"outputs": outputs}
+
+    def get(self, name: str):
+        if name not in self.shell.user_ns:
+            return {"missing": True}
+        return {"value": self.out(self.shell.user_ns[name])}
+
+    def call(self, target, args, kwargs):
+        function = self.resolve(wire.decode(target))
+        return {"value": self.out(function(*self.arguments(args), **self.arguments(kwargs)))}
+
+    def getattr(self, target, name: str):
+        return {"value": self.out(getattr(self.resolve(wire.decode(target)), name))}
+
+    def setattr(self, target, name: str, value):
+        setattr(self.resolve(wire.decode(target)), name, self.arguments(value))
+        return {}
+
+    def forward(self, target, needs_input_grad, args, kwargs):
+        """A Function's forward on arrays, with a context of this side; returns the
+        outputs and what was saved (as a reference to an input or output, or values)."""
+        from minigrad.function import Context
+
+        function = self.resolve(wire.decode(target))
+        ctx = Context()
+        ctx.needs_input_grad = tuple(needs_input_grad)
+        ctx._function_name = function.__name__
+        inputs = self.arguments(args)
+        before = [np.array(a) if isinstance(a, np.ndarray) else None for a in inputs]
+        outputs = function.forward(ctx, *inputs, **self.arguments(kwargs))
+        self.counter += 1
+        self.contexts[self.counter] = (function, ctx, inputs)
+        several = isinstance(outputs, tuple)
+        listed = outputs if several else (outputs,)
+        saved = [_origin(array, inputs, listed) for array in (ctx.saved_arrays() or ())]
+        attributes = {}
+        for key, value in vars(ctx).items():
+            if not key.startswith("_") and key != "needs_input_grad":
+                try:
+                    attributes[key] = wire.encode(value)
+                except wire.WireError:
+                    pass  # not data: the judge's copy of ctx does without it
+        changed = [i for i, (a, b) in enumerate(zip(inputs, before))
+                   if b is not None and not np.array_equal(a, b, equal_nan=True)]
+        return {"outputs": self.out(outputs), "context": self.counter, "saved": saved,
+                "attributes": attributes,
+                "non_differentiable": [_position(a, listed) for a in ctx._non_differentiable],
+                "materialize_grads": ctx.materialize_grads,
+                "changed_inputs": {str(i): wire.encode(np.asarray(inputs[i])) for i in changed}}
+
+    def backward(self, context: int, grads):
+        function, ctx, inputs = self.contexts[context]
+        return {"value": self.out(function.backward(ctx, *self.arguments(grads)))}
+
+    def release(self, context: int):
+        self.contexts.pop(context, None)
+        return {}
+
+    def module_new(self, target, args, kwargs):
+        cls = self.resolve(wire.decode(target))
+        module = cls(*self.arguments(args), **self.arguments(kwargs))
+        return {"module": self._keep(module), **self._module_state(module)}
+
+    def _module_state(self, module) -> dict:
+        return {"parameters": {n: wire.encode(np.array(p.detach().numpy()))
+                               for n, p in module.named_parameters()},
+                "buffers": {n: wire.encode(np.array(b.numpy()))
+                            for n, b in module.named_buffers() if b is not None},
+                "training": bool(module.training)}
+
+    def module_forward(self, module_id: int, parameters, buffers, training, args, kwargs,
+                       grad_enabled):
+        """Run the module on inputs with the judge's parameter values; keep the graph for
+        ``module_backward``; return the outputs and the buffers after the call."""
+        import minigrad as mg
+
+        module = self.objects[module_id]
+        owned = dict(module.named_parameters())
+        for name, data in parameters.items():
+            owned[name].data = mg.tensor(wire.decode(data))
+            owned[name].grad = None
+        named_buffers = dict(module.named_buffers())
+        for name, data in buffers.items():
+            if named_buffers.get(name) is not None:
+                named_buffers[name].data = mg.tensor(wire.decode(data))
+        module.train(bool(training))
+        inputs = self.arguments(args)
+        with mg.set_grad_enabled(bool(grad_enabled)):
+            output = module(*inputs, **self.arguments(kwargs))
+        several = isinstance(output, tuple)
+        listed = output if several else (output,)
+        self.counter += 1
+        self.graphs[self.counter] = (module, inputs, listed)
+        state = self._module_state(module)
+        return {"outputs": self.out(output), "graph": self.counter,
+                "buffers": state["buffers"]}
+
+    def module_backward(self, graph: int, grads):
+        import minigrad as mg
+
+        module, inputs, outputs = self.graphs.pop(graph)
+        pairs = [(o, g) for o, g in zip(outputs, self.arguments(grads))
+                 if g is not None and isinstance(o, mg.Tensor) and o.requires_grad]
+        if pairs:
+            mg.autograd.backward([o for o, _ in pairs], [mg.tensor(g) for _, g in pairs])
+        input_grads = [a.grad.numpy() if isinstance(a, mg.Tensor) and a.grad is not None
+                       else None for a in _flat(inputs)]
+        parameter_grads = {n: (p.grad.numpy() if p.grad is not None else None)
+                           for n, p in module.named_parameters()}
+        return {"inputs": self.out(input_grads), "parameters": self.out(parameter_grads)}
+
+
+def _map(value, function):
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map(v, function) for v in value)
+    if isinstance(value, dict):
+        return {k: _map(v, function) for k, v in value.items()}
+    return function(value)
+
+
+def _flat(values):
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            yield from _flat(value)
+        else:
+            yield value
+
+
+def _position(array, outputs) -> int | None:
+    for index, output in enumerate(outputs):
+        if array is output:
+            return index
+    return None
+
+
+def _origin(array, inputs, outputs):
+    """What a saved array is: one of the inputs or outputs (by identity, as the judge's
+    checks compare), or values of its own."""
+    for index, output in enumerate(outputs):
+        if array is output:
+            return {"output": index}
+    for index, value in enumerate(inputs):
+        if array is value:
+            return {"input": index}
+    return {"value": wire.encode(np.asarray(array)) if isinstance(array, np.ndarray)
+            else wire.encode(array)}
+
+
+def _kind(obj) -> str:
+    import minigrad as mg
+    from minigrad.function import Function
+
+    if isinstance(obj, type):
+        if issubclass(obj, Function):
+            return "function-class"
+        if issubclass(obj, mg.nn.Module):
+            return "module-class"
+        return "class"
+    return "function" if callable(obj) else "object"
+
+
+def _name(obj) -> str:
+    name = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    return name if isinstance(name, str) else "object"
+
+
+def serve(requests, replies) -> None:
+    side = StudentSide()
+    operations = {"run_cell": side.run_cell, "get": side.get, "call": side.call,
+                  "getattr": side.getattr, "setattr": side.setattr,
+                  "forward": side.forward, "backward": side.backward,
+                  "release": side.release, "module_new": side.module_new,
+                  "module_forward": side.module_forward,
+                  "module_backward": side.module_backward}
+    wire.send(replies, {"ready": True})
+    while True:
+        try:
+            message = wire.receive(requests)
+        except EOFError:
+            return
+        operation = operations.get(message.get("op"))
+        try:
+            if operation is None:
+                raise wire.WireError(f"no operation {message.get('op')!r}")
+            reply = operation(**message.get("args", {}))
+        except BaseException as error:  # noqa: BLE001: every failure goes back as data
+            if isinstance(error, SystemExit):
+                error = RuntimeError(f"the answer called exit({error.code})")
+            reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
+                               "traceback": "".join(traceback.format_exception(
+                                   type(error), error, error.__traceback__))[-4000:]}}
+        try:
+            wire.send(replies, reply)
+        except wire.WireError as error:  # the answer returned something that cannot cross
+            wire.send(replies, {"error": {"type": "TypeError", "message": str(error),
+                                          "traceback": ""}})
+
+
+def main() -> None:
+    requests = os.fdopen(int(sys.argv[1]), "rb")
+    replies = os.fdopen(int(sys.argv[2]), "wb")
+    serve(requests, replies)
+
+
+if __name__ == "__main__":
+    main()
