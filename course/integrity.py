@@ -70,7 +70,7 @@ def _chain(node: ast.AST) -> str:
         return "?"
 
 
-def _top_level(tree: ast.AST) -> dict[str, str]:
+def top_level(tree: ast.AST) -> dict[str, str]:
     """``{name: how}`` for the names a cell binds outside functions: ``import``,
     ``def``/``class`` or ``assign``."""
     bound: dict[str, str] = {}
@@ -98,7 +98,7 @@ def inspect(cells: list[dict], exercise_of: dict[str, str],
         if cell.get("cell_type") == "code" and _text(cell) in theirs:
             tree = _parse(_text(cell))
             if tree is not None:
-                protected |= {n for n, how in _top_level(tree).items()
+                protected |= {n for n, how in top_level(tree).items()
                               if how != "assign" and not n.startswith("_")}
     own_classes: set[str] = set()
     flags: list[dict] = []
@@ -116,7 +116,7 @@ def inspect(cells: list[dict], exercise_of: dict[str, str],
             continue
         exercise = current if role else None
         own_classes |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-        rebound = {n for n in _top_level(tree) if n in protected}
+        rebound = {n for n in top_level(tree) if n in protected}
         flags += _flags(tree, exercise, rebound, own_classes, exercise_of)
     unique, seen = [], set()
     for flag in flags:

@@ -49,6 +49,18 @@ import numpy as np
 from . import integrity, sandbox, wire
 from .authoring import exercise_role
 
+# Checks that hand the student's code objects of the judge's own (a model, an optimizer's
+# parameters, graph nodes, a file path) or test what the student's code does to its own
+# process (grad mode, lazy mode): the channel cannot carry those yet, so these test cells
+# still run in the student's (sandboxed) process, where an answer cell could interfere
+# with them. Chapters 00 (training step), 04, 09, 12 (generate), 14 and 15 (save and
+# resume); the README's threat model says so.
+IN_STUDENT_PROCESS = {"check_training_step", "batch_losses", "check_topological_order",
+                      "check_accumulate_grad", "check_backward_loop",
+                      "check_optimizer_step", "check_clip_grad_norm", "check_generate",
+                      "check_grad_switch", "check_evaluate", "check_checkpoint",
+                      "check_layer_shapes", "check_save_and_resume", "check_linear_init"}
+
 EXCEPTIONS = {name: getattr(builtins, name) for name in dir(builtins)
               if isinstance(getattr(builtins, name), type)
               and issubclass(getattr(builtins, name), Exception)}
@@ -180,6 +192,14 @@ class RemoteFunction:
         self.__name__ = self.__qualname__ = handle.name
 
     def __call__(self, *args, **kwargs):
+        import minigrad as mg
+
+        flat = [a for a in args if isinstance(a, mg.Tensor)]
+        if mg.is_grad_enabled() and any(t.requires_grad for t in flat):
+            # the student's function computes with Tensors: its graph stays in the
+            # student's process, and one op here stands for it
+            return GraphCall.apply(self, None, (), args, kwargs, mg.is_grad_enabled(),
+                                   *flat)
         reply = self._remote.ask("call", target=wire.encode(self._handle),
                                  args=self._remote.send(args),
                                  kwargs=self._remote.send(kwargs))
@@ -275,6 +295,7 @@ def remote_module(remote: Remote, name: str, reply: dict):
         def __init__(self):
             super().__init__()
             self._remote_id = reply["module"]
+            self._remote_context = remote
             for path, data in reply["parameters"].items():
                 _set_path(self, path, mg.nn.Parameter(mg.tensor(wire.decode(data))))
             for path, data in reply["buffers"].items():
@@ -284,10 +305,9 @@ def remote_module(remote: Remote, name: str, reply: dict):
 
         def forward(self, *inputs, **kwargs):
             parameters = dict(self.named_parameters())
-            names = list(parameters)
             flat = [a for a in inputs if isinstance(a, mg.Tensor)]
-            return ModuleCall.apply(self, names, kwargs, len(flat), *flat,
-                                    *parameters.values())
+            return GraphCall.apply(None, self, list(parameters), inputs, kwargs,
+                                   mg.is_grad_enabled(), *flat, *parameters.values())
 
     RemoteModule.__name__ = RemoteModule.__qualname__ = name
     return RemoteModule()
@@ -311,37 +331,46 @@ def _set_path(module, path: str, value) -> None:
     setattr(owner, leaf, value)
 
 
-def _module_call():
+def _graph_call():
     import minigrad as mg
 
-    class ModuleCall(mg.autograd.Function):
-        """One call of the student's module as one op of the judge's graph: its inputs
-        are the call's Tensors and the module's parameters."""
+    class GraphCall(mg.autograd.Function):
+        """One call of the student's function or module as one op of the judge's graph:
+        its inputs are the call's Tensors (and the module's parameters); forward and
+        backward run in the student's process, where the call's own graph stays."""
 
         @staticmethod
-        def forward(ctx, module, names, kwargs, count, *tensors):
-            remote = module._remote_context
+        def forward(ctx, function, module, names, args, kwargs, grad_enabled, *tensors):
+            if module is not None:
+                remote = module._remote_context
+            else:
+                remote = function._remote
+            count = len(tensors) - len(names)
             inputs, parameters = tensors[:count], tensors[count:]
-            reply = remote.ask(
-                "module_forward", module_id=module._remote_id,
-                parameters={n: wire.encode(np.asarray(p.detach().numpy()))
-                            for n, p in zip(names, parameters)},
-                buffers={n: wire.encode(np.asarray(b.numpy()))
-                         for n, b in module.named_buffers() if b is not None},
-                training=module.training,
-                args=remote.send(tuple(mg.tensor(t.detach().numpy(),
-                                                 requires_grad=t.requires_grad)
-                                       for t in inputs)),
-                kwargs=remote.send(kwargs), grad_enabled=True)
-            for path, data in reply["buffers"].items():
-                owner, leaf = _owner(module, path)
-                if getattr(owner, leaf, None) is not None:
-                    getattr(owner, leaf).data = mg.tensor(wire.decode(data))
-            ctx.graph, ctx.remote, ctx.names = reply["graph"], remote, names
-            ctx.count = count
+            tensor_inputs = iter(inputs)
+            sent = tuple(_needing_grad(next(tensor_inputs)) if isinstance(a, mg.Tensor)
+                         else a for a in args)
+            if module is not None:
+                reply = remote.ask(
+                    "module_forward", module_id=module._remote_id,
+                    parameters={n: wire.encode(np.asarray(p.detach().numpy()))
+                                for n, p in zip(names, parameters)},
+                    buffers={n: wire.encode(np.asarray(b.numpy()))
+                             for n, b in module.named_buffers() if b is not None},
+                    training=module.training, args=remote.send(sent),
+                    kwargs=remote.send(kwargs), grad_enabled=grad_enabled)
+                for path, data in reply["buffers"].items():
+                    owner, leaf = _owner(module, path)
+                    if getattr(owner, leaf, None) is not None:
+                        getattr(owner, leaf).data = mg.tensor(wire.decode(data))
+            else:
+                reply = remote.ask("call_graph", target=wire.encode(function._handle),
+                                   args=remote.send(sent), kwargs=remote.send(kwargs),
+                                   grad_enabled=grad_enabled)
+            ctx.graph, ctx.remote, ctx.names, ctx.count = reply["graph"], remote, names, count
             outputs = remote.value(reply["outputs"])
-            return tuple(o.detach() for o in outputs) if isinstance(outputs, tuple) \
-                else outputs.detach()
+            return tuple(o.detach() if isinstance(o, mg.Tensor) else o for o in outputs) \
+                if isinstance(outputs, tuple) else outputs.detach()
 
         @staticmethod
         def backward(ctx, *grads):
@@ -353,12 +382,21 @@ def _module_call():
             grads_in = [mg.tensor(g) if isinstance(g, np.ndarray) else g for g in inputs]
             grads_p = [mg.tensor(parameters[n]) if isinstance(parameters.get(n), np.ndarray)
                        else None for n in ctx.names]
-            return (None, None, None, None, *grads_in[:ctx.count], *grads_p)
+            return (None, None, None, None, None, None, *grads_in[:ctx.count], *grads_p)
 
-    return ModuleCall
+    return GraphCall
 
 
-ModuleCall = None  # made on first use (minigrad is imported lazily)
+def _needing_grad(tensor):
+    """A Tensor for the student's process: floating ones need a gradient there, so that
+    backward can hand one back if the judge asks."""
+    import minigrad as mg
+
+    data = tensor.detach().numpy()
+    return mg.tensor(data, requires_grad=data.dtype.kind in "fc")
+
+
+GraphCall = None  # made on first use (minigrad is imported lazily)
 
 
 # --- the namespace the test cells run in ---------------------------------------------------
@@ -395,8 +433,10 @@ def _bound_names(tree: ast.AST) -> set[str]:
 
 
 def _loaded_names(tree: ast.AST) -> set[str]:
+    """The names a cell reads that it does not bind itself (arguments included)."""
+    arguments = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-            and isinstance(n.ctx, ast.Load)}
+            and isinstance(n.ctx, ast.Load)} - arguments - _bound_names(tree)
 
 
 def _parse(source: str) -> ast.AST:
@@ -422,7 +462,7 @@ def teacher_cells_needed(cells: list[dict]) -> set[int]:
     answers = set()
     for role, tree in zip(roles, trees):
         if role and role.get("solution") and tree is not None:
-            answers |= _bound_names(tree)
+            answers |= set(integrity.top_level(tree))
     needed: set[int] = set()
     wanted: set[str] = set()
     for index in range(len(cells) - 1, -1, -1):
@@ -432,11 +472,20 @@ def teacher_cells_needed(cells: list[dict]) -> set[int]:
         if role and role.get("grade") and not role.get("solution"):
             wanted |= _loaded_names(tree)
         elif not (role and role.get("solution")):
-            uses = _loaded_names(tree) - _bound_names(tree)
+            uses = _loaded_names(tree)
             if _bound_names(tree) & wanted and not uses & answers:
                 needed.add(index)
                 wanted |= uses
     return needed
+
+
+def _called(source: str) -> set[str]:
+    tree = _parse(source)
+    return {_name_of(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+
+
+def _name_of(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
 
 
 def _text(cell: dict) -> str:
@@ -473,6 +522,8 @@ def run_in_judge(source: str, namespace: JudgeNamespace, label: str) -> list[dic
         error = None
     except BaseException as caught:  # noqa: BLE001: a failing check is an error output
         error = caught
+        if os.environ.get("MINIGRAD_JUDGE_DEBUG"):
+            traceback.print_exc()
     if stdout.getvalue():
         outputs.append({"output_type": "stream", "name": "stdout", "text": stdout.getvalue()})
     if stderr.getvalue():
@@ -503,9 +554,9 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
           sandboxed: bool = True, hide: tuple[Path, ...] = ()) -> dict:
     """The submission with each cell's outputs, and the flags found; see the module's
     docstring for what runs where."""
-    global ModuleCall
-    if ModuleCall is None:
-        ModuleCall = _module_call()
+    global GraphCall
+    if GraphCall is None:
+        GraphCall = _graph_call()
     cells = merged_cells(submission, source)
     exercise_of = owners(cells)
     teachers = source["cells"]
@@ -538,6 +589,9 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
                     teacher = needed.pop(0)  # the teacher's cells before this test
                     run_in_judge(_text(teachers[teacher]), namespace, f"cell {teacher}")
                 exercise = exercise_of.get(label)
+                if _called(_text(cell)) & IN_STUDENT_PROCESS and exercise not in zeroed:
+                    results[index] = run_student_cell(student, _text(cell), timeout)
+                    continue
                 if exercise in zeroed:
                     note = zeroed[exercise]["note"]
                     results[index] = [{"output_type": "error", "ename": "NotYourWork",

@@ -207,6 +207,20 @@ class StudentSide:
         return {"outputs": self.out(output), "graph": self.counter,
                 "buffers": state["buffers"]}
 
+    def call_graph(self, target, args, kwargs, grad_enabled):
+        """A function called on Tensors that need gradients: keep its graph for
+        ``module_backward`` (as for a module without parameters)."""
+        import minigrad as mg
+
+        function = self.resolve(wire.decode(target))
+        inputs = self.arguments(args)
+        with mg.set_grad_enabled(bool(grad_enabled)):
+            output = function(*inputs, **self.arguments(kwargs))
+        listed = output if isinstance(output, tuple) else (output,)
+        self.counter += 1
+        self.graphs[self.counter] = (None, inputs, listed)
+        return {"outputs": self.out(output), "graph": self.counter}
+
     def module_backward(self, graph: int, grads):
         import minigrad as mg
 
@@ -218,7 +232,7 @@ class StudentSide:
         input_grads = [a.grad.numpy() if isinstance(a, mg.Tensor) and a.grad is not None
                        else None for a in _flat(inputs)]
         parameter_grads = {n: (p.grad.numpy() if p.grad is not None else None)
-                           for n, p in module.named_parameters()}
+                           for n, p in module.named_parameters()} if module is not None else {}
         return {"inputs": self.out(input_grads), "parameters": self.out(parameter_grads)}
 
 
@@ -283,7 +297,7 @@ def serve(requests, replies) -> None:
                   "forward": side.forward, "backward": side.backward,
                   "release": side.release, "module_new": side.module_new,
                   "module_forward": side.module_forward,
-                  "module_backward": side.module_backward}
+                  "module_backward": side.module_backward, "call_graph": side.call_graph}
     wire.send(replies, {"ready": True})
     while True:
         try:

@@ -67,10 +67,17 @@ def encode(value, handle_of=None):
     if isinstance(value, np.generic) and value.dtype.name in DTYPES:
         return {"t": "scalar", "dtype": value.dtype.name, "v": encode(value.item())}
     if isinstance(value, np.ndarray) and value.dtype.name in DTYPES:
-        array = np.ascontiguousarray(value)
+        array = np.require(value, requirements="C")  # (ascontiguousarray makes 0-d 1-d)
         return {"t": "array", "dtype": array.dtype.name, "shape": list(array.shape),
                 "writeable": bool(value.flags.writeable),
                 "b64": base64.b64encode(array.tobytes()).decode("ascii")}
+    if isinstance(value, np.dtype) and value.name in DTYPES:
+        return {"t": "dtype", "v": value.name}
+    if isinstance(value, type) and issubclass(value, np.generic) \
+            and np.dtype(value).name in DTYPES:
+        return {"t": "dtype-type", "v": np.dtype(value).name}
+    if isinstance(value, type) and value in (float, int, bool, complex):
+        return {"t": "builtin-type", "v": value.__name__}
     if isinstance(value, TensorData):
         return {"t": "tensor", "array": encode(value.array),
                 "requires_grad": bool(value.requires_grad)}
@@ -120,6 +127,12 @@ def decode(data, resolve=None):
         array = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
         array.flags.writeable = bool(data.get("writeable", True))
         return array
+    if kind == "dtype":
+        return np.dtype(_dtype(data["v"]))
+    if kind == "dtype-type":
+        return np.dtype(_dtype(data["v"])).type
+    if kind == "builtin-type":
+        return {"float": float, "int": int, "bool": bool, "complex": complex}[data["v"]]
     if kind == "tensor":
         return TensorData(decode(data["array"]), bool(data["requires_grad"]))
     if kind == "handle":
