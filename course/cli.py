@@ -8,7 +8,7 @@ work underneath)::
                                                        and the exchange on a hub)
     minigrad-course collect SUBMISSIONS_DIR            file returned notebooks (submitted/)
     minigrad-course collect                            on a hub: from nbgrader's exchange
-    minigrad-course grade [--timeout 60]               autograde, then feedback HTML
+    minigrad-course grade [--timeout 60] [--student ID]  sandboxed autograde, feedback
     minigrad-course feedback                           on a hub: return it through the exchange
     minigrad-course export grades.csv                  one row per student and assignment
 
@@ -83,6 +83,12 @@ def _collect_arguments(parser: argparse.ArgumentParser) -> None:
 def _grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=int, default=None,
                         help="seconds a cell may run (default: the one set by init)")
+    parser.add_argument("--student", default=None,
+                        help="grade only this student's submissions")
+    parser.add_argument("--unsandboxed", action="store_true",
+                        help="grade without a sandbox where bubblewrap cannot run (each "
+                             "notebook's code could then read or change the course's "
+                             "files: the grades are flagged 'unsandboxed')")
     _course_option(parser)
 
 

@@ -520,7 +520,7 @@ def run_in_judge(source: str, namespace: JudgeNamespace, label: str) -> list[dic
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             exec(code, namespace)
         error = None
-    except BaseException as caught:  # noqa: BLE001: a failing check is an error output
+    except BaseException as caught:  # noqa: BLE001 - a failing check is an error output
         error = caught
         if os.environ.get("MINIGRAD_JUDGE_DEBUG"):
             traceback.print_exc()

@@ -99,7 +99,7 @@ class StudentSide:
             if result.result is not None and error is None:
                 try:
                     text = repr(result.result)
-                except Exception:  # noqa: BLE001: a repr that fails is the student's
+                except Exception:  # noqa: BLE001 - a repr that fails is the student's
                     text = "<a value whose repr failed>"
                 outputs.append({"output_type": "execute_result", "execution_count": None,
                                 "data": {"text/plain": text}, "metadata": {}})
@@ -309,7 +309,7 @@ def serve(requests, replies) -> None:
             if operation is None:
                 raise wire.WireError(f"no operation {message.get('op')!r}")
             reply = operation(**message.get("args", {}))
-        except BaseException as error:  # noqa: BLE001: every failure goes back as data
+        except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             if isinstance(error, SystemExit):
                 error = RuntimeError(f"the answer called exit({error.code})")
             reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],

@@ -26,7 +26,9 @@ import sys
 import threading
 from pathlib import Path
 
+from . import sandbox
 from .authoring import apply_exercise_tags, graded_cells
+from .grading import AUTOGRADE_CONFIG
 
 DEFAULT_TIMEOUT = 60
 CHAPTER = re.compile(r"^(\d+)_\w+\.ipynb$")
@@ -56,7 +58,8 @@ def _nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.Comple
     """Run one nbgrader command in the course folder; its log goes to ``nbgrader.log``."""
     _need_nbgrader()
     result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
-                            capture_output=True, text=True, env=_environment())
+                            capture_output=True, text=True,
+                            env={**_environment(), "MINIGRAD_COURSE": str(course)})
     with open(course / "nbgrader.log", "a", encoding="utf-8") as log:
         log.write(f"$ nbgrader {' '.join(args)}\n{result.stdout}{result.stderr}\n")
     if check and result.returncode != 0:
@@ -71,7 +74,7 @@ def _environment() -> dict:
     first on PATH, so an unactivated virtual environment works."""
     scripts = str(Path(sys.executable).parent)
     return {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", ""),
-            "PYTHONWARNINGS": "ignore"}
+            "PYTHONWARNINGS": "ignore", **sandbox.ONE_THREAD}
 
 
 def _course(args: argparse.Namespace) -> Path:
@@ -111,7 +114,7 @@ c.CourseDirectory.db_url = {db_url!r}
 c.Execute.timeout = {timeout}
 c.Execute.interrupt_on_timeout = True
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
-'''
+''' + AUTOGRADE_CONFIG
 EXCHANGE_CONFIG = '''\
 # nbgrader's exchange (the folder students fetch from and submit to, on a JupyterHub)
 c.Exchange.root = {root!r}
@@ -525,26 +528,81 @@ def _timestamps(course: Path, assignment: str) -> dict[str, str]:
 
 
 def grade(args: argparse.Namespace) -> int:
+    """Judge every submission in its own sandbox (``grading.py``), then let nbgrader
+    score the judged outputs and write the feedback pages."""
+    from . import grading
+
     course = _course(args)
-    timeout = [f"--Execute.timeout={args.timeout}"] if args.timeout else []
+    sandboxed = not getattr(args, "unsandboxed", False)
+    why = sandbox.check()
+    if sandboxed and why:
+        raise CourseError(
+            f"cannot grade safely here: {why}.\nA returned notebook is code written by a "
+            "student: without a sandbox it runs as you, and could read the answers in "
+            "source/, change gradebook.db or another student's files. To grade anyway, "
+            "knowing that, run: minigrad-course grade --unsandboxed (every grade is then "
+            "flagged 'unsandboxed').")
+    config = course / "nbgrader_config.py"
+    if "JudgedOutputs" not in config.read_text(encoding="utf-8"):  # a course made before
+        with open(config, "a", encoding="utf-8") as file:
+            file.write("\n" + AUTOGRADE_CONFIG)
+    timeout = args.timeout or _settings(course).Execute.timeout or DEFAULT_TIMEOUT
     submitted = course / "submitted"
     graded = [a for a in _assignments(course)
               if submitted.is_dir() and any((s / a).is_dir() for s in submitted.iterdir())]
     if not graded:
         raise CourseError("nothing to grade: file the returned notebooks first with "
                           "minigrad-course collect SUBMISSIONS_DIR")
+    only = getattr(args, "student", None)
+    if only and not (submitted / only).is_dir():
+        raise CourseError(f"no submissions from {only!r} in {submitted}")
+    flags = _flags(course)
     for assignment in graded:
-        # one nbgrader run for the whole class; a student whose notebook fails is logged
-        # and the others are still graded
-        _nbgrader(course, "autograde", assignment, "--force", *timeout, check=False)
-        _nbgrader(course, "generate_feedback", assignment, "--force", check=False)
+        students = sorted(s.name for s in submitted.iterdir() if (s / assignment).is_dir()
+                          and (only is None or s.name == only))
+        if not students:
+            continue
+        results = grading.judge_all(course, assignment, _notebook_of(course, assignment),
+                                    students, timeout, sandboxed)
+        for student, result in results.items():
+            found = [{k: f[k] for k in ("exercise", "flag", "note")}
+                     for f in result.get("flags", [])]
+            if not result.get("sandboxed", sandboxed):
+                found.insert(0, {"exercise": None, "flag": "unsandboxed",
+                                 "note": "graded without a sandbox (--unsandboxed): the "
+                                         "notebook's code could reach the course's files"})
+            flags.setdefault(student, {})[assignment] = found
+        # one nbgrader run for the class: it scores the judged outputs (no student code
+        # runs in it) and writes the gradebook and the feedback pages
+        student_option = [f"--student={only}"] if only else []
+        _nbgrader(course, "autograde", assignment, "--force", *student_option, check=False)
+        _nbgrader(course, "generate_feedback", assignment, "--force", *student_option,
+                  check=False)
         _write_notes(course, assignment)
+    _save_flags(course, flags)
     for row in rows(course):
         score = row["score"] or "-"
         print(f"{row['student']:<20} {row['assignment']:<28} {score:>5} / {row['max_score']}"
               + (f"   {row['note']}" if row["note"] else ""))
     print(f"feedback: {course / 'feedback'}/STUDENT/ASSIGNMENT/*.html")
     return 0
+
+
+FLAGS = "flags.json"
+
+
+def _flags(course: Path) -> dict:
+    """``{student: {assignment: [{"exercise", "flag", "note"}]}}``: what grading noticed
+    about a notebook besides its score (reference used, work delegated to minigrad,
+    tampering, graded unsandboxed)."""
+    path = course / FLAGS
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _save_flags(course: Path, flags: dict) -> None:
+    flags = {s: {a: f for a, f in by.items() if f} for s, by in flags.items()}
+    (course / FLAGS).write_text(json.dumps({s: by for s, by in flags.items() if by},
+                                           indent=1, sort_keys=True), encoding="utf-8")
 
 
 NOTE = '<div id="minigrad-note" style="{style}"><b>Note from grading:</b> {text}</div>'
