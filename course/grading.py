@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool, Float, Unicode
 
 JUDGED = "judged"
 RESULT = "result.json"
@@ -127,13 +128,28 @@ def result_path(course: Path, student: str, assignment: str) -> Path:
 class JudgedOutputs(Preprocessor):
     """nbgrader's ``Execute`` step, replaced: each code cell gets the outputs the judge
     recorded for it (the submission's own outputs were cleared by nbgrader before). A
-    cell the judge has no record of gets an error, so a test cell can never pass
-    unjudged."""
+    submission not judged yet (autograde started from the formgrader) is judged now, in
+    its sandbox. A cell the judge has no record of gets an error, so a test cell can
+    never pass unjudged."""
+
+    enabled = Bool(True)  # nbconvert's preprocessors are off unless enabled
+    course = Unicode("", help="the course folder (nbgrader's CourseDirectory.root)"
+                     ).tag(config=True)
+    timeout = Float(60, help="seconds a cell may run").tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
-        course = Path(os.environ.get("MINIGRAD_COURSE", "."))
-        path = result_path(course, info.get("student", ""), info.get("assignment", ""))
+        course = Path(os.environ.get("MINIGRAD_COURSE") or self.course or ".")
+        student, assignment = info.get("student", ""), info.get("assignment", "")
+        path = result_path(course, student, assignment)
+        notebook = f"{info.get('notebook', assignment)}.ipynb"
+        if (course / "submitted" / student / assignment / notebook).exists():
+            from . import sandbox
+
+            sandboxed = not os.environ.get("MINIGRAD_UNSANDBOXED")
+            if not sandboxed or sandbox.check() is None:  # kept results are reused
+                judge_all(course, assignment, notebook, [student], self.timeout,
+                          sandboxed, say=self.log.info)
         judged = []
         if path.exists():
             result = json.loads(path.read_text(encoding="utf-8"))
@@ -184,4 +200,6 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 c.Autograde.autograde_preprocessors = [
     "minigrad.course.grading.JudgedOutputs", IgnorePattern, ClearMetadataPreprocessor,
     LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+c.JudgedOutputs.course = c.CourseDirectory.root
+c.JudgedOutputs.timeout = c.Execute.timeout
 '''

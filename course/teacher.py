@@ -575,6 +575,9 @@ def grade(args: argparse.Namespace) -> int:
         # one nbgrader run for the class: it scores the judged outputs (no student code
         # runs in it) and writes the gradebook and the feedback pages
         student_option = [f"--student={only}"] if only else []
+        os.environ.pop("MINIGRAD_UNSANDBOXED", None)
+        if not sandboxed:
+            os.environ["MINIGRAD_UNSANDBOXED"] = "1"  # for nbgrader's process (judged already)
         _nbgrader(course, "autograde", assignment, "--force", *student_option, check=False)
         _nbgrader(course, "generate_feedback", assignment, "--force", *student_option,
                   check=False)
@@ -659,12 +662,26 @@ def _note(course: Path, problems: dict, student: str, assignment: str) -> str:
             cells = _read(notebook)["cells"]
         except (ValueError, KeyError, OSError):
             continue
-        stopped = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-                   or f"cell {index}" for index, cell in enumerate(cells)
-                   if any(o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", []))]
-        if stopped:
-            notes.append(f"{', '.join(map(repr, stopped))} ran past the time limit and was "
+        answers, chapter_cells, code_number = [], [], 0
+        for cell in cells:
+            if cell.get("cell_type") != "code":
+                continue
+            code_number += 1
+            if not any(o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
+                continue
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("solution"):
+                answers.append(repr(meta.get("grade_id")))
+            else:  # the chapter's own code (or a test): numbered as the student counts
+                chapter_cells.append(f"code cell {code_number}"
+                                     + (f" ({meta['grade_id']})" if meta.get("grade_id") else ""))
+        if answers:
+            notes.append(f"{', '.join(answers)} ran past the time limit and was "
                          "stopped (an endless loop?); the cells after it were still run.")
+        if chapter_cells:
+            notes.append(f"{', '.join(chapter_cells)}, which holds no answer, ran past the "
+                         "time limit and was stopped: an earlier answer may be too slow (or "
+                         "the grading machine too busy); the cells after it were still run.")
     return " ".join(n for n in notes if n)
 
 
