@@ -49,7 +49,7 @@ def _key(submission: Path, source: Path, timeout: float, sandboxed: bool,
          version: str) -> str:
     digest = hashlib.sha256()
     for part in (submission.read_bytes(), source.read_bytes(),
-                 f"{timeout}:{sandboxed}:{version}".encode()):
+                 f"{float(timeout):g}:{sandboxed}:{version}".encode()):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
 
