@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
-from traitlets import List, Unicode
+from traitlets import Bool, List, Unicode
 
 from .authoring import HIDDEN_MARKERS
 
@@ -48,6 +48,7 @@ def without_hidden_tests(source: str) -> str:
 class StudentFeedback(Preprocessor):
     """Hide hidden tests and the teacher's paths in the notebook a feedback page shows."""
 
+    enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off by default
     course_root = Unicode("", help="the course folder, shown to students as 'course'"
                           ).tag(config=True)
     private_paths = List(Unicode(), help="more folders whose paths are not shown").tag(

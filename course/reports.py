@@ -279,11 +279,15 @@ def _write_moodle(course: Path, rows: list[dict], path: Path) -> list[Path]:
 # --- similar answers ----------------------------------------------------------------------
 
 
-# two answers are "nearly identical" when each has this share of its fingerprints in the
-# other; shorter answers than MIN_TOKENS (after copydetect's normalisation, and without
-# the code every student was given) are too short to tell copying from the obvious answer
+# Two answers are "nearly identical" when each has this share of its fingerprints in the
+# other. Sizes are counted in copydetect's normalised code (names become V, no spaces or
+# comments: chapter 1's answers are 50-80 long), without the code every student was
+# handed out. An answer shorter than REFERENCE_TOKENS is not compared with the reference:
+# a few lines have one obvious way to be written. Two students are compared on what they
+# wrote beyond the reference answer, if PAIR_TOKENS long: a shared unusual answer.
 SIMILAR = 0.9
-MIN_TOKENS = 100
+REFERENCE_TOKENS = 100
+PAIR_TOKENS = 60
 NOISE, GUARANTEE = 10, 10  # copydetect's k-gram length and winnowing window, in tokens
 
 
@@ -318,14 +322,15 @@ def _similarity(first, second) -> float:
 REFERENCE = "the reference solution"
 
 
-def similar_answers(course: Path, assignment: str, min_tokens: int = MIN_TOKENS
-                    ) -> list[tuple[str, str, str, float]]:
+def similar_answers(course: Path, assignment: str, reference_tokens: int = REFERENCE_TOKENS,
+                    pair_tokens: int = PAIR_TOKENS) -> list[tuple[str, str, str, float]]:
     """``(student, exercise, other, share)`` for each answer nearly identical to the
     chapter's reference answer (``other`` is ``REFERENCE``) or to another student's,
     exercise by exercise, by copydetect's fingerprints (renamed variables and changed
     comments or spacing do not hide a copy). The code every student was handed out is
-    left out of the comparison; two students who both wrote the reference answer are
-    reported as such, not as a pair. Writes each answer to
+    left out of the comparison, and so is, between two students, the code they share with
+    the reference answer (two students who both wrote the reference answer are reported
+    as such, not as a pair). Writes each answer to
     ``answers/ASSIGNMENT/EXERCISE/STUDENT.py``."""
     course = Path(course)
     path = _notebook(course, assignment)
@@ -346,22 +351,22 @@ def similar_answers(course: Path, assignment: str, min_tokens: int = MIN_TOKENS
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "_reference.py").write_text(answer, encoding="utf-8")
         given = list(_fingerprint(released.get(exercise, "")).hashes)
-        prints = {REFERENCE: _fingerprint(answer, given)}
-        for student, theirs in returned.items():
+        reference_print = _fingerprint(answer, given)
+        beyond = given + list(reference_print.hashes)
+        prints, own = {}, {}
+        for student, theirs in sorted(returned.items()):
             if exercise in theirs:
                 (folder / f"{student}.py").write_text(theirs[exercise], encoding="utf-8")
                 prints[student] = _fingerprint(theirs[exercise], given)
-        long_enough = {name for name, p in prints.items() if p.token_coverage >= min_tokens}
-        students = sorted(long_enough - {REFERENCE})
-        like_reference = set()
-        for student in students if REFERENCE in long_enough else []:
-            if (share := _similarity(prints[student], prints[REFERENCE])) >= SIMILAR:
-                like_reference.add(student)
-                found.append((student, exercise, REFERENCE, share))
-        for first, second in itertools.combinations(students, 2):
-            if {first, second} <= like_reference:
-                continue
-            if (share := _similarity(prints[first], prints[second])) >= SIMILAR:
+                own[student] = _fingerprint(theirs[exercise], beyond)
+        if reference_print.token_coverage >= reference_tokens:
+            for student, print_ in prints.items():
+                if print_.token_coverage >= reference_tokens and \
+                        (share := _similarity(print_, reference_print)) >= SIMILAR:
+                    found.append((student, exercise, REFERENCE, share))
+        unusual = [s for s in prints if own[s].token_coverage >= pair_tokens]
+        for first, second in itertools.combinations(unusual, 2):
+            if (share := _similarity(own[first], own[second])) >= SIMILAR:
                 found += [(first, exercise, second, share), (second, exercise, first, share)]
     return found
 

@@ -622,6 +622,12 @@ def _write_notes(course: Path, assignment: str) -> None:
 def _tidy_feedback(course: Path, assignment: str) -> None:
     from .feedback_page import tidy  # needs nbconvert, which nbgrader brings
 
+    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    if "StudentFeedback" not in config:  # a course folder made by an older minigrad
+        print(f"note: the feedback pages may show hidden tests and your file paths; add "
+              f"these lines to {course / 'nbgrader_config.py'} and grade again:\n"
+              f"c.GenerateFeedback.preprocessors = {FEEDBACK_PREPROCESSORS!r}\n"
+              f"c.StudentFeedback.course_root = {str(course)!r}")
     name = _notebook_of(course, assignment)
     exercise_of = reports.exercise_of_tests(_read(course / "source" / assignment / name))
     for page in (course / "feedback").glob(f"*/{assignment}/{Path(name).stem}.html"):
