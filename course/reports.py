@@ -112,7 +112,7 @@ def _notebook(course: Path, assignment: str) -> Path:
     return path
 
 
-def _cells(notebook: dict) -> list[tuple[dict, dict]]:
+def exercise_cells(notebook: dict) -> list[tuple[dict, dict]]:
     """``(cell, nbgrader metadata)`` of the exercise cells, from their tags (as ``init``
     writes them) or, failing that, from nbgrader's own metadata."""
     found = []
@@ -128,7 +128,7 @@ def exercises(notebook: dict) -> dict[str, list[str]]:
     cell (its grade_id, e.g. ``mymul``); a test cell ``ID-tests`` belongs to the exercise
     ``ID``, else to the longest exercise id its own id starts with (``unbroadcast-example-
     tests`` to ``unbroadcast``), else to the solution cell above it."""
-    cells = _cells(notebook)
+    cells = exercise_cells(notebook)
     solutions = [meta["grade_id"] for _, meta in cells if meta.get("solution")]
     made: dict[str, list[str]] = {grade_id: [] for grade_id in solutions}
     above = None
@@ -302,7 +302,7 @@ def answers(notebook: dict) -> dict[str, str]:
     markers = SOLUTION_MARKERS + HIDDEN_MARKERS
     return {meta["grade_id"]: "\n".join(line for line in _text(cell).splitlines()
                                         if not any(m in line for m in markers))
-            for cell, meta in _cells(notebook) if meta.get("solution")}
+            for cell, meta in exercise_cells(notebook) if meta.get("solution")}
 
 
 def _fingerprint(code: str, boilerplate=None):

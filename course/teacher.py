@@ -827,16 +827,19 @@ def check(args: argparse.Namespace) -> int:
     if not failed:
         print(f"Success! Every check of {notebook.name} passes.")
         return 0
-    cells = {_text(cell["source"]).strip(): meta["grade_id"] for cell, meta in
-             reports._cells(_read(notebook))}
+    test_of = {_text(cell["source"]).strip(): meta["grade_id"] for cell, meta in
+               reports.exercise_cells(_read(notebook))}
     exercise_of = reports.exercise_of_tests(_read(notebook))
-    print(f"{len(failed)} check(s) of {notebook.name} do not pass yet:")
+    by_exercise: dict[str, list[tuple[str, str]]] = {}  # in the notebook's order
     for cell in failed:
-        test = cells.get(cell["source"].strip())
-        exercise = exercise_of.get(test, test)
-        title = f"exercise {exercise}" + (f" (test cell {test})" if test else "") \
-            if exercise else "a test cell"
+        test = test_of.get(cell["source"].strip(), "")
+        by_exercise.setdefault(exercise_of.get(test, test), []).append(
+            (test, _message(cell["raw_error"])))
+    print(f"{len(by_exercise)} exercise(s) of {notebook.name} do not pass their checks yet:")
+    for exercise, failures in by_exercise.items():
+        tests = ", ".join(test for test, _ in failures if test)
+        title = f"exercise {exercise} (test cell {tests})" if exercise else "a test cell"
         print(f"\n--- {title} " + "-" * max(3, 86 - len(title)))
-        print(_message(cell["raw_error"]))
+        print("\n\n".join(message for _, message in failures))
     print("\nFix them one at a time, from the top, and check again.")
     return 1

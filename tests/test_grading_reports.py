@@ -265,7 +265,7 @@ def test_check_names_each_failing_exercise_with_its_whole_message(graded, tmp_pa
     path.write_text(json.dumps(notebook), encoding="utf-8")
     assert cli.main(["check", str(path), "--timeout", str(TIMEOUT)]) == 1
     out = capsys.readouterr().out
-    assert "2 check(s)" in out
+    assert "2 exercise(s)" in out
     assert "--- exercise myexp (test cell myexp-tests)" in out
     assert "--- exercise mydiv (test cell mydiv-tests)" in out
     assert words in out and "write grad_output * ... into a new array" in out
