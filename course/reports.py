@@ -19,6 +19,7 @@ functions that need them.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -50,6 +51,23 @@ def _read_json(path: Path) -> dict:
 _write_lock = threading.Lock()
 
 
+@contextlib.contextmanager
+def _locked(course: Path):
+    """One writer at a time, across threads and (where fcntl exists) processes: grading
+    may run students in parallel, each adding its flags."""
+    with _write_lock, open(Path(course) / ".reports.lock", "a") as handle:
+        try:
+            import fcntl
+        except ImportError:  # Windows: threads only
+            yield
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _write_json(path: Path, data: dict) -> None:
     """Replace ``path`` in one step (a reader never sees half a file)."""
     with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False,
@@ -72,7 +90,7 @@ def add_flag(course: Path, student: str, assignment: str, exercise: str | None, 
     if flag not in FLAG_KINDS:
         raise ValueError(f"unknown flag {flag!r}; one of {sorted(FLAG_KINDS)}")
     entry = {"exercise": exercise, "flag": flag, "note": note}
-    with _write_lock:
+    with _locked(course):
         flags = read_flags(course)
         kept = flags.setdefault(student, {}).setdefault(assignment, [])
         if entry not in kept:
@@ -84,7 +102,7 @@ def clear_flags(course: Path, assignment: str, flag: str | None = None,
                 student: str | None = None) -> None:
     """Forget the flags of an assignment (only one kind, or one student's, if given): a
     regrade writes them anew."""
-    with _write_lock:
+    with _locked(course):
         flags = read_flags(course)
         for name, assignments in flags.items():
             if student is not None and name != student:
@@ -184,7 +202,7 @@ def remember_student(course: Path, student: str, assignment: str, name: str,
                      canvas_user: str | None = None) -> None:
     """Keep what an LMS download said about a student (``collect`` calls it)."""
     path = Path(course) / STUDENTS
-    with _write_lock:
+    with _locked(course):
         students = _read_json(path)
         known = students.setdefault(student, {})
         known["name"] = name

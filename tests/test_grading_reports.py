@@ -273,3 +273,15 @@ def test_check_names_each_failing_exercise_with_its_whole_message(graded, tmp_pa
     body = out.split("\n", 1)[1].replace("grad_output * ...", "").replace("*= ...", "")
     assert "..." not in body
     assert "Traceback" not in out and len(out.splitlines()) < 40
+
+
+def test_flags_are_kept_once_and_a_regrade_clears_its_own_kind(tmp_path):
+    reports.add_flag(tmp_path, "ada", CHAPTER, None, "unsandboxed", "no sandbox here")
+    reports.add_flag(tmp_path, "ada", CHAPTER, "mymul", "similar", "like bob's")
+    reports.add_flag(tmp_path, "ada", CHAPTER, "mymul", "similar", "like bob's")
+    assert len(reports.read_flags(tmp_path)["ada"][CHAPTER]) == 2
+    reports.clear_flags(tmp_path, CHAPTER, flag="similar")
+    assert reports.flags_text(reports.read_flags(tmp_path)["ada"][CHAPTER]) == \
+        "unsandboxed: no sandbox here"
+    with pytest.raises(ValueError, match="unknown flag"):
+        reports.add_flag(tmp_path, "ada", CHAPTER, None, "sneaky", "")
