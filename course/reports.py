@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import datetime
 import io
 import itertools
 import json
@@ -263,8 +264,12 @@ def _write_canvas(course: Path, rows: list[dict], path: Path) -> Path:
     return path
 
 
-MOODLE_COLUMNS = ["Identifier", "Full name", "Status", "Grade", "Maximum Grade",
-                  "Feedback comments"]
+# the columns of the worksheet Moodle hands out; its upload needs Identifier, Grade and
+# Last modified (grade) (a grade changed in Moodle after that time is kept, unless the
+# teacher ticks "Allow updating records that have been modified more recently in Moodle")
+MOODLE_COLUMNS = ["Identifier", "Full name", "Email address", "Status", "Grade",
+                  "Maximum Grade", "Grade can be changed", "Last modified (submission)",
+                  "Last modified (grade)", "Feedback comments"]
 
 
 def _write_moodle(course: Path, rows: list[dict], path: Path) -> list[Path]:
@@ -274,6 +279,7 @@ def _write_moodle(course: Path, rows: list[dict], path: Path) -> list[Path]:
     several assignments, ``grades.csv`` becomes ``grades_ASSIGNMENT.csv``."""
     students = read_students(course)
     assignments = list(dict.fromkeys(row["assignment"] for row in rows))
+    now = datetime.datetime.now().strftime("%A, %d %B %Y, %I:%M %p")  # as Moodle writes it
     written = []
     for assignment in assignments:
         target = path if len(assignments) == 1 else \
@@ -287,9 +293,9 @@ def _write_moodle(course: Path, rows: list[dict], path: Path) -> list[Path]:
                 known = students.get(row["student"], {})
                 participant = known.get("moodle_participant", {}).get(assignment)
                 writer.writerow([f"Participant {participant}" if participant
-                                 else row["student"], known.get("name", row["student"]),
-                                 row["status"], row["score"], row["max_score"],
-                                 "; ".join(n for n in (row["note"], row["flags"]) if n)])
+                                 else row["student"], known.get("name", row["student"]), "",
+                                 row["status"], row["score"], row["max_score"], "Yes", "",
+                                 now, "; ".join(n for n in (row["note"], row["flags"]) if n)])
         written.append(target)
     return written
 
