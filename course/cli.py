@@ -11,6 +11,8 @@ work underneath)::
     minigrad-course grade [--timeout 60] [--student ID]  sandboxed autograde, feedback
     minigrad-course feedback                           on a hub: return it through the exchange
     minigrad-course export grades.csv                  one row per student and assignment
+    minigrad-course export --format canvas FILE        the grades for Canvas's (or Moodle's)
+                                                       gradebook import
 
 For students::
 
@@ -41,7 +43,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import student, teacher
+from . import reports, student, teacher
 
 
 @dataclass
@@ -94,6 +96,10 @@ def _grade_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("csv", metavar="GRADES_CSV", help="file to write")
+    parser.add_argument("--format", choices=reports.FORMATS, default="csv",
+                        help="csv: a row per student and assignment, a column per exercise, "
+                             "the flags; canvas, moodle: that LMS's gradebook import (Moodle: "
+                             "one file per assignment) (default: %(default)s)")
     _course_option(parser)
 
 

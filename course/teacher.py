@@ -15,7 +15,6 @@ it.
 from __future__ import annotations
 
 import argparse
-import csv
 import html
 import json
 import os
@@ -23,10 +22,11 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import threading
 from pathlib import Path
 
-from . import sandbox
+from . import reports, sandbox
 from .authoring import apply_exercise_tags, graded_cells
 from .grading import AUTOGRADE_CONFIG
 
@@ -35,6 +35,11 @@ CHAPTER = re.compile(r"^(\d+)_\w+\.ipynb$")
 REPOSITORY_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 DATA_FOLDER = "data"  # notebooks/data/: files the chapters read, copied next to each one
 PROBLEMS = "problems.json"
+# nbgrader's feedback preprocessors and minigrad's (course/feedback_page.py, imported by
+# nbgrader only: it needs nbconvert)
+FEEDBACK_PREPROCESSORS = ["nbgrader.preprocessors.GetGrades",
+                          "minigrad.course.feedback_page.StudentFeedback",
+                          "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
 
 
 class CourseError(Exception):
@@ -114,7 +119,11 @@ c.CourseDirectory.db_url = {db_url!r}
 c.Execute.timeout = {timeout}
 c.Execute.interrupt_on_timeout = True
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
-''' + AUTOGRADE_CONFIG
+# the feedback pages students get show no hidden test's source and none of this folder's
+# paths (minigrad/course/feedback_page.py)
+c.GenerateFeedback.preprocessors = {preprocessors!r}
+c.StudentFeedback.course_root = {root!r}
+''' + AUTOGRADE_CONFIG.replace("{", "{{").replace("}", "}}")
 EXCHANGE_CONFIG = '''\
 # nbgrader's exchange (the folder students fetch from and submit to, on a JupyterHub)
 c.Exchange.root = {root!r}
@@ -168,7 +177,8 @@ def init(args: argparse.Namespace) -> int:
         if (notebooks / DATA_FOLDER).is_dir():
             shutil.copytree(notebooks / DATA_FOLDER, target / DATA_FOLDER, dirs_exist_ok=True)
     config = CONFIG.format(course_id=args.course_id, root=str(course),
-                           db_url=f"sqlite:///{course / 'gradebook.db'}", timeout=args.timeout)
+                           db_url=f"sqlite:///{course / 'gradebook.db'}", timeout=args.timeout,
+                           preprocessors=FEEDBACK_PREPROCESSORS)
     if args.exchange:
         config += EXCHANGE_CONFIG.format(root=str(Path(args.exchange).resolve()))
     (course / "nbgrader_config.py").write_text(config, encoding="utf-8")
@@ -295,8 +305,10 @@ def _exchange(course: Path) -> Path:
 # What LMS downloads add to a student's name: Moodle makes one folder per student,
 # "Ada Lovelace_1234_assignsubmission_file_"; Canvas names each file
 # "lovelaceada_1234_567890_01_autograd_from_scratch.ipynb" (with "_LATE" when late).
-MOODLE_FOLDER = re.compile(r"_\d+_assignsubmission_\w*$")
-CANVAS_FILE = re.compile(r"^(?P<student>[^_]+)(?:_LATE)?_\d+_\d+_")
+# The numbers are the LMS's own ids (Moodle's participant id, Canvas's user id), which its
+# grade import wants back: collect keeps them in students.json (course/reports.py).
+MOODLE_FOLDER = re.compile(r"_(?P<participant>\d+)_assignsubmission_\w*$")
+CANVAS_FILE = re.compile(r"^(?P<student>[^_]+)(?:_LATE)?_(?P<user>\d+)_\d+_")
 
 
 def _student_id(name: str) -> str:
@@ -308,18 +320,28 @@ def _student_id(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_.") or "student"
 
 
-def _returned(submissions: Path) -> list[tuple[str, Path]]:
-    """``(student, notebook)`` pairs: ``STUDENT.ipynb`` files directly in the folder, and
-    ``STUDENT/*.ipynb`` (one folder per student, as LMS exports often are)."""
-    pairs = []
+def _lms_names(name: str) -> dict[str, str | None]:
+    """What an LMS's file or folder name says of the student: the name as the LMS wrote
+    it, Moodle's participant id, Canvas's user id (None when absent)."""
+    moodle, canvas = MOODLE_FOLDER.search(name), CANVAS_FILE.match(name)
+    return {"name": MOODLE_FOLDER.sub("", name) if moodle else
+            canvas["student"] if canvas else name,
+            "moodle_participant": moodle and moodle["participant"],
+            "canvas_user": canvas and canvas["user"]}
+
+
+def _returned(submissions: Path) -> list[tuple[str, Path, str]]:
+    """``(student, notebook, name as written)``: ``STUDENT.ipynb`` files directly in the
+    folder, and ``STUDENT/*.ipynb`` (one folder per student, as LMS exports often are)."""
+    found = []
     for entry in sorted(submissions.iterdir()):
         if entry.is_file() and entry.suffix == ".ipynb":
-            pairs.append((_student_id(entry.stem), entry))
+            found.append((_student_id(entry.stem), entry, entry.stem))
         elif entry.is_dir() and not entry.name.startswith("."):
             for notebook in sorted(entry.rglob("*.ipynb")):
                 if ".ipynb_checkpoints" not in notebook.parts:
-                    pairs.append((_student_id(entry.name), notebook))
-    return pairs
+                    found.append((_student_id(entry.name), notebook, entry.name))
+    return found
 
 
 def _which_assignment(path: Path, assignments: list[str], given: str | None) -> str | None:
@@ -411,7 +433,7 @@ def collect(args: argparse.Namespace) -> int:
         raise CourseError(f"{submissions} is not a folder of returned notebooks")
     problems = _problems(course)
     filed, seen = 0, {}
-    for student, path in _returned(submissions):
+    for student, path, written in _returned(submissions):
         assignment = _which_assignment(path, assignments, args.assignment)
         if assignment is None:
             print(f"skipped {path}: which assignment is it? Name it NN_... like the chapter, "
@@ -427,6 +449,7 @@ def collect(args: argparse.Namespace) -> int:
             shutil.rmtree(target)
         target.mkdir(parents=True)
         filed += _file(course, student, assignment, path, target, problems)
+        reports.remember_student(course, student, assignment, **_lms_names(written))
     _save_problems(course, problems)
     print(f"filed {filed} notebook(s) in {course / 'submitted'}. Next: minigrad-course grade")
     return 0
@@ -556,7 +579,6 @@ def grade(args: argparse.Namespace) -> int:
     only = getattr(args, "student", None)
     if only and not (submitted / only).is_dir():
         raise CourseError(f"no submissions from {only!r} in {submitted}")
-    flags = _flags(course)
     for assignment in graded:
         students = sorted(s.name for s in submitted.iterdir() if (s / assignment).is_dir()
                           and (only is None or s.name == only))
@@ -564,14 +586,15 @@ def grade(args: argparse.Namespace) -> int:
             continue
         results = grading.judge_all(course, assignment, _notebook_of(course, assignment),
                                     students, timeout, sandboxed)
-        for student, result in results.items():
-            found = [{k: f[k] for k in ("exercise", "flag", "note")}
-                     for f in result.get("flags", [])]
+        for student, result in results.items():  # what the judge noticed, anew
+            reports.clear_flags(course, assignment, student=student)
             if not result.get("sandboxed", sandboxed):
-                found.insert(0, {"exercise": None, "flag": "unsandboxed",
-                                 "note": "graded without a sandbox (--unsandboxed): the "
-                                         "notebook's code could reach the course's files"})
-            flags.setdefault(student, {})[assignment] = found
+                reports.add_flag(course, student, assignment, None, "unsandboxed",
+                                 "graded without a sandbox (--unsandboxed): the notebook's "
+                                 "code could reach the course's files")
+            for flag in result.get("flags", []):
+                reports.add_flag(course, student, assignment, flag["exercise"], flag["flag"],
+                                 flag["note"])
         # one nbgrader run for the class: it scores the judged outputs (no student code
         # runs in it) and writes the gradebook and the feedback pages
         student_option = [f"--student={only}"] if only else []
@@ -582,30 +605,10 @@ def grade(args: argparse.Namespace) -> int:
         _nbgrader(course, "generate_feedback", assignment, "--force", *student_option,
                   check=False)
         _write_notes(course, assignment)
-    _save_flags(course, flags)
-    for row in rows(course):
-        score = row["score"] or "-"
-        print(f"{row['student']:<20} {row['assignment']:<28} {score:>5} / {row['max_score']}"
-              + (f"   {row['note']}" if row["note"] else ""))
+        reports.flag_similar(course, assignment)
+    print_grades(course)
     print(f"feedback: {course / 'feedback'}/STUDENT/ASSIGNMENT/*.html")
     return 0
-
-
-FLAGS = "flags.json"
-
-
-def _flags(course: Path) -> dict:
-    """``{student: {assignment: [{"exercise", "flag", "note"}]}}``: what grading noticed
-    about a notebook besides its score (reference used, work delegated to minigrad,
-    tampering, graded unsandboxed)."""
-    path = course / FLAGS
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-
-def _save_flags(course: Path, flags: dict) -> None:
-    flags = {s: {a: f for a, f in by.items() if f} for s, by in flags.items()}
-    (course / FLAGS).write_text(json.dumps({s: by for s, by in flags.items() if by},
-                                           indent=1, sort_keys=True), encoding="utf-8")
 
 
 NOTE = '<div id="minigrad-note" style="{style}"><b>Note from grading:</b> {text}</div>'
@@ -616,8 +619,11 @@ NOTE_STYLE = ("border: 2px solid #c60; background: #fff4e5; padding: 0.6em 1em; 
 def _write_notes(course: Path, assignment: str) -> None:
     """What went wrong with a student's notebook, in their feedback too: at the top of the
     feedback page, or, for a notebook that could not be read (collected from the
-    exchange), a page of its own that ``feedback`` returns like the others."""
+    exchange), a page of its own that ``feedback`` returns like the others. Every page
+    also gets its checks named after their exercises, and no MathJax from the CDN
+    (``feedback_page.tidy``)."""
     name = Path(_notebook_of(course, assignment)).stem
+    _tidy_feedback(course, assignment)
     problems = _problems(course)
     students = set(problems) | {p.parent.name for p in
                                 (course / "autograded").glob(f"*/{assignment}")}
@@ -651,6 +657,24 @@ def _write_notes(course: Path, assignment: str) -> None:
                             f"{html.escape(name)}: not graded</title></head><body>"
                             f"{NOTE.format(style=NOTE_STYLE, text=html.escape(student_text))}"
                             f"<p>{html.escape(text)}</p></body></html>\n", encoding="utf-8")
+
+
+def _tidy_feedback(course: Path, assignment: str) -> None:
+    from .feedback_page import tidy  # needs nbconvert, which nbgrader brings
+
+    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    if "StudentFeedback" not in config:  # a course folder made by an older minigrad
+        print(f"note: the feedback pages may show hidden tests and your file paths; add "
+              f"these lines to {course / 'nbgrader_config.py'} and grade again:\n"
+              f"c.GenerateFeedback.preprocessors = {FEEDBACK_PREPROCESSORS!r}\n"
+              f"c.StudentFeedback.course_root = {str(course)!r}")
+    name = _notebook_of(course, assignment)
+    exercise_of = reports.exercise_of_tests(_read(course / "source" / assignment / name))
+    for page in (course / "feedback").glob(f"*/{assignment}/{Path(name).stem}.html"):
+        content = page.read_text(encoding="utf-8")
+        tidied = tidy(content, exercise_of)
+        if tidied != content:
+            page.write_text(tidied, encoding="utf-8")
 
 
 def _note(course: Path, problems: dict, student: str, assignment: str) -> str:
@@ -687,16 +711,22 @@ def _note(course: Path, problems: dict, student: str, assignment: str) -> str:
 
 def rows(course: Path) -> list[dict]:
     """One row per student and assignment: the score from nbgrader's gradebook, the
-    maximum, a status (graded, not graded, not returned) and what went wrong, if anything."""
+    maximum, a status (graded, not graded, not returned), what went wrong, if anything,
+    ``exercises`` (``{exercise: score}``, every exercise of the assignment, blank when not
+    graded) and ``flags`` (what grading flagged, as one line: ``reports.flags_text``)."""
     problems = _problems(course)
+    flags = reports.read_flags(course)
     students = set(problems)
     if (course / "submitted").is_dir():
         students |= {p.name for p in (course / "submitted").iterdir() if p.is_dir()}
-    scores = _scores(course) if (course / "gradebook.db").exists() else {}
+    graded = (course / "gradebook.db").exists()
+    scores = _scores(course) if graded else {}
     made = []
     for assignment in _assignments(course):
-        max_score = sum(graded_cells(_read(course / "source" / assignment /
-                                           _notebook_of(course, assignment))).values())
+        source = _read(course / "source" / assignment / _notebook_of(course, assignment))
+        max_score = sum(graded_cells(source).values())
+        exercises = reports.exercises(source)
+        by_exercise = reports.exercise_scores(course, assignment) if graded else {}
         for student in sorted(students):
             score = scores.get((student, assignment))
             note = _note(course, problems, student, assignment)
@@ -708,10 +738,24 @@ def rows(course: Path) -> list[dict]:
                 note = note or "nbgrader could not grade it (see nbgrader.log)"
             else:
                 status = "not returned"
+            theirs = by_exercise.get(student, {}) if score is not None else {}
             made.append({"student": student, "assignment": assignment,
                          "score": "" if score is None else f"{score:g}",
-                         "max_score": f"{max_score:g}", "status": status, "note": note})
+                         "max_score": f"{max_score:g}", "status": status, "note": note,
+                         "exercises": {e: f"{theirs[e]:g}" if e in theirs else ""
+                                       for e in exercises},
+                         "flags": reports.flags_text(flags.get(student, {})
+                                                     .get(assignment, []))})
     return made
+
+
+def print_grades(course: Path) -> None:
+    """The table ``grade`` prints: score, notes and flags of each student and assignment."""
+    for row in rows(course):
+        score = row["score"] or "-"
+        print(f"{row['student']:<20} {row['assignment']:<28} {score:>5} / {row['max_score']}"
+              + (f"   {row['note']}" if row["note"] else "")
+              + (f"   FLAGGED: {row['flags']}" if row["flags"] else ""))
 
 
 def _scores(course: Path) -> dict[tuple[str, str], float]:
@@ -772,30 +816,84 @@ def feedback(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
+    """The grades as CSV: minigrad's own table (one row per student and assignment, a
+    column per exercise, the flags), or the gradebook-import format of Canvas or Moodle."""
     course = _course(args)
     made = rows(course)
-    path = Path(args.csv)
-    with open(path, "w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, ["student", "assignment", "score", "max_score", "status",
-                                       "note"])
-        writer.writeheader()
-        writer.writerows(made)
-    print(f"wrote {len(made)} row(s) to {path}")
+    written = reports.write_grades(course, made, Path(args.csv), args.format)
+    print(f"wrote {len(made)} row(s) to {', '.join(map(str, written))}"
+          + ("" if args.format == "csv" else f" ({args.format}'s import format)"))
     return 0
 
 
 # --- check (students) ------------------------------------------------------------------
 
 
+# Run in a separate Python (the notebook's kernel is started from there): nbgrader's
+# validator, its results as JSON on the last line.
+VALIDATE = """
+import json, sys
+from traitlets.config import Config
+from nbgrader.validator import Validator
+config = Config()
+config.Execute.timeout = int(sys.argv[2])
+print(json.dumps(Validator(config=config).validate(sys.argv[1])))
+"""
+FRAME = re.compile(r"^(File |Cell In|Input In|-{20,})")
+EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
+
+
+def _message(error: str) -> str:
+    """The error's own message, without the traceback above it: from the exception's
+    name (the first line at the left margin after the last frame) to the end."""
+    lines = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", error).rstrip().splitlines()
+    last_frame = max((i for i, line in enumerate(lines) if FRAME.match(line)), default=-1)
+    start = next((i for i in range(last_frame + 1, len(lines))
+                  if EXCEPTION.match(lines[i])), last_frame + 1)
+    message = "\n".join(lines[start:]).strip() or error.strip()
+    return message.removeprefix("AssertionError: ")  # how every checker reports
+
+
 def check(args: argparse.Namespace) -> int:
+    """Run the notebook's checks as grading will (``nbgrader validate``), and print one
+    block per exercise not passed yet, named, with the checker's whole message."""
     notebook = Path(args.notebook).resolve()
     if not notebook.exists():
         raise CourseError(f"no notebook {notebook}")
     _need_nbgrader()
-    result = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(notebook),
-                             f"--Execute.timeout={args.timeout}"],
+    print(f"running {notebook.name} from top to bottom, as grading will...", flush=True)
+    result = subprocess.run([sys.executable, "-c", VALIDATE, str(notebook), str(args.timeout)],
                             cwd=notebook.parent, capture_output=True, text=True,
                             env=_environment())
-    output = result.stdout.strip() or result.stderr.strip()
-    print(output)
-    return 0 if result.returncode == 0 and "Success!" in output else 1
+    try:
+        found = json.loads(result.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        print((result.stderr or result.stdout).strip())
+        return 1
+    if found.get("type_changed") or found.get("changed"):
+        print("Some cells that must not be edited were changed (or changed type): get them "
+              "back from the copy you were given (on a workspace: minigrad-course reset "
+              "CHAPTER TEST-CELL), then check again.")
+        for cell in found.get("type_changed", []) + found.get("changed", []):
+            print("\n" + textwrap.indent(cell["source"], "    "))
+        return 1
+    failed = found.get("failed", [])
+    if not failed:
+        print(f"Success! Every check of {notebook.name} passes.")
+        return 0
+    test_of = {_text(cell["source"]).strip(): meta["grade_id"] for cell, meta in
+               reports.exercise_cells(_read(notebook))}
+    exercise_of = reports.exercise_of_tests(_read(notebook))
+    by_exercise: dict[str, list[tuple[str, str]]] = {}  # in the notebook's order
+    for cell in failed:
+        test = test_of.get(cell["source"].strip(), "")
+        by_exercise.setdefault(exercise_of.get(test, test), []).append(
+            (test, _message(cell["raw_error"])))
+    print(f"{len(by_exercise)} exercise(s) of {notebook.name} do not pass their checks yet:")
+    for exercise, failures in by_exercise.items():
+        tests = ", ".join(test for test, _ in failures if test)
+        title = f"exercise {exercise} (test cell {tests})" if exercise else "a test cell"
+        print(f"\n--- {title} " + "-" * max(3, 86 - len(title)))
+        print("\n\n".join(message for _, message in failures))
+    print("\nFix them one at a time, from the top, and check again.")
+    return 1
