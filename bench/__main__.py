@@ -164,46 +164,61 @@ def run_gradient_flow(rounds: int) -> Row:
 
 
 GRADING_STUDENTS = 30
+GRADING_TIMEOUT = 10  # seconds a cell may run: chapter 1's cells take well under one
+GRADING_TARGET = 60  # seconds for the class (issue 27)
 
 
 def run_grading() -> Row:
-    """``minigrad-course grade`` (nbgrader autograde, then feedback) for a class of 30
-    returned copies of chapter 1: a third right, a third blank, a third with a mistake."""
+    """``minigrad-course grade --timeout 10`` (each notebook judged in its sandbox, then
+    nbgrader's scores and feedback pages) for a class of 30 returned copies of chapter 1:
+    10 right, 10 with a typical mistake, 5 blank, 3 that loop forever, 2 broken files."""
     import contextlib
     import io
     import json
     import tempfile
 
-    what = (f"minigrad-course grade: {GRADING_STUDENTS} submissions of chapter 1 "
-            "(autograde with nbgrader, then feedback HTML)")
+    what = (f"minigrad-course grade --timeout {GRADING_TIMEOUT}: {GRADING_STUDENTS} "
+            "submissions of chapter 1 (10 right, 10 with a mistake, 5 blank, 3 looping, "
+            "2 broken), sandboxed, with feedback")
     if importlib.util.find_spec("nbgrader") is None:
         return Row("grading", what, "skipped: nbgrader is not installed")
-    from minigrad.course import cli
+    from minigrad.course import cli, sandbox
 
+    if sandbox.check():
+        return Row("grading", what, f"skipped: {sandbox.check()}")
     chapter = ROOT / "notebooks" / "01_autograd_from_scratch.ipynb"
     with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()):
         course, returned = Path(folder) / "course", Path(folder) / "returned"
         quiet = ["--course", str(course)]
-        if cli.main(["init", str(course), "--chapters", "1"]) or cli.main(["release", *quiet]):
+        if cli.main(["init", str(course), "--chapters", "1", "--timeout",
+                     str(GRADING_TIMEOUT)]) or cli.main(["release", *quiet]):
             return Row("grading", what, "FAILED: init or release", met=False)
         solved = json.loads(chapter.read_text(encoding="utf-8"))
         blank = json.loads((course / "release" / chapter.stem / chapter.name).read_text())
-        wrong = json.loads(json.dumps(solved))
+        wrong, looping = json.loads(json.dumps(solved)), json.loads(json.dumps(solved))
         for cell in wrong["cells"]:
             if cell["metadata"].get("nbgrader", {}).get("grade_id") == "mydiv":
                 source = "".join(cell["source"])  # a wrong sign in MyDiv's grad_y
                 cell["source"] = source.replace("-grad_output * x", "grad_output * x")
+        for cell in looping["cells"]:
+            if cell["metadata"].get("nbgrader", {}).get("grade_id") == "mysin":
+                cell["source"] = "while True:\n    pass\n"
+        broken = json.dumps(solved)[:5000]
         returned.mkdir()
-        for k in range(GRADING_STUDENTS):
-            notebook = (solved, blank, wrong)[k % 3]
-            (returned / f"student{k:02d}.ipynb").write_text(json.dumps(notebook))
+        kinds = [solved] * 10 + [wrong] * 10 + [blank] * 5 + [looping] * 3 + [broken] * 2
+        for k, notebook in enumerate(kinds):
+            text = notebook if isinstance(notebook, str) else json.dumps(notebook)
+            (returned / f"student{k:02d}.ipynb").write_text(text)
         cli.main(["collect", str(returned), *quiet])
         start = time.perf_counter()
         failed = cli.main(["grade", *quiet])
         seconds = time.perf_counter() - start
     if failed:
         return Row("grading", what, "FAILED: grade", met=False)
-    return Row("grading", what, f"{seconds:.0f} s ({seconds / GRADING_STUDENTS:.1f} s each)")
+    met = seconds < GRADING_TARGET
+    return Row("grading", what, f"{seconds:.0f} s ({seconds / GRADING_STUDENTS:.1f} s a "
+               f"notebook); target < {GRADING_TARGET} s: {'met' if met else 'missed'}",
+               met=met)
 
 
 def machine() -> str:

@@ -2,6 +2,15 @@
 notebook of a student's workspace, ``status()`` and ``use_reference(exercise)`` (see
 notebook.py)."""
 
-from .notebook import status, use_reference
-
 __all__ = ["status", "use_reference"]
+
+
+def __getattr__(name: str):
+    # imported on first use: the grading processes (judge.py, student_process.py) live in
+    # this package and start in well under a second without nbgrader's and nbconvert's
+    # imports, which notebook.py pulls in
+    if name in __all__:
+        from . import notebook
+
+        return getattr(notebook, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,7 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
               "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1"}
 MEMORY = 4 * 2**30  # bytes of address space a submission may use
 CPU_SECONDS = 900  # CPU time for a whole notebook (each cell also has a wall-clock limit)
-PROCESSES = 64
+PROCESSES = 256
 INSTALL = ("https://github.com/containers/bubblewrap; on Debian or Ubuntu: "
            "apt-get install bubblewrap")
 
