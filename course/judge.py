@@ -81,11 +81,11 @@ class StudentProcess:
     """The sandboxed process that holds the student's objects; ``ask`` sends one request
     and waits (at most ``timeout`` seconds) for its answer."""
 
-    def __init__(self, workdir: Path, sandboxed: bool, hide: list[Path]):
+    def __init__(self, workdir: Path, sandboxed: bool, hide: list[Path], limit: float = 60):
         to_student_r, to_student_w = os.pipe()
         to_judge_r, to_judge_w = os.pipe()
         argv = [sys.executable, "-m", "minigrad.course.student_process",
-                str(to_student_r), str(to_judge_w)]
+                str(to_student_r), str(to_judge_w), str(limit)]
         if sandboxed:
             argv = sandbox.command(argv, workdir, hide=hide)
             env = None
@@ -574,8 +574,8 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
                 if entry.suffix != ".ipynb":
                     copy = shutil.copytree if entry.is_dir() else shutil.copy2
                     copy(entry, workdir / entry.name)
-        student = StudentProcess(workdir, sandboxed, list(hide))
-        remote = Remote(student, timeout)
+        student = StudentProcess(workdir, sandboxed, list(hide), timeout)
+        remote = Remote(student, timeout + 15)  # the student's side interrupts at timeout
         namespace = JudgeNamespace(remote)
         try:
             for index, cell in enumerate(cells):

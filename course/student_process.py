@@ -290,8 +290,12 @@ def _name(obj) -> str:
     return name if isinstance(name, str) else "object"
 
 
-def serve(requests, replies) -> None:
+def serve(requests, replies, limit: float = 60.0) -> None:
+    """Answer the judge's requests until it closes the channel; a call into the student's
+    code that runs past ``limit`` seconds is interrupted (the judge stops the process
+    only if even that does not end it)."""
     side = StudentSide()
+    signal.signal(signal.SIGALRM, _alarm)
     operations = {"run_cell": side.run_cell, "get": side.get, "call": side.call,
                   "getattr": side.getattr, "setattr": side.setattr,
                   "forward": side.forward, "backward": side.backward,
@@ -305,13 +309,23 @@ def serve(requests, replies) -> None:
         except EOFError:
             return
         operation = operations.get(message.get("op"))
+        timed = message.get("op") != "run_cell"  # (run_cell sets its own alarm)
         try:
             if operation is None:
                 raise wire.WireError(f"no operation {message.get('op')!r}")
-            reply = operation(**message.get("args", {}))
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, limit)
+            try:
+                reply = operation(**message.get("args", {}))
+            finally:
+                if timed:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
         except BaseException as error:  # noqa: BLE001 - every failure goes back as data
             if isinstance(error, SystemExit):
                 error = RuntimeError(f"the answer called exit({error.code})")
+            if isinstance(error, CellTimeout):
+                error = TimeoutError(f"the student's code ran past the time limit ({limit:g} s) "
+                                     "and was interrupted (an endless loop?)")
             reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
                                "traceback": "".join(traceback.format_exception(
                                    type(error), error, error.__traceback__))[-4000:]}}
@@ -325,7 +339,7 @@ def serve(requests, replies) -> None:
 def main() -> None:
     requests = os.fdopen(int(sys.argv[1]), "rb")
     replies = os.fdopen(int(sys.argv[2]), "wb")
-    serve(requests, replies)
+    serve(requests, replies, float(sys.argv[3]) if len(sys.argv) > 3 else 60.0)
 
 
 if __name__ == "__main__":
