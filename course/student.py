@@ -208,6 +208,22 @@ def _notary(data_dir: str) -> Any:
     return NotebookNotary(data_dir=data_dir)
 
 
+def _unpair(folder: Path, stem: str) -> None:
+    """Move away the ``.py`` that JupyterLab's jupytext wrote beside a chapter of a
+    workspace made before the copies were unpaired: a running lab remembers the pair and
+    refuses the chapter once the notebook is newer (after ``reset``)."""
+    text = folder / f"{stem}.py"
+    try:
+        header = text.read_text(encoding="utf-8")[:1000]
+    except (OSError, UnicodeDecodeError):
+        return
+    if "jupytext:" in header and "formats: ipynb," in header:
+        backup = _backup(folder, text)
+        text.unlink()
+        print(f"{text.name}: the text copy that jupytext kept beside {stem}.ipynb was "
+              f"moved to {backup} (the workspace's notebooks are no longer paired)")
+
+
 def _place(path: Path, notebook: dict | Path) -> None:
     """Write a workspace notebook (a copy of a file, or a notebook) and trust it."""
     if isinstance(notebook, Path):
@@ -855,6 +871,7 @@ def _reset_cell(folder: Path, stem: str, entry: dict, mine: Path, fresh: dict,
         notebook["cells"].insert(mine_ids.index(anchor) + 1, restored)
     backup = _backup(folder, mine)
     _place(mine, for_the_workspace(notebook))
+    _unpair(folder, stem)
     what = f"exercise {name}" if name in entry["exercises"] else f"the cell {name}"
     print(f"{mine.name}: {what} restored; your copy was backed up to {backup}")
     return 0
@@ -876,6 +893,7 @@ def reset(args: argparse.Namespace) -> int:
         backup = _backup(folder, mine)
         print(f"your copy was backed up to {backup}")
     _place(mine, for_the_workspace(fresh))  # (a workspace made before kept the pairing)
+    _unpair(folder, stem)
     entry["source_sha256"] = entry["latest_sha256"]
     _save_manifest(folder, manifest)
     print(f"{mine.name}: restored to the exercise version")
