@@ -459,6 +459,7 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     shutil.copy2(ROOT / "scripts" / "lab.sh", repo / "scripts" / "lab.sh")
+    shutil.copy2(ROOT / "pyproject.toml", repo / "pyproject.toml")
     (repo / "notebooks").mkdir()
     chapter = next(c for c in CHAPTERS if not c.name.startswith("00_"))  # and a stand-in 00:
     shutil.copy2(chapter, repo / "notebooks")
@@ -503,6 +504,12 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
                            text=True, env=env)
     assert again.returncode == 0, again.stdout + again.stderr
     assert mine.read_bytes() == before and f"{chapter.name}: up to date" in again.stdout
+    # the second time, nothing to install (pyproject.toml unchanged): no pip run
+    assert "lab.sh: .venv/ has minigrad" in again.stdout and "installing" not in again.stdout
+    (repo / "pyproject.toml").write_text("# changed\n" + (ROOT / "pyproject.toml").read_text())
+    third = subprocess.run(["bash", "scripts/lab.sh"], cwd=repo, capture_output=True,
+                           text=True, env=env)
+    assert third.returncode == 0 and "lab.sh: installing" in third.stdout, third.stderr
 
 
 TEACHER_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
