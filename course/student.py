@@ -4,18 +4,19 @@
 repository's root, git-ignored) holding the exercise version of every chapter, made by
 the steps of nbgrader's own ``generate_assignment`` (the same stripping as the teacher's
 ``release``, run in this process), with the outputs of the cells that are not exercises
-kept; its notebooks run in the course's kernel (``kernel.json`` with one BLAS thread),
-are trusted (their saved pictures show) and are not paired with jupytext. ``DIR/.minigrad/`` holds
-``manifest.json`` (each notebook, the source it was made from and that source's hash) and
-``exercise/``: the latest exercise version of each notebook, which ``reset`` restores.
-``status`` runs the checks of the student's own notebooks (``nbgrader``'s validator, a
-fresh kernel each, with a time limit; the results are kept in ``checks.json`` and reused
-while a notebook is unchanged), and does not count an exercise whose locked test cell was
-edited (nbgrader's checksum) or whose reference is loaded (``use_reference``); ``next``
-names the first exercise still to do; ``hint`` shows the next step of an exercise's hints
-(``notebooks/hints/<chapter>.toml``, progress in ``hints.json``); ``solution`` prints a
-reference answer from the repository's chapter. No command overwrites a student's
-notebook without a backup.
+kept; its notebooks run in the course's kernel (a ``kernel.json`` with one BLAS thread),
+are trusted (their saved pictures show) and are not paired with jupytext.
+``DIR/.minigrad/`` holds ``manifest.json`` (each notebook, the source it was made from
+and that source's hash) and ``exercise/``: the latest exercise version of each notebook,
+which ``reset`` restores. ``status`` runs the checks of the student's own notebooks
+(``nbgrader``'s validator, a fresh kernel each, with a time limit, one line per notebook
+as it starts; the results are kept in ``checks.json`` and reused while a notebook is
+unchanged), and does not count an exercise whose locked test cell was edited (nbgrader's
+checksum) or whose reference is loaded (``use_reference``); ``next`` names the first
+exercise still to do, running the checks only up to it; ``hint`` shows the next step of
+an exercise's hints (``notebooks/hints/<chapter>.toml``, progress in ``hints.json``);
+``solution`` prints a reference answer from the repository's chapter. No command
+overwrites a student's notebook without a backup.
 """
 
 from __future__ import annotations
@@ -434,11 +435,6 @@ def _stop(process: subprocess.Popen) -> None:
         except ProcessLookupError:
             pass
         process.wait()
-
-
-def _failed_sources(paths: list[Path], timeout: int) -> dict[Path, set[str] | str]:
-    """``{path: failed}`` for every notebook of ``paths`` (see ``check_notebooks``)."""
-    return dict(check_notebooks(paths, timeout))
 
 
 def progress(exercise_version: dict, notebook: dict, failed: set[str]) -> dict[str, bool]:
