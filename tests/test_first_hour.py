@@ -137,10 +137,10 @@ def test_the_workspace_notebooks_kernel_runs_one_blas_thread(tmp_path):
 
 TINY_CHAPTER = {
     "cells": [
-        {"cell_type": "code", "execution_count": None, "outputs": [],
+        {"cell_type": "code", "execution_count": None, "outputs": [], "id": "tiny-answer",
          "metadata": {"tags": ["solution:tiny"]},
          "source": "# BEGIN SOLUTION\nanswer = 1\n# END SOLUTION\n"},
-        {"cell_type": "code", "execution_count": None, "outputs": [],
+        {"cell_type": "code", "execution_count": None, "outputs": [], "id": "tiny-check",
          "metadata": {"tags": ["tests:tiny:1"]},
          "source": BLAS_THREADS + "\nreported = {'blas': blas_threads(), 'env': [os.environ.get(v)"
                    " for v in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS')]}\n"
