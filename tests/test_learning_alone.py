@@ -163,6 +163,7 @@ def test_an_edited_test_cell_or_a_loaded_reference_is_not_counted(made, tmp_path
     _cell(mine, test_of_first)["source"] = "pass  # no more checks"
     index = mine["cells"].index(_cell(mine, second))
     mine["cells"].insert(index + 1, {"cell_type": "code", "execution_count": None,
+                                     "id": "loads-a-reference",
                                      "metadata": {}, "outputs": [], "source":
                                      f'from minigrad.course import use_reference\n'
                                      f'use_reference("{second}")'})
