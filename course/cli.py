@@ -21,6 +21,7 @@ For students::
 Learning alone (a workspace, default my-course/, with every chapter without the answers)::
 
     minigrad-course workspace [DIR]                    make it, or add new chapters
+    minigrad-course kernel                             (re)install the course's kernel
     minigrad-course status [DIR]                       exercises passed per chapter
     minigrad-course next [DIR]                         the first exercise still to do
     minigrad-course hint CHAPTER EXERCISE              the next hint step for it
@@ -39,9 +40,12 @@ and its arguments there.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import reports, student, teacher
 
@@ -159,6 +163,39 @@ def _reset_arguments(parser: argparse.ArgumentParser) -> None:
     _workspace_option(parser)
 
 
+def _check(args: argparse.Namespace) -> int:
+    """``teacher.check``, run as the pages were made (one BLAS thread in its kernel),
+    saying what it does first (it prints nothing else until the notebook has run)."""
+    path = Path(args.notebook)
+    try:
+        kernel = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        kernel = None
+    if kernel == student.KERNEL_NAME:  # a workspace notebook: its kernel must be there
+        student.install_kernel()
+    if path.exists():
+        print(f"check: running {path.name} in a fresh kernel, top to bottom (at most "
+              f"{args.timeout} s a cell), then its checks' verdict...", file=sys.stderr,
+              flush=True)
+    before = {name: os.environ.get(name) for name in student.ONE_THREAD}
+    os.environ.update(student.ONE_THREAD)  # the kernel nbgrader starts inherits them
+    try:
+        return teacher.check(args)
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _kernel(args: argparse.Namespace) -> int:
+    folder = student.install_kernel()
+    print(f"kernel \"{student.kernel_spec()['display_name']}\" installed in {folder}: this "
+          "Python, one BLAS thread (the workspace's notebooks use it)")
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "init": Command(teacher.init, "make a course folder with the chosen chapters",
                     _init_arguments),
@@ -172,10 +209,13 @@ COMMANDS: dict[str, Command] = {
     "feedback": Command(teacher.feedback, "(on a hub) return each student's feedback "
                         "through nbgrader's exchange", _course_option),
     "export": Command(teacher.export, "write the grades as CSV", _export_arguments),
-    "check": Command(teacher.check, "(students) run the checks of your notebook",
+    "check": Command(_check, "(students) run the checks of your notebook",
                      _check_arguments),
     "workspace": Command(student.workspace, "(learning alone) make or complete your "
                          "workspace: the chapters without the answers", _workspace_arguments),
+    "kernel": Command(_kernel, "(learning alone) install the course's Jupyter kernel (this "
+                      "Python, one BLAS thread); workspace does it too",
+                      lambda parser: None),
     "status": Command(student.status, "(learning alone) exercises passed per chapter",
                       _status_arguments),
     "next": Command(student.next_exercise, "(learning alone) the first exercise still to "

@@ -2,33 +2,40 @@
 
 ``workspace [DIR]`` makes (or completes) a folder (default ``my-course/`` at the
 repository's root, git-ignored) holding the exercise version of every chapter, made by
-nbgrader's own ``generate_assignment`` (the same stripping as the teacher's ``release``),
-with the outputs of the cells that are not exercises kept. ``DIR/.minigrad/`` holds
-``manifest.json`` (each notebook, the source it was made from and that source's hash) and
-``exercise/``: the latest exercise version of each notebook, which ``reset`` restores.
-``status`` runs the checks of the student's own notebooks (``nbgrader``'s validator, a
-fresh kernel each, with a time limit; the results are kept in ``checks.json`` and reused
-while a notebook is unchanged), and does not count an exercise whose locked test cell was
-edited (nbgrader's checksum) or whose reference is loaded (``use_reference``); ``next``
-names the first exercise still to do; ``hint`` shows the next step of an exercise's hints
-(``notebooks/hints/<chapter>.toml``, progress in ``hints.json``); ``solution`` prints a
-reference answer from the repository's chapter. No command overwrites a student's
-notebook without a backup.
+the steps of nbgrader's own ``generate_assignment`` (the same stripping as the teacher's
+``release``, run in this process), with the outputs of the cells that are not exercises
+kept; its notebooks run in the course's kernel (a ``kernel.json`` with one BLAS thread),
+are trusted (their saved pictures show) and are not paired with jupytext.
+``DIR/.minigrad/`` holds ``manifest.json`` (each notebook, the source it was made from
+and that source's hash) and ``exercise/``: the latest exercise version of each notebook,
+which ``reset`` restores. ``status`` runs the checks of the student's own notebooks
+(``nbgrader``'s validator, a fresh kernel each, with a time limit, one line per notebook
+as it starts; the results are kept in ``checks.json`` and reused while a notebook is
+unchanged), and does not count an exercise whose locked test cell was edited (nbgrader's
+checksum) or whose reference is loaded (``use_reference``); ``next`` names the first
+exercise still to do, running the checks only up to it; ``hint`` shows the next step of
+an exercise's hints (``notebooks/hints/<chapter>.toml``, progress in ``hints.json``);
+``solution`` prints a reference answer from the repository's chapter. No command
+overwrites a student's notebook without a backup.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,29 +77,41 @@ def _write(path: Path, notebook: dict) -> None:
 
 # --- making the exercise version ------------------------------------------------------
 
+# nbgrader's own steps of ``generate_assignment``, run here in this process (no course
+# folder, no gradebook, no process per notebook: the workspace's 17 notebooks take seconds,
+# not minutes), in nbgrader's order; the stub is the one ``teacher.CONFIG`` sets
+STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+
+
+def _strip_answers(notebook: dict) -> dict:
+    """``notebook`` as nbgrader's ``generate_assignment`` releases it, outputs kept:
+    answers replaced by the stub, hidden tests removed, cells locked, checksums set."""
+    teacher._need_nbgrader()
+    import nbformat
+    from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests,
+                                        ClearMarkScheme, ClearSolutions, ComputeChecksums,
+                                        LockCells)
+    from traitlets.config import Config
+
+    config = Config()
+    config.ClearSolutions.code_stub = {"python": STUB}
+    made, resources = nbformat.reads(json.dumps(notebook), nbformat.NO_CONVERT), {}
+    for step in (LockCells, ClearSolutions, CheckCellMetadata, ComputeChecksums,
+                 ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata):
+        made, resources = step(config=config).preprocess(made, resources)
+    return json.loads(nbformat.writes(made))  # plain dicts, as nbgrader writes the file
+
 
 def exercise_version(source: Path, target: Path) -> list[str]:
-    """Write the exercise version of chapter ``source`` to ``target`` with nbgrader's
-    ``generate_assignment`` (in a throw-away course folder; outputs are kept, then cleared
-    from the exercise cells only). Returns the exercises' ids (empty: copied as it is)."""
+    """Write the exercise version of chapter ``source`` to ``target``: nbgrader's
+    stripping (outputs kept, then cleared from the exercise cells only), each stub naming
+    its exercise, and the workspace's notebook metadata. Returns the exercises' ids
+    (none: the notebook is copied with only its metadata changed)."""
     notebook = _read_source(source)
     exercises = _solution_ids(notebook)
-    if not exercises:
-        shutil.copy2(source, target)
-        return []
-    with tempfile.TemporaryDirectory(prefix="minigrad-workspace-") as folder:
-        course = Path(folder)
-        (course / "source" / source.stem).mkdir(parents=True)
-        _write(course / "source" / source.stem / source.name, notebook)
-        (course / "nbgrader_config.py").write_text(teacher.CONFIG.format(
-            course_id="minigrad", root=str(course),
-            db_url=f"sqlite:///{course / 'gradebook.db'}", timeout=teacher.DEFAULT_TIMEOUT),
-            encoding="utf-8")
-        teacher._nbgrader(course, "generate_assignment", source.stem, "--force",
-                          "--ClearOutput.enabled=False")
-        made = json.loads((course / "release" / source.stem / source.name)
-                          .read_text(encoding="utf-8"))
-    for cell in made["cells"]:
+    made = _strip_answers(notebook) if exercises else \
+        json.loads(source.read_text(encoding="utf-8"))
+    for cell in made["cells"] if exercises else []:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell["cell_type"] == "code" and (meta.get("solution") or meta.get("grade")):
             cell["outputs"], cell["execution_count"] = [], None  # the answer's own output
@@ -103,8 +122,116 @@ def exercise_version(source: Path, target: Path) -> list[str]:
                 "raise NotImplementedError()",
                 f"raise NotImplementedError(\"exercise {meta['grade_id']}: write your "
                 "code here\")")
-    _write(target, made)
+    _write(target, for_the_workspace(made))
     return exercises
+
+
+# --- the workspace's notebooks: their kernel, no text pairing, trusted -----------------
+
+KERNEL_NAME = "minigrad"
+# the kernels run as the pages were made (scripts/test.sh and execute_notebooks.py): one
+# BLAS/OpenMP thread; with one per core, a chapter's training loop ran 30 times slower on
+# a busy 2-core machine, and its printed numbers differed from the page's
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def kernel_spec() -> dict:
+    """The course's kernel: this Python's ipykernel, with one BLAS thread."""
+    return {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python 3 (minigrad)", "language": "python",
+            "env": dict(ONE_THREAD), "metadata": {"debugger": True}}
+
+
+def install_kernel(kernels: Path | None = None) -> Path:
+    """Write the course's kernel spec to ``kernels/minigrad/`` (default: this Python
+    environment's ``share/jupyter/kernels``, where its JupyterLab and nbgrader look first;
+    the user's Jupyter folder if that one cannot be written). Returns its folder."""
+    text = json.dumps(kernel_spec(), indent=1) + "\n"
+    if kernels is None:
+        from jupyter_core.paths import jupyter_data_dir
+
+        places = [Path(sys.prefix) / "share" / "jupyter" / "kernels",
+                  Path(jupyter_data_dir()) / "kernels"]
+    else:
+        places = [kernels]
+    for place in places:
+        folder = place / KERNEL_NAME
+        try:
+            if not (folder / "kernel.json").exists() or \
+                    (folder / "kernel.json").read_text(encoding="utf-8") != text:
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "kernel.json").write_text(text, encoding="utf-8")
+            try:  # the launcher's Python logo
+                from ipykernel.kernelspec import RESOURCES
+                for logo in Path(RESOURCES).glob("logo-*"):
+                    if not (folder / logo.name).exists():
+                        shutil.copy2(logo, folder / logo.name)
+            except ImportError:
+                pass
+            return folder
+        except OSError as error:
+            failure = error
+    raise CourseError(f"could not write the course's kernel spec ({failure})")
+
+
+def for_the_workspace(notebook: dict) -> dict:
+    """A notebook as the workspace holds it: run by the course's kernel, and without
+    jupytext's pairing (the lab would write a .py beside it at each save, and refuse the
+    notebook once the .py is older, e.g. after ``reset``)."""
+    notebook["metadata"].pop("jupytext", None)
+    notebook["metadata"]["kernelspec"] = {"display_name": kernel_spec()["display_name"],
+                                          "language": "python", "name": KERNEL_NAME}
+    return notebook
+
+
+def trust(path: Path) -> bool:
+    """Sign ``path`` in the user's Jupyter notebook store, as ``jupyter trust`` does, so
+    JupyterLab shows its saved pictures (SVG, HTML) before it runs. False if it could
+    not (the notebook then opens untrusted: run it to see them)."""
+    try:
+        import nbformat
+        from jupyter_core.paths import jupyter_data_dir
+
+        _notary(jupyter_data_dir()).sign(nbformat.read(path, as_version=nbformat.NO_CONVERT))
+        return True
+    except Exception as error:  # an unwritable data folder, a broken file: say, go on
+        print(f"note: could not mark {path.name} as trusted ({error}); its saved pictures "
+              "show once its cells run", file=sys.stderr)
+        return False
+
+
+@functools.lru_cache
+def _notary(data_dir: str) -> Any:
+    """nbformat's notary for the Jupyter data folder ``data_dir`` (the lab's)."""
+    from nbformat.sign import NotebookNotary
+
+    Path(data_dir).mkdir(parents=True, exist_ok=True)  # (a fresh machine has none yet)
+    return NotebookNotary(data_dir=data_dir)
+
+
+def _unpair(folder: Path, stem: str) -> None:
+    """Move away the ``.py`` that JupyterLab's jupytext wrote beside a chapter of a
+    workspace made before the copies were unpaired: a running lab remembers the pair and
+    refuses the chapter once the notebook is newer (after ``reset``)."""
+    text = folder / f"{stem}.py"
+    try:
+        header = text.read_text(encoding="utf-8")[:1000]
+    except (OSError, UnicodeDecodeError):
+        return
+    if "jupytext:" in header and "formats: ipynb," in header:
+        backup = _backup(folder, text)
+        text.unlink()
+        print(f"{text.name}: the text copy that jupytext kept beside {stem}.ipynb was "
+              f"moved to {backup} (the workspace's notebooks are no longer paired)")
+
+
+def _place(path: Path, notebook: dict | Path) -> None:
+    """Write a workspace notebook (a copy of a file, or a notebook) and trust it."""
+    if isinstance(notebook, Path):
+        shutil.copy2(notebook, path)
+    else:
+        _write(path, notebook)
+    trust(path)
 
 
 # --- the workspace --------------------------------------------------------------------
@@ -172,7 +299,7 @@ def workspace(args: argparse.Namespace) -> int:
                      "exercises": exercises}
             entries[stem] = entry
         if not mine.exists():
-            shutil.copy2(latest, mine)
+            _place(mine, latest)
             entry["source_sha256"] = digest
             print(f"{source.name}: made ({len(entry['exercises'])} exercise(s))")
         else:
@@ -183,6 +310,9 @@ def workspace(args: argparse.Namespace) -> int:
         shutil.copytree(notebooks / teacher.DATA_FOLDER, folder / teacher.DATA_FOLDER,
                         dirs_exist_ok=True)
     _save_manifest(folder, manifest)
+    kernel = install_kernel()
+    print(f"the notebooks run in the kernel \"{kernel_spec()['display_name']}\" ({kernel}: "
+          "this Python, one BLAS thread, as the pages were made)")
     print(f"workspace: {folder}. Open it in JupyterLab; minigrad-course status {folder} "
           "shows your progress")
     return 0
@@ -237,7 +367,9 @@ from nbgrader.validator import Validator
 config = Config()
 config.Execute.timeout = int(sys.argv[1])
 config.Execute.interrupt_on_timeout = True
-for path in sys.argv[2:]:
+config.Execute.kernel_name = sys.argv[2]
+for path in sys.argv[3:]:
+    print("minigrad-start " + json.dumps(path), flush=True)
     try:
         found = {"found": Validator(config=config, ignore_checksums=True).validate(path)}
     except Exception as error:  # this notebook could not run: say why, go on
@@ -246,34 +378,63 @@ for path in sys.argv[2:]:
 """
 
 
-def _failed_sources(paths: list[Path], timeout: int) -> dict[Path, set[str] | str]:
-    """For each notebook, the sources of the cells that fail when it runs in a fresh
-    kernel, or why it could not run. One process checks them all: importing nbgrader
-    takes about 2 s, as long as running a chapter's checks."""
+def check_notebooks(paths: list[Path], timeout: int,
+                    say: Callable[[str], Any] | None = None
+                    ) -> Iterator[tuple[Path, set[str] | str]]:
+    """Run the checks of ``paths``, in this order, each in a fresh kernel of the course's
+    (one BLAS thread), and yield ``(path, failed)`` as soon as each is known: the sources
+    of the cells that fail, or why it could not run. One process checks them all
+    (importing nbgrader takes about 2 s, as long as running a chapter's checks);
+    ``say`` is told when each notebook starts; closing the generator early (``next``
+    found its exercise) stops the process and its kernel."""
     teacher._need_nbgrader()
     try:
-        result = subprocess.run([sys.executable, "-c", VALIDATE, str(timeout),
-                                 *(str(p) for p in paths)],
-                                cwd=paths[0].parent, capture_output=True, text=True,
-                                env=teacher._environment(),
-                                timeout=max(600, 20 * timeout) * len(paths))
-    except subprocess.TimeoutExpired:
-        return {p: f"checking {p} took too long" for p in paths}
-    found = {}
-    for line in result.stdout.splitlines():
-        if line.startswith("minigrad-check "):
-            entry = json.loads(line[len("minigrad-check "):])
-            found[entry["path"]] = entry
-    tail = "\n".join(result.stderr.strip().splitlines()[-5:])
-    failed: dict[Path, set[str] | str] = {}
-    for path in paths:
-        entry = found.get(str(path))
-        if entry is None or "error" in entry:
-            failed[path] = (f"could not run the checks of {path}:\n"
-                            + (entry["error"] if entry else tail))
-        else:
-            failed[path] = {cell["source"] for cell in entry["found"].get("failed", [])}
-    return failed
+        install_kernel()
+        kernel = KERNEL_NAME
+    except CourseError:  # no writable place for it: the default kernel, same threads
+        kernel = "python3"
+    pending = list(paths)
+    limit = max(600, 20 * timeout) * len(paths)
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-c", VALIDATE, str(timeout), kernel, *map(str, paths)],
+            cwd=paths[0].parent, stdout=subprocess.PIPE, stderr=errors, text=True,
+            env={**teacher._environment(), **ONE_THREAD}, start_new_session=True)
+        timer = threading.Timer(limit, _stop, [process])
+        timer.start()
+        try:
+            for line in process.stdout:
+                kind, _, text = line.partition(" ")
+                if kind == "minigrad-start" and say is not None:
+                    index = [str(p) for p in paths].index(json.loads(text)) + 1
+                    say(f"  checking {Path(json.loads(text)).name} ({index} of "
+                        f"{len(paths)})...")
+                elif kind == "minigrad-check":
+                    entry = json.loads(text)
+                    path = next(p for p in pending if str(p) == entry["path"])
+                    pending.remove(path)
+                    yield path, (f"could not run the checks of {path}:\n{entry['error']}"
+                                 if "error" in entry else
+                                 {cell["source"] for cell in entry["found"].get("failed", [])})
+            process.wait()
+        finally:
+            timer.cancel()
+            _stop(process)
+        errors.seek(0)
+        tail = "\n".join(errors.read().strip().splitlines()[-5:])
+    for path in pending:  # the process ended, or was stopped, before their turn
+        yield path, (f"could not run the checks of {path}:\n"
+                     + (tail or f"checking took more than {limit} s"))
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End the checking process and the kernel it started (its own process group)."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
 
 
 def progress(exercise_version: dict, notebook: dict, failed: set[str]) -> dict[str, bool]:
@@ -377,12 +538,15 @@ CHECKS = "checks.json"
 
 
 def check_chapters(folder: Path, timeout: int = teacher.DEFAULT_TIMEOUT,
-                   recheck: bool = False, say: Callable[[str], Any] | None = None
-                   ) -> list[Chapter]:
+                   recheck: bool = False, say: Callable[[str], Any] | None = None,
+                   up_to_first_todo: bool = False) -> list[Chapter]:
     """Every chapter with exercises of the workspace, in course order, with its progress:
     the checks of the student's own notebook, run in a fresh kernel (or the last results
     from ``.minigrad/checks.json``, when neither the notebook nor its exercise version
-    changed since). ``say``: told how many notebooks are run, before they are."""
+    changed since). ``say``: told how many notebooks are run, and when each starts.
+    ``up_to_first_todo``: stop at the first chapter with an exercise still to do (or a
+    problem), without running the checks of the chapters after it; only the chapters up
+    to it are returned."""
     manifest = _manifest(folder)
     cache_path = folder / HIDDEN / CHECKS
     try:
@@ -413,24 +577,32 @@ def check_chapters(folder: Path, timeout: int = teacher.DEFAULT_TIMEOUT,
         if recheck or not last or any(last.get(k) != v for k, v in key.items()):
             stale[stem] = path
     if stale and say is not None:
-        say(f"running the checks of {len(stale)} notebook(s), each in a fresh kernel "
-            "(a few seconds each; unchanged notebooks are not run again next time)...")
-    results = _failed_sources(list(stale.values()), timeout) if stale else {}
-    for stem, path in stale.items():
-        if isinstance(results[path], set):
-            cache[stem] = {**read[stem][2], "failed": sorted(results[path])}
-    if stale:
-        cache_path.write_text(json.dumps(cache, indent=1) + "\n", encoding="utf-8")
-    for chapter in chapters:
-        if chapter.stem not in read:
-            continue
-        notebook, version, _ = read[chapter.stem]
-        failed = results.get(stale.get(chapter.stem)) if chapter.stem in stale else \
-            set(cache[chapter.stem]["failed"])
-        if isinstance(failed, str):
-            chapter.problem = failed
-            continue
-        _count(chapter, version, notebook, failed)
+        say(f"running the checks of {len(stale)} notebook(s) changed since their last "
+            "check, each in a fresh kernel (a few seconds each"
+            + ("; in course order, up to the first exercise still to do" if up_to_first_todo
+               else "") + "; unchanged notebooks are not run again next time):")
+    results = check_notebooks(list(stale.values()), timeout, say) if stale else None
+    try:
+        for index, chapter in enumerate(chapters):
+            if chapter.stem in read:
+                notebook, version, key = read[chapter.stem]
+                if chapter.stem in stale:
+                    _, failed = next(results)  # they come in course order
+                    if isinstance(failed, set):
+                        cache[chapter.stem] = {**key, "failed": sorted(failed)}
+                        cache_path.write_text(json.dumps(cache, indent=1) + "\n",
+                                              encoding="utf-8")
+                else:
+                    failed = set(cache[chapter.stem]["failed"])
+                if isinstance(failed, str):
+                    chapter.problem = failed
+                else:
+                    _count(chapter, version, notebook, failed)
+            if up_to_first_todo and (chapter.problem or chapter.todo):
+                return chapters[:index + 1]
+    finally:
+        if results is not None:  # stops the checks not needed any more
+            results.close()
     return chapters
 
 
@@ -474,7 +646,8 @@ def status_table(chapters: list[Chapter]) -> list[tuple[str, str, str]]:
 
 def status(args: argparse.Namespace) -> int:
     chapters = check_chapters(_folder(args), args.timeout, getattr(args, "recheck", False),
-                              say=lambda message: print(message, file=sys.stderr))
+                              say=lambda message: print(message, file=sys.stderr,
+                                                        flush=True))
     rows = status_table(chapters)
     width = max([len("chapter")] + [len(r[0]) for r in rows])
     print(f"{'chapter':<{width}}  passed")
@@ -506,7 +679,10 @@ def _heading_before(notebook: dict, index: int) -> str:
 
 def next_exercise(args: argparse.Namespace) -> int:
     folder = _folder(args)
-    chapters = check_chapters(folder, args.timeout, getattr(args, "recheck", False))
+    chapters = check_chapters(folder, args.timeout, getattr(args, "recheck", False),
+                              say=lambda message: print(message, file=sys.stderr,
+                                                        flush=True),
+                              up_to_first_todo=True)
     for chapter in chapters:
         if chapter.problem:
             print(f"next: repair {chapter.path.name} first\n{chapter.problem}",
@@ -690,7 +866,8 @@ def _reset_cell(folder: Path, stem: str, entry: dict, mine: Path, fresh: dict,
                               "whole chapter (your copy is backed up first)")
         notebook["cells"].insert(mine_ids.index(anchor) + 1, restored)
     backup = _backup(folder, mine)
-    _write(mine, notebook)
+    _place(mine, for_the_workspace(notebook))
+    _unpair(folder, stem)
     what = f"exercise {name}" if name in entry["exercises"] else f"the cell {name}"
     print(f"{mine.name}: {what} restored; your copy was backed up to {backup}")
     return 0
@@ -711,7 +888,8 @@ def reset(args: argparse.Namespace) -> int:
     if mine.exists():
         backup = _backup(folder, mine)
         print(f"your copy was backed up to {backup}")
-    shutil.copy2(latest, mine)
+    _place(mine, for_the_workspace(fresh))  # (a workspace made before kept the pairing)
+    _unpair(folder, stem)
     entry["source_sha256"] = entry["latest_sha256"]
     _save_manifest(folder, manifest)
     print(f"{mine.name}: restored to the exercise version")

@@ -161,6 +161,12 @@ def init(args: argparse.Namespace) -> int:
     course = Path(args.course_dir).resolve()
     if (course / "nbgrader_config.py").exists():
         raise CourseError(f"{course} is already a course folder")
+    inside = [f for f in (course, *course.parents)  # a student's (student.HIDDEN, MANIFEST)
+              if (f / ".minigrad" / "manifest.json").exists()]
+    if inside:
+        raise CourseError(f"{inside[0]} is a student's workspace (made by minigrad-course "
+                          "workspace): make the course folder outside it, e.g. "
+                          f"minigrad-course init {inside[0].parent / 'my-class'}")
     for number in wanted:
         path = found[number]
         notebook = _read(path)

@@ -73,10 +73,22 @@ np.set_printoptions(precision=4, suppress=True)
 # lines with your answer. (On the course website you see the answers too, folded away
 # under each exercise.)
 #
+# **Run All while exercises are open.** Until you write its answer, an exercise's cell
+# raises that `NotImplementedError`, and *Run All Cells* stops at the first cell that
+# raises: the cells below it do not run. In this chapter, Run All runs the whole tour and
+# stops at exercise 1. That is expected: write the answer, run its cell and its check;
+# Run All then goes on to the next open exercise. A check run before its exercise is done
+# says what to write.
+#
 # **Learning alone.** The copy that `bash scripts/lab.sh` (or the Binder link) opens is
 # your workspace, the folder `my-course/`: every chapter, without the answers. (The
-# chapters in `notebooks/` have the answers filled in.) In a terminal, in the
-# repository, with the environment active (`source .venv/bin/activate`):
+# chapters in `notebooks/` have the answers filled in.) Its notebooks run in the kernel
+# *Python 3 (minigrad)*, set up to give the numbers printed on the pages. The course's
+# commands run in a terminal: in JupyterLab, *File → New → Terminal* (or the *Terminal*
+# tile of the Launcher, the **+** button above the file list). There, on Binder as with
+# `lab.sh`, `minigrad-course` is ready to use; in a terminal of your own, outside
+# JupyterLab, go to the repository and activate its environment first
+# (`source .venv/bin/activate`).
 #
 # - `minigrad-course status`: which exercises pass, chapter by chapter;
 # - `minigrad-course next`: the first exercise still to do, and where it is;
@@ -85,6 +97,16 @@ np.set_printoptions(precision=4, suppress=True)
 # - `minigrad-course solution 00 start_neuron_grad`: the answer, when you want it;
 # - `minigrad-course reset 00 start_neuron_grad`: that exercise as it was at the start
 #   (your version is backed up).
+#
+# The same table as `status`, without leaving the notebook: save the notebook (the
+# checks run the saved file, each chapter in a fresh kernel), then in a new cell
+#
+# ```python
+# from minigrad.course import status
+# status()
+# ```
+#
+# It lists each chapter's exercises that pass, with a button to check again.
 #
 # Each exercise's id (`start_neuron_grad` here) is in its stub's message. **Teachers**:
 # the README's section "For teachers" explains how to hand the chapters out and grade
@@ -327,6 +349,10 @@ grad_b = 2 * (2 * 3 + 1 - 4)
 # compares them with yours.
 
 # %% tags=["tests:start_neuron_grad:2"]
+assert "grad_w" in globals() and "grad_b" in globals(), (
+    "exercise start_neuron_grad is not done yet: in the cell above, replace the line "
+    "raise NotImplementedError(...) with grad_w = ... and grad_b = ... (two numbers), run "
+    "that cell, then this check")
 w_check, b_check = mg.tensor(2.0, requires_grad=True), mg.tensor(1.0, requires_grad=True)
 ((w_check * 3.0 + b_check - 4.0) ** 2).backward()
 check_value((grad_w, grad_b), (w_check.grad.item(), b_check.grad.item()), "(grad_w, grad_b)",
@@ -357,6 +383,10 @@ predicted_grad = [9.0, 3.0, 6.0]
 # END SOLUTION
 
 # %% tags=["tests:start_grad_piles_up:1"]
+assert "predicted_grad" in globals(), (
+    "exercise start_grad_piles_up is not done yet: in the cell above, replace the line "
+    "raise NotImplementedError(...) with predicted_grad = [..., ..., ...] (your three "
+    "numbers), run that cell, then this check")
 w_check = mg.tensor([1.0, -2.0, 0.5], requires_grad=True)
 x_check = mg.tensor([3.0, 1.0, 2.0])
 for _ in range(3):
@@ -440,7 +470,13 @@ def sgd(parameters):
 reference, yours = small_model(), small_model()
 losses = batch_losses(train_step, reference, sgd(reference.parameters()),
                       batches)  # what your train_step returns, batch after batch
-average = train_epoch(yours, sgd(yours.parameters()), batches)
+try:
+    average = train_epoch(yours, sgd(yours.parameters()), batches)
+except NotImplementedError as error:
+    raise AssertionError(
+        f"train_epoch raised NotImplementedError ({error}): exercise start_train_epoch is "
+        "not done yet. Write the body of train_epoch in the cell above, in place of its "
+        "raise line, run that cell, then this check") from None
 check_value(average, float(np.mean(losses)), "train_epoch's mean loss", python_number=True,
             mistakes=epoch_mistakes(train_step, small_model, sgd, batches))
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Set up the Jupyter environment and your workspace (once), and open the course in
 # JupyterLab at its first chapter. The workspace, my-course/, holds every chapter without
-# the answers (made by nbgrader's stripping, with the grading extra); running this again
-# never overwrites your work there: it only adds chapters that are new upstream.
+# the answers (made by nbgrader's stripping, with the grading extra, in a few seconds);
+# running this again never overwrites your work there: it only adds chapters that are new
+# upstream. Its notebooks run in the kernel "Python 3 (minigrad)" that the workspace step
+# installs into .venv/: this Python with one BLAS thread, as the pages were made.
 # Extra arguments go to jupyter lab, e.g.  bash scripts/lab.sh --port 8899
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,11 +13,20 @@ if [ ! -x .venv/bin/python ]; then
   echo "lab.sh: making the Python environment .venv/ (once)"
   "${PYTHON:-python3}" -m venv .venv
 fi
-echo "lab.sh: installing minigrad with JupyterLab and nbgrader into .venv/ (the first time" \
-  "takes a minute or two; then a few seconds)"
-pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
-"${pip[@]}" --upgrade pip
-"${pip[@]}" -e ".[jupyter,grading]"
+# installed once, and again when pyproject.toml (the dependencies) changes; minigrad
+# itself is installed in editable mode, so changes to its code need no reinstall
+stamp=.venv/.lab-installed
+if [ "$(cat "$stamp" 2>/dev/null)" = "$(cksum < pyproject.toml)" ] \
+    && [ -x .venv/bin/jupyter ] && [ -x .venv/bin/minigrad-course ]; then
+  echo "lab.sh: .venv/ has minigrad, JupyterLab and nbgrader (pyproject.toml unchanged)"
+else
+  echo "lab.sh: installing minigrad with JupyterLab and nbgrader into .venv/ (once: 3 to 4" \
+    "minutes on a busy 2-core machine with pip's cache warm; downloads come on top)"
+  pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
+  "${pip[@]}" --upgrade pip
+  "${pip[@]}" -e ".[jupyter,grading]"
+  cksum < pyproject.toml > "$stamp"
+fi
 
 echo "lab.sh: your workspace my-course/: the chapters without their answers (your work there" \
   "is never overwritten)"
@@ -28,6 +39,10 @@ first=$(cd my-course && ls -1 [0-9]*_*.ipynb 2>/dev/null | sort | head -n 1 || t
 # disables them for this lab only (the validate button stays; the teacher's
 # minigrad-course commands and a teacher's own lab are untouched)
 export JUPYTER_CONFIG_PATH="$PWD/student-lab${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
+# the lab's terminals (File > New > Terminal) find minigrad-course without activating
+# .venv, and what runs there uses one BLAS thread, like the kernels
+export PATH="$PWD/.venv/bin:$PATH" VIRTUAL_ENV="$PWD/.venv"
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 echo "lab.sh: opening JupyterLab on my-course/${first:-} (stop it with Ctrl-C)"
 if [ "$(id -u)" = 0 ]; then

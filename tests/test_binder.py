@@ -9,6 +9,7 @@ copy of the notebooks folder.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -70,9 +71,22 @@ def test_binder_makes_the_workspace_that_the_course_links_open(binder_env, tmp_p
     shutil.copytree(ROOT / "binder", repo / "binder")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = str(binder_env / "bin") + os.pathsep + env["PATH"]
+    env["JUPYTER_DATA_DIR"] = str(tmp_path / "jupyter-data")  # Binder's user's, here
     result = subprocess.run(["bash", "binder/postBuild"], cwd=repo, capture_output=True,
                             text=True, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
+    # the workspace's kernel is in the environment, with one BLAS thread
+    spec = json.loads((binder_env / "share" / "jupyter" / "kernels" / "minigrad" /
+                       "kernel.json").read_text())
+    assert spec["env"]["OPENBLAS_NUM_THREADS"] == "1"
+    assert spec["argv"][0].startswith(str(binder_env))
+    # and its notebooks open trusted (their saved pictures drawn)
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    notary = NotebookNotary(data_dir=env["JUPYTER_DATA_DIR"])
+    assert notary.check_signature(nbformat.read(repo / "my-course" / "00_start_here.ipynb",
+                                                as_version=4))
     sys.path.insert(0, str(ROOT / "scripts"))
     import course_index
 
@@ -82,3 +96,14 @@ def test_binder_makes_the_workspace_that_the_course_links_open(binder_env, tmp_p
         assert opened.exists(), url
         assert "BEGIN SOLUTION" not in opened.read_text(encoding="utf-8")
     assert (repo / "my-course" / ".minigrad" / "manifest.json").exists()
+
+
+def test_binder_start_runs_the_lab_with_one_blas_thread_and_the_student_s_config():
+    # binder/start wraps the command that starts the lab: what that command inherits
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    result = subprocess.run(["bash", str(ROOT / "binder" / "start"), "env"],
+                            capture_output=True, text=True, env=env, check=True)
+    seen = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    assert [seen.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                  "MKL_NUM_THREADS")] == ["1", "1", "1"]
+    assert seen["JUPYTER_CONFIG_PATH"].split(":")[0] == str(ROOT / "student-lab")

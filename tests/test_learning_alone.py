@@ -53,8 +53,10 @@ def made(tmp_path_factory):
     shutil.copytree(NOTEBOOKS, upstream, ignore=shutil.ignore_patterns("*.py", "*.md",
                                                                        "*.cfg"))
     folder = root / "my-course"
-    assert cli.main(["workspace", str(folder), "--notebooks", str(upstream)]) == 0
-    return {"folder": folder, "upstream": upstream, "chapter": CHAPTERS[0]}
+    with pytest.MonkeyPatch.context() as patch:  # the notebooks' trust: not the user's store
+        patch.setenv("JUPYTER_DATA_DIR", str(root / "jupyter-data"))
+        assert cli.main(["workspace", str(folder), "--notebooks", str(upstream)]) == 0
+        yield {"folder": folder, "upstream": upstream, "chapter": CHAPTERS[0]}
 
 
 def test_the_workspace_holds_the_exercise_version_of_every_chapter(made):
@@ -78,9 +80,12 @@ def test_the_workspace_holds_the_exercise_version_of_every_chapter(made):
     assert manifest[chapter.stem]["exercises"] == student._solution_ids(original)
     assert manifest[chapter.stem]["source_sha256"] == student._sha(
         made["upstream"] / chapter.name)
-    # a notebook without exercises is copied as it is
-    assert (folder / "widgets_tour.ipynb").read_bytes() == \
-        (NOTEBOOKS / "widgets_tour.ipynb").read_bytes()
+    # a notebook without exercises is copied as it is, but for the workspace's metadata
+    copied, tour = _read(folder / "widgets_tour.ipynb"), _read(NOTEBOOKS / "widgets_tour.ipynb")
+    assert copied["cells"] == tour["cells"]
+    assert copied["metadata"] == {**{k: v for k, v in tour["metadata"].items()
+                                     if k != "jupytext"},
+                                  "kernelspec": mine["metadata"]["kernelspec"]}
 
 
 def test_solving_an_exercise_is_counted_by_status(made, capsys):
@@ -101,7 +106,7 @@ def test_next_names_the_first_exercise_still_to_do_from_the_last_check(made, cap
                                                                          monkeypatch):
     folder, chapter = made["folder"], made["chapter"]
     first, second = student._solution_ids(_read(chapter))[:2]
-    monkeypatch.setattr(student, "_failed_sources", None)  # the notebook did not change:
+    monkeypatch.setattr(student, "check_notebooks", None)  # the notebook did not change:
     capsys.readouterr()                                      # no new check is run
     assert cli.main(["next", str(folder), "--timeout", str(TIMEOUT)]) == 0
     out = capsys.readouterr().out
@@ -115,14 +120,14 @@ def test_next_names_the_first_exercise_still_to_do_from_the_last_check(made, cap
 def test_status_runs_every_changed_notebook_in_one_process(made, monkeypatch):
     calls = []  # importing nbgrader takes as long as a chapter's checks: once, not 12 times
 
-    def failed_sources(paths, timeout):
+    def check_notebooks(paths, timeout, say=None):
         calls.append(list(paths))
-        return {path: set() for path in paths}
+        yield from ((path, set()) for path in paths)
 
     folder = made["folder"]
     cache = folder / student.HIDDEN / student.CHECKS
     before = cache.read_text(encoding="utf-8") if cache.exists() else None
-    monkeypatch.setattr(student, "_failed_sources", failed_sources)
+    monkeypatch.setattr(student, "check_notebooks", check_notebooks)
     chapters = student.check_chapters(folder, TIMEOUT, recheck=True)
     assert len(calls) == 1 and sorted(calls[0]) == sorted(c.path for c in chapters)
     if before is None:  # the other tests' results, as they were
@@ -132,7 +137,7 @@ def test_status_runs_every_changed_notebook_in_one_process(made, monkeypatch):
 
 
 def test_status_in_a_notebook_is_a_table_widget(made, monkeypatch):
-    monkeypatch.setattr(student, "_failed_sources", None)  # from the last check
+    monkeypatch.setattr(student, "check_notebooks", None)  # from the last check
     monkeypatch.chdir(made["folder"])  # where a notebook's kernel runs
     table = course.status(timeout=TIMEOUT)
     chapter = made["chapter"]
@@ -158,6 +163,7 @@ def test_an_edited_test_cell_or_a_loaded_reference_is_not_counted(made, tmp_path
     _cell(mine, test_of_first)["source"] = "pass  # no more checks"
     index = mine["cells"].index(_cell(mine, second))
     mine["cells"].insert(index + 1, {"cell_type": "code", "execution_count": None,
+                                     "id": "loads-a-reference",
                                      "metadata": {}, "outputs": [], "source":
                                      f'from minigrad.course import use_reference\n'
                                      f'use_reference("{second}")'})
@@ -454,6 +460,7 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     shutil.copy2(ROOT / "scripts" / "lab.sh", repo / "scripts" / "lab.sh")
+    shutil.copy2(ROOT / "pyproject.toml", repo / "pyproject.toml")
     (repo / "notebooks").mkdir()
     chapter = next(c for c in CHAPTERS if not c.name.startswith("00_"))  # and a stand-in 00:
     shutil.copy2(chapter, repo / "notebooks")
@@ -465,10 +472,15 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
                        "minigrad-course": f'exec "{course_command}" "$@"\n',
                        "jupyter": 'echo "$@" > "$(dirname "$0")/jupyter-args"\n'
                                   'echo "$JUPYTER_CONFIG_PATH" > "$(dirname "$0")/config-path"\n'
+                                  'echo "$PATH" > "$(dirname "$0")/path"\n'
+                                  'echo "$OPENBLAS_NUM_THREADS $OMP_NUM_THREADS '
+                                  '$MKL_NUM_THREADS" > "$(dirname "$0")/threads"\n'
                        }.items():
         (bin_ / name).write_text("#!/bin/sh\n" + text)
         (bin_ / name).chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "VIRTUAL_ENV", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["JUPYTER_DATA_DIR"] = str(tmp_path / "jupyter-data")  # the notebooks' trust
     run = subprocess.run(["bash", "scripts/lab.sh", "--port", "8999"], cwd=repo,
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -482,6 +494,9 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     assert args[-2:] == ["--port", "8999"]
     # the student's lab reads student-lab/ (no teacher menus: see the test below)
     assert (bin_ / "config-path").read_text().strip().split(":")[0] == str(repo / "student-lab")
+    # its terminals find minigrad-course, and it runs (as its kernels) with one BLAS thread
+    assert (bin_ / "path").read_text().split(":")[0] == str(bin_)
+    assert (bin_ / "threads").read_text().split() == ["1", "1", "1"]
     mine = repo / "my-course" / chapter.name
     assert "BEGIN SOLUTION" not in mine.read_text() and "NotImplementedError" in mine.read_text()
     mine.write_text(mine.read_text().replace("NotImplementedError", "NotImplementedError "))
@@ -490,6 +505,12 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
                            text=True, env=env)
     assert again.returncode == 0, again.stdout + again.stderr
     assert mine.read_bytes() == before and f"{chapter.name}: up to date" in again.stdout
+    # the second time, nothing to install (pyproject.toml unchanged): no pip run
+    assert "lab.sh: .venv/ has minigrad" in again.stdout and "installing" not in again.stdout
+    (repo / "pyproject.toml").write_text("# changed\n" + (ROOT / "pyproject.toml").read_text())
+    third = subprocess.run(["bash", "scripts/lab.sh"], cwd=repo, capture_output=True,
+                           text=True, env=env)
+    assert third.returncode == 0 and "lab.sh: installing" in third.stdout, third.stderr
 
 
 TEACHER_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
@@ -582,6 +603,8 @@ def test_the_student_s_lab_has_no_teacher_menus_and_keeps_validate(tmp_path):
                                       r'type="application/json">(.*?)</script>', page,
                                       re.S).group(1))
         assert set(TEACHER_PLUGINS) <= set(config["disabledExtensions"])
+        # and no "Jupyter news" pop-up over the chapter
+        assert "@jupyterlab/apputils-extension:announcements" in config["disabledExtensions"]
         assert "@jupyter/nbgrader:validate-assignment" not in config["disabledExtensions"]
         assert get("/formgrader")[0] == 404  # the formgrader's server side is not there
         assert get("/formgraders")[0] == 404  # nor the course list's
