@@ -24,6 +24,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import reports, sandbox
@@ -608,13 +609,33 @@ def grade(args: argparse.Namespace) -> int:
         if not sandboxed:
             os.environ["MINIGRAD_UNSANDBOXED"] = "1"  # for nbgrader's process (judged already)
         _nbgrader(course, "autograde", assignment, "--force", *student_option, check=False)
-        _nbgrader(course, "generate_feedback", assignment, "--force", *student_option,
-                  check=False)
+        _feedback_pages(course, assignment, students if only is None else [only])
         _write_notes(course, assignment)
         reports.flag_similar(course, assignment)
     print_grades(course)
     print(f"feedback: {course / 'feedback'}/STUDENT/ASSIGNMENT/*.html")
     return 0
+
+
+def _feedback_pages(course: Path, assignment: str, students: list[str]) -> None:
+    """``nbgrader generate_feedback`` for these students, split over the machine's cores
+    (each page is an HTML conversion of a second or two; nbgrader converts one after the
+    other, and the pages only read the gradebook, so the parts cannot collide)."""
+    parts = max(1, min(os.cpu_count() or 1, len(students) // 4))
+    groups = [students[k::parts] for k in range(parts)]
+    everyone = set((course / "submitted").iterdir()) if (course / "submitted").is_dir() else ()
+    names = {p.name for p in everyone if p.is_dir()}
+
+    def one(group):
+        others = sorted(names - set(group))
+        exclude = [f"--CourseDirectory.student_id_exclude={','.join(others)}"] if others else []
+        _nbgrader(course, "generate_feedback", assignment, "--force", *exclude, check=False)
+
+    if parts == 1:
+        one(students)
+        return
+    with ThreadPoolExecutor(parts) as pool:
+        list(pool.map(one, groups))
 
 
 NOTE = '<div id="minigrad-note" style="{style}"><b>Note from grading:</b> {text}</div>'
