@@ -208,6 +208,9 @@ class RemoteFunction:
     def __repr__(self) -> str:
         return f"<function {self._handle.name}>"
 
+    def __swap_globals__(self, paths: dict[str, str]):
+        return _swapped(self._remote, self._handle, paths)
+
 
 class RemoteObject(RemoteFunction):
     """Any other object of the student's, used through its handle."""
@@ -220,6 +223,18 @@ class RemoteObject(RemoteFunction):
 
     def __repr__(self) -> str:
         return f"<{self._handle.name} of the student's>"
+
+
+@contextlib.contextmanager
+def _swapped(remote: Remote, handle: wire.Handle, paths: dict[str, str]):
+    """Names of the student's globals bound to references (import paths), in the
+    student's process, while a check runs an exercise on its own (prerequisites.py)."""
+    swap = remote.ask("swap", target=wire.encode(handle),
+                      paths={str(k): str(v) for k, v in paths.items()})["swap"]
+    try:
+        yield
+    finally:
+        remote.ask("unswap", swap=swap)
 
 
 def function_class(remote: Remote, handle: wire.Handle):
@@ -265,6 +280,7 @@ def function_class(remote: Remote, handle: wire.Handle):
 
     return type(handle.name, (mg.Function,), {
         "forward": staticmethod(forward), "backward": staticmethod(backward),
+        "__swap_globals__": staticmethod(lambda paths: _swapped(remote, handle, paths)),
         "__doc__": f"{handle.name}: the student's Function, run in the student's process",
         "__module__": "__main__"})
 
@@ -275,6 +291,9 @@ class ModuleClass:
     def __init__(self, remote: Remote, handle: wire.Handle):
         self._remote, self._handle = remote, handle
         self.__name__ = self.__qualname__ = handle.name
+
+    def __swap_globals__(self, paths: dict[str, str]):
+        return _swapped(self._remote, self._handle, paths)
 
     def __call__(self, *args, **kwargs):
         reply = self._remote.ask("module_new", target=wire.encode(self._handle),

@@ -168,6 +168,20 @@ class StudentSide:
         self.contexts.pop(context, None)
         return {}
 
+    def swap(self, target, paths):
+        """Bind names of the student's globals to references (by import path) until
+        ``unswap``: the judge checks an exercise on its own when its code uses an
+        earlier one's (minigrad/exercises/prerequisites.py)."""
+        from minigrad.exercises.prerequisites import swap_globals
+
+        swap = swap_globals(self.resolve(wire.decode(target)), dict(paths))
+        swap.__enter__()
+        return {"swap": self._keep(swap)}
+
+    def unswap(self, swap: int):
+        self.objects.pop(swap).__exit__(None, None, None)
+        return {}
+
     def module_new(self, target, args, kwargs):
         cls = self.resolve(wire.decode(target))
         module = cls(*self.arguments(args), **self.arguments(kwargs))
@@ -301,7 +315,8 @@ def serve(requests, replies, limit: float = 60.0) -> None:
                   "forward": side.forward, "backward": side.backward,
                   "release": side.release, "module_new": side.module_new,
                   "module_forward": side.module_forward,
-                  "module_backward": side.module_backward, "call_graph": side.call_graph}
+                  "module_backward": side.module_backward, "call_graph": side.call_graph,
+                  "swap": side.swap, "unswap": side.unswap}
     wire.send(replies, {"ready": True})
     while True:
         try:
