@@ -117,3 +117,43 @@ def graded_cells(notebook: Any) -> dict[str, float]:
     """``{grade_id: points}`` of the autograded test cells."""
     return {meta["grade_id"]: meta["points"] for cell in notebook["cells"]
             if (meta := exercise_role(cell)) and meta["grade"]}
+
+
+def exercise_cells(notebook: dict) -> list[tuple[dict, dict]]:
+    """``(cell, nbgrader metadata)`` of the exercise cells, from their tags (as ``init``
+    writes them) or, failing that, from nbgrader's own metadata."""
+    found = []
+    for cell in notebook["cells"]:
+        meta = exercise_role(cell) or cell.get("metadata", {}).get("nbgrader")
+        if meta and meta.get("grade_id"):
+            found.append((cell, meta))
+    return found
+
+
+def exercises(notebook: dict) -> dict[str, list[str]]:
+    """``{exercise: [its test cells]}`` in the notebook's order. An exercise is a solution
+    cell (its grade_id, e.g. ``mymul``); a test cell ``ID-tests`` belongs to the exercise
+    ``ID``, else to the longest exercise id its own id starts with (``unbroadcast-example-
+    tests`` to ``unbroadcast``), else to the solution cell above it."""
+    cells = exercise_cells(notebook)
+    solutions = [meta["grade_id"] for _, meta in cells if meta.get("solution")]
+    made: dict[str, list[str]] = {grade_id: [] for grade_id in solutions}
+    above = None
+    for _, meta in cells:
+        grade_id = meta["grade_id"]
+        if meta.get("solution"):
+            above = grade_id
+            continue
+        if not meta.get("grade"):
+            continue
+        stem = grade_id.removesuffix("-tests")
+        prefixes = [s for s in solutions if stem == s or stem.startswith(s + "-")]
+        owner = max(prefixes, key=len) if prefixes else above or grade_id
+        made.setdefault(owner, []).append(grade_id)
+    return made
+
+
+def exercise_of_tests(notebook: dict) -> dict[str, str]:
+    """``{test cell: exercise}``."""
+    return {test: exercise for exercise, tests in exercises(notebook).items()
+            for test in tests}

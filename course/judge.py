@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from . import integrity, sandbox, wire
-from .authoring import exercise_role
+from .authoring import exercise_cells, exercise_of_tests, exercise_role
 
 # Checks that hand the student's code objects of the judge's own (a model, an optimizer's
 # parameters, graph nodes, a file path) or test what the student's code does to its own
@@ -518,16 +518,10 @@ def is_test(cell: dict) -> bool:
 
 
 def owners(cells: list[dict]) -> dict[str, str]:
-    """``{grade_id: exercise}`` of each solution cell and the test cells after it."""
-    owner, current = {}, None
-    for cell in cells:
-        role = exercise_role(cell) if cell.get("cell_type") == "code" else None
-        if role and role.get("solution"):
-            current = role["grade_id"]
-            owner[current] = current
-        elif role and role.get("grade") and current is not None:
-            owner[role["grade_id"]] = current
-    return owner
+    """``{grade_id: exercise}`` of each solution cell (itself) and each test cell."""
+    found = {meta["grade_id"]: meta["grade_id"] for _, meta in exercise_cells(
+        {"cells": cells}) if meta.get("solution")}
+    return {**found, **exercise_of_tests({"cells": cells})}
 
 
 def run_in_judge(source: str, namespace: JudgeNamespace, label: str) -> list[dict]:
