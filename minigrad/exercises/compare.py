@@ -198,13 +198,23 @@ def mismatch_table(got: np.ndarray, expected: np.ndarray, atol: float, rtol: flo
     return "\n".join([head] + rows)
 
 
+def hidden_mismatch(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> str:
+    """How many values are wrong, without the right ones (for a prediction)."""
+    bad = ~np.isclose(got.astype(np.float64), expected.astype(np.float64), atol=atol,
+                      rtol=rtol)
+    return (f"  {int(bad.sum())} of {bad.size} value(s) are not right (the right ones are "
+            "not shown: work them out again).")
+
+
 def compare(got: Any, expected: Any, what: str, *, atol: float = 1e-6, rtol: float = 1e-4,
             variants: Sequence[Variant] = (), summed_from: tuple | None = None,
             batch_size: int | None = None, check_dtype: bool = False,
-            right: str = "expected") -> None:
+            right: str = "expected", reveal: bool = True) -> None:
     """Raise ``CheckFailed`` unless ``got`` equals ``expected`` (shape, values and, with
     ``check_dtype``, dtype). ``variants`` are known-wrong answers tried first (in order):
-    the message names the first one ``got`` matches."""
+    the message names the first one ``got`` matches. ``reveal=False`` (a prediction, an
+    answer worked out by hand): the message says what is wrong, never the expected
+    values."""
     if got is None:
         raise CheckFailed(f"{what}: got None, expected {describe(expected)}. Did you forget "
                           "to return it?")
@@ -237,7 +247,8 @@ def compare(got: Any, expected: Any, what: str, *, atol: float = 1e-6, rtol: flo
                           f"{expected_array.dtype} (shape {tuple(got_array.shape)} is right).")
     if close(got_array, expected_array, atol, rtol):
         return
-    table = mismatch_table(got_array, expected_array, atol, rtol, right=right)
+    table = mismatch_table(got_array, expected_array, atol, rtol, right=right) if reveal \
+        else hidden_mismatch(got_array, expected_array, atol, rtol)
     mistake = None
     for variant in variants:  # the exercise's own mistakes first: they know the cause
         if mistake is None and close(got_array, as_array(variant.value), atol, rtol,
