@@ -622,11 +622,12 @@ for name, p in model.named_parameters():
 # | yours | minigrad | file |
 # | --- | --- | --- |
 # | `topological_order` | `backward_order` (newest first), and `walk` | `minigrad/graph.py` |
-# | `accumulate_grad` | `_accumulate_into_grad` (with `accumulate`, which adds in place only into arrays it made itself) | `minigrad/autograd.py` |
-# | `run_backward` | `_run_backward` (also hooks, `retain_grad`, the saved-array version check) and `_fit_gradients` | `minigrad/autograd.py` |
+# | `accumulate_grad` | `_accumulate_into_leaf`, which calls `accumulate_into_grad` (with `accumulate`, which adds in place only into arrays the pass made itself) | `minigrad/autograd.py`, `minigrad/reuse.py` |
+# | `run_backward` | `_run_backward` (also hooks, the gradients of tensors that retain theirs, the saved-array version check), and `fit_gradients`, which sums each gradient back to its input's shape (`sum_to_shape`) | `minigrad/autograd.py`, `minigrad/gradients.py` |
 # | `my_backward_steps` | `_backward`, behind `backward_steps` and `backward` | `minigrad/autograd.py` |
-# | the seed | `_seed_gradient` | `minigrad/autograd.py` |
-# | `pending`, `next_functions` | `Node` (also `free`, what a backward releases) | `minigrad/function.py` |
+# | the seed | `seed_gradient` | `minigrad/gradients.py` |
+# | `pending` | the dictionary `pending` in `_backward`: node -> the gradient for each of its outputs | `minigrad/autograd.py` |
+# | `next_functions` | `Node.next_functions` (also `Node.free`, what a backward releases; `Node.pending` is another thing: in lazy mode, chapter 14, a forward not run yet) | `minigrad/function.py` |
 #
 # Open `minigrad/autograd.py` and find `_backward`: it is your loop, with a dictionary of
 # pending gradients per node, a few lines for leaves, and one speed trick (adding in place

@@ -795,7 +795,7 @@ compare_with_builtin(lambda t: MyLogSumExp.apply(t, dim=1), lambda t: t.logsumex
 # | `MyMean` | `Mean` | `x.mean(dim, keepdim)` | `torch.mean` |
 # | `MyMax` | `Max` (and `Min`, its mirror) | `x.max()`, `x.max(dim)` | `torch.amax`, `torch.max` |
 # | `MyVar` | `Var` | `x.var(dim, correction=1)` | `torch.var` |
-# | `my_std` | `Tensor.std` (`tensor.py`): `var(...).sqrt()` | `x.std()` | `torch.std` |
+# | `my_std` | `Tensor.std` (`minigrad/tensor.py`): `var(...).sqrt()` | `x.std()` | `torch.std` |
 # | `MyLogSumExp` | `LogSumExp` | `x.logsumexp(dim, keepdim)` | `torch.logsumexp` |
 #
 # `std` has no Function of its own in minigrad either: `Tensor.std`, in
