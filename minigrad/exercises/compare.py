@@ -102,6 +102,12 @@ def shape_mistake(got: np.ndarray, expected: np.ndarray, summed_from: tuple | No
                 "product is transposed, and their order (for z = a @ b: grad_a = "
                 "grad_output @ b.T, grad_b = a.T @ grad_output).")
     if got.size == expected.size and [d for d in got.shape if d != 1] == \
+            [d for d in expected.shape if d != 1] and got.ndim > expected.ndim:
+        return (f"it has size-1 dimensions too many: the values are right, but shape "
+                f"{got.shape} must be {expected.shape}. A sum with keepdims=True where the "
+                "dimension must go (or an extra [:, None], np.expand_dims)? Sum without "
+                "keepdims there, or reshape.")
+    if got.size == expected.size and [d for d in got.shape if d != 1] == \
             [d for d in expected.shape if d != 1]:
         return (f"it was summed without keepdim: the values are right but the size-1 "
                 f"dimensions are gone. Use .sum(axis=..., keepdims=True) to get shape "
