@@ -200,6 +200,8 @@ def _student_error(error: BaseException, doing: str) -> CheckFailed:
                  "dimension, and NumPy's expand_dims (or a sum over a tuple) cannot take "
                  "it. Keep the reduced dimensions on ctx as a tuple of ints, "
                  "dims_of(dim, x.ndim), not the raw dim, and use those.")
+    elif isinstance(error, (ValueError, IndexError)) and "add.at" in _where(error):
+        text += _add_at_hint(error)
     elif isinstance(error, NotImplementedError):
         text += "\n  Write your solution where the exercise says so, then run its cell."
         if (stub := re.search(r"exercise (\w+): write your code here", str(error))):
@@ -208,6 +210,30 @@ def _student_error(error: BaseException, doing: str) -> CheckFailed:
                      "reference answer with `from minigrad.course import use_reference; "
                      f"use_reference(\"{stub[1]}\")`.")
     return CheckFailed(text)
+
+
+def _add_at_hint(error: BaseException) -> str:
+    """What went wrong in an ``np.add.at(grad, position, values)`` (a scatter-add)."""
+    line = _where(error)
+    if "sequence" in str(error) or "inhomogeneous" in str(error):
+        return ("\n  np.add.at read your list of coordinate arrays as ONE array of "
+                "indices. Give it a tuple, one coordinate array per dimension of grad "
+                "(tuple(where)): like x[...], NumPy reads a tuple as coordinates and a list "
+                "as something else.")
+    if re.search(r"add\.at\([^,]+,\s*\w*index\w*\s*,", line):
+        return ("\n  np.add.at read the index alone as coordinates along the FIRST "
+                "dimension of grad (and grad must have the input's shape). That is right "
+                "for x[index]; a gather along dim needs the full position of every element: "
+                "one coordinate array per dimension (np.indices(index.shape, sparse=True)), "
+                "with index in place of the one at dim, as a tuple.")
+    if re.search(r"add\.at\([^,]+,\s*\(", line):
+        return ("\n  The position given to np.add.at is written for one dim: (rows, "
+                "index) is right for dim = 1 of a matrix only. Build it for any dim: the "
+                "coordinate arrays of np.indices(index.shape, sparse=True), as a list, "
+                "with index put in place of the one at dim, then tuple(...).")
+    return ("\n  np.add.at(grad, position, values) needs the full position of every value "
+            "in grad: a tuple of one coordinate array per dimension of grad, each "
+            "broadcasting to the values' shape.")
 
 
 def _lost_dimension(message: str) -> tuple[tuple, tuple] | None:

@@ -120,8 +120,11 @@ def shape_mistake(got: np.ndarray, expected: np.ndarray, summed_from: tuple | No
                 f"{expected.shape} (a value used many times gets the sum of its gradients); "
                 f"your result {what}.")
     if summed_from is not None and got.shape == tuple(summed_from):
-        return (f"it has the output's shape {got.shape}; it must be summed over the broadcast "
-                f"dimensions to {expected.shape}.")
+        return (f"it has the output's shape {got.shape}, not the shape {expected.shape} of "
+                "the input it is the gradient of. A gradient has its input's shape: for an "
+                "operation that reads elements of its input (indexing, gather), start from "
+                "np.zeros of the input's shape and add each output's gradient where that "
+                "output was read from.")
     return None
 
 
