@@ -93,7 +93,7 @@ class MyMax(mg.Function):
 ''', "lost their dimension"),
     "prediction-all-to-one-tie": ("max-prediction", '''
 max_grad_prediction = [0.0, 2.0, 0.0, 0.0]
-''', "torch.max(x, dim) does this"),
+''', "that is what torch.max(x, dim) does"),
     "variance-divided-by-x-size": ("variance", '''
 def variance(x, dim=None, keepdim=False, correction=1):
     dims = dims_of(dim, x.ndim)
