@@ -62,7 +62,8 @@ import minigrad as mg
 from minigrad.exercises import check_array_function, check_function, check_value
 from minigrad.exercises.reductions import (LOGSUMEXP_MISTAKES, MAX_MISTAKES, MEAN_MISTAKES,
                                            MEAN_OVER_0_2_MISTAKES, SUM_MISTAKES, VAR_MISTAKES,
-                                           VARIANCE_MISTAKES, builtin_var)
+                                           VARIANCE_MISTAKES, builtin_var,
+                                           check_tie_prediction)
 from minigrad.widgets import ContextInspector
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -361,7 +362,7 @@ compare_with_builtin(lambda t: MyMean.apply(t, dim=(0, 1)), lambda t: t.mean(), 
 # $2$. Predict `x.grad` in minigrad, as a list of four floats, before the next cell shows
 # it: write `max_grad_prediction = [...]`. The check says whether your prediction is
 # right and, if not, what looks wrong, without showing the answer (grading checks the
-# same).
+# same; the answer is not in the check cell either: the check asks minigrad's own `max`).
 
 # %% tags=["solution:max-prediction"]
 # BEGIN SOLUTION
@@ -369,20 +370,7 @@ max_grad_prediction = [0.0, 1.0, 1.0, 0.0]
 # END SOLUTION
 
 # %% tags=["tests:max-prediction:1"]
-check_value(max_grad_prediction, [0.0, 1.0, 1.0, 0.0], "your predicted gradient", reveal=False,
-            mistakes={
-    "the upstream gradient is 2: the shares must add up to 2, so each of the two tied "
-    "elements gets 1 (you split 1).": [0.0, 0.5, 0.5, 0.0],
-    "each tied element got the whole upstream gradient (2 each). With a tie, minigrad "
-    "splits it evenly: each of the k tied elements gets 1/k of it.": [0.0, 2.0, 2.0, 0.0],
-    "only one of the tied elements got it: that is what torch.max(x, dim) does (it "
-    "follows the returned index). minigrad's max splits it evenly between ties.":
-        [0.0, 2.0, 0.0, 0.0],
-    "every element got the upstream gradient, as for a sum. A max only depends on its "
-    "maximal elements; the others get 0.": [2.0, 2.0, 2.0, 2.0],
-    "the shares add up to 1, but the upstream gradient is 2: a max passes all of it on, "
-    "so the shares of x's elements add up to 2.": [0.0, 1.0, 0.0, 0.0],
-})
+check_tie_prediction(max_grad_prediction)
 
 # %%
 x = mg.tensor([1.0, 3.0, 3.0, 2.0], requires_grad=True)
@@ -391,8 +379,8 @@ print(f"minigrad: x.grad = {x.grad.numpy()}")
 
 # %% [markdown]
 # Each of the two 3s gets half of the $2$: minigrad splits the upstream gradient
-# **evenly** between ties, each of the $k$ tied elements getting $1/k$ of it. In PyTorch, `(2 * x.max()).backward()` and
-# `torch.amax(x, 0)` give the same `[0., 1., 1., 0.]`, while
+# **evenly** between ties, each of the $k$ tied elements getting $1/k$ of it. In PyTorch,
+# `(2 * x.max()).backward()` and `torch.amax(x, 0)` give the same `[0., 1., 1., 0.]`, while
 # `(2 * torch.max(x, dim=0).values).backward()` gives `[0., 2., 0., 0.]`. Neither is wrong
 # (both add up to $2$), but they differ: if you compare with PyTorch, compare like with
 # like. (`torch.max(x, dim)` also returns the index of a maximum, and sends the whole

@@ -12,6 +12,7 @@ import pytest
 from conftest import fails
 
 from minigrad.exercises import check_value
+from minigrad.exercises.reductions import check_tie_prediction
 
 CHAPTER = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "05_reductions.ipynb"
 
@@ -25,11 +26,13 @@ def _test_cell(grade_id: str) -> str:
 
 def run_prediction_check(prediction) -> None:
     exec(_test_cell("max-prediction-tests"),  # noqa: S102 - the chapter's own cell
-         {"check_value": check_value, "np": np, "max_grad_prediction": prediction})
+         {"check_tie_prediction": check_tie_prediction, "np": np,
+          "max_grad_prediction": prediction})
 
 
-def test_the_visible_check_has_no_hidden_part():
-    assert "HIDDEN" not in _test_cell("max-prediction-tests")
+def test_the_visible_check_has_no_hidden_part_and_does_not_show_the_answer():
+    cell = _test_cell("max-prediction-tests")
+    assert "HIDDEN" not in cell and "1.0" not in cell
 
 
 def test_the_right_prediction_passes(capsys):
@@ -40,7 +43,7 @@ def test_the_right_prediction_passes(capsys):
 @pytest.mark.parametrize("prediction, words", [
     ([0.0, 2.0, 0.0, 0.0], "that is what torch.max(x, dim) does"),
     ([0.0, 2.0, 2.0, 0.0], "each tied element got the whole upstream gradient"),
-    ([0.0, 0.5, 0.5, 0.0], "you split 1"),
+    ([0.0, 0.5, 0.5, 0.0], "the shares add up to 1"),
     ([0.0, 0.8, 1.2, 0.0], "2 of 4 value(s) are not right")])
 def test_a_wrong_prediction_is_told_what_is_wrong_not_the_answer(prediction, words):
     told = fails(run_prediction_check, prediction)

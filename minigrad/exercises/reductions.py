@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import wrong_output
+from .checks import check_value, checker, wrong_output
 from .prerequisites import reference_for
 
 BROADCAST_WRONG_WAY = (
@@ -195,6 +195,40 @@ LOGSUMEXP_MISTAKES = {
             - x.max(axis=1)[None, :]),
 }
 
+# --- exercise 3: predict the gradient of a tie ----------------------------------------
+
+TIE = [1.0, 3.0, 3.0, 2.0]  # x, with L = 2 * max(x)
+TIE_PREDICTION_MISTAKES = {  # wrong predictions, never the right one
+    "each tied element got the whole upstream gradient (2 each). A tie has no single "
+    "derivative: the shares of the tied elements must add up to the upstream gradient.":
+        [0.0, 2.0, 2.0, 0.0],
+    "only one of the tied elements got it: that is what torch.max(x, dim) does (it "
+    "follows the returned index). minigrad's max does not pick one of the tied elements.":
+        [0.0, 2.0, 0.0, 0.0],
+    "every element got the upstream gradient, as for a sum. A max only depends on its "
+    "maximal elements; the others get 0.": [2.0, 2.0, 2.0, 2.0],
+    "the shares add up to 1, but the upstream gradient is 2 (L = 2 * max(x)): a max "
+    "passes all of it on, so the shares of x's elements add up to 2.":
+        [0.0, 1.0, 0.0, 0.0],
+    "the shares add up to 1, but the upstream gradient is 2 (L = 2 * max(x)): a max "
+    "passes all of it on, so the shares of x's elements add up to 2. ":
+        [0.0, 0.5, 0.5, 0.0],
+}
+
+
+@checker
+def check_tie_prediction(prediction: object) -> None:
+    """Exercise 3: the predicted ``x.grad`` for ``x = [1, 3, 3, 2]`` and ``L = 2 *
+    max(x)``, against what minigrad's own max gives. A wrong prediction is told what is
+    wrong, never the answer (``reveal=False``), and the answer is not written here."""
+    from ..tensor import Tensor
+
+    x = Tensor(np.array(TIE), requires_grad=True)
+    (x.max() * 2.0).backward()
+    check_value.__wrapped__(prediction, x.grad.numpy().tolist(), "your predicted gradient",
+                            reveal=False, mistakes=TIE_PREDICTION_MISTAKES)
+
+
 __all__ = ["LOGSUMEXP_MISTAKES", "MAX_MISTAKES", "MEAN_MISTAKES", "MEAN_OVER_0_2_MISTAKES",
-           "SUM_MISTAKES", "VARIANCE_MISTAKES", "VAR_MISTAKES", "builtin_var",
-           "reference_variance"]
+           "SUM_MISTAKES", "TIE_PREDICTION_MISTAKES", "VARIANCE_MISTAKES", "VAR_MISTAKES",
+           "builtin_var", "check_tie_prediction", "reference_variance"]
