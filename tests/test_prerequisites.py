@@ -143,3 +143,27 @@ def references(monkeypatch):
     module.double = reference_for(1, "double")(lambda x: 2 * x)
     module.halve = reference_for(2, "halve")(lambda x: x / 2)
     monkeypatch.setitem(sys.modules, module.__name__, module)
+
+
+def test_a_proxy_of_code_in_another_process_makes_the_swap_there(capsys):
+    # a grader's proxy: the student's code runs elsewhere, and the swap is asked of it
+    # by import path (here "elsewhere" is a namespace the proxy calls into)
+    import contextlib
+
+    from minigrad.exercises.prerequisites import path_of
+
+    elsewhere = notebook(ONE_LEADING_DIMENSION, MYMUL.format(body=RIGHT_BODY))
+    asked = []
+
+    class Proxy(elsewhere["MyMul"]):
+        @classmethod
+        @contextlib.contextmanager
+        def __swap_globals__(cls, paths):
+            asked.append(paths)
+            with swap_globals(elsewhere["MyMul"], paths):
+                yield
+
+    check_mul({"MyMul": Proxy}, uses={"unbroadcast": builtin_unbroadcast})
+    assert asked == [{"unbroadcast": UNBROADCAST}]
+    assert path_of(builtin_unbroadcast) == UNBROADCAST
+    assert "fix exercise 2 (`unbroadcast`) first" in " ".join(capsys.readouterr().out.split())

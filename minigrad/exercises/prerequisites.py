@@ -25,6 +25,13 @@ student's code in another process can make the same swap there, by path). Then
 
 A reference says which exercise it answers with ``@reference_for(number, "id")`` (the
 exercise's number in its chapter and its id), which the note names.
+
+**Across a process boundary.** Where the object under test stands for code that runs in
+another process (a grader's proxy of the student's class or function), rebinding names
+here would change nothing there. Such a proxy's class defines
+``__swap_globals__(paths: dict[str, str])``, a context manager that makes the same swap
+where the code runs (there: ``swap_globals(the real object, paths)``, which imports each
+reference by its path); ``swap_globals`` hands it ``{name: "module:qualname"}``.
 """
 
 from __future__ import annotations
@@ -99,12 +106,30 @@ def globals_of(obj: Any) -> list[dict]:
     return list(found.values())
 
 
+def path_of(reference: Any) -> str:
+    """``"module:qualname"`` of a module-level function or class (``resolve``'s inverse)."""
+    path = f"{reference.__module__}:{reference.__qualname__}"
+    if resolve(path) is not reference:
+        raise ValueError(f"{reference!r} cannot be imported by its name {path!r}: a "
+                         "reference must be a module-level function or class")
+    return path
+
+
 @contextlib.contextmanager
 def swap_globals(obj: Any, names: dict[str, Any]) -> Iterator[None]:
     """Meanwhile, the names in ``names`` (``{name: reference or "module:qualname"}``) are
     bound to the references in every global namespace ``obj``'s code reads (a function's
     ``__globals__``, a class's methods' ``__globals__``); restored (or removed, where they
-    were not there) on exit."""
+    were not there) on exit. A proxy of code in another process makes the swap there
+    (its class's ``__swap_globals__``, see the module's docstring)."""
+    owner = obj if isinstance(obj, type) else type(obj)
+    remote = getattr(owner, "__swap_globals__", None)
+    if remote is not None:
+        paths = {name: ref if isinstance(ref, str) else path_of(ref)
+                 for name, ref in names.items()}
+        with (remote(paths) if isinstance(obj, type) else remote.__get__(obj)(paths)):
+            yield
+        return
     values = {name: resolve(ref) if isinstance(ref, str) else ref
               for name, ref in names.items()}
     saved = []
@@ -179,4 +204,5 @@ def _swapped_except(run: Callable[[], None], obj: Any, uses: dict[str, Any],
         run()
 
 
-__all__ = ["globals_of", "judged_on_its_own", "reference_for", "resolve", "swap_globals"]
+__all__ = ["globals_of", "judged_on_its_own", "path_of", "reference_for", "resolve",
+           "swap_globals"]
