@@ -192,6 +192,11 @@ class MyMul(mg.Function):
 check_function(MyMul, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)], [(2, 3), 2.0]],
                reference=lambda x, y: x * y, mistakes=MUL_MISTAKES)
 check_needs_input_grad(MyMul, inputs=[(3, 4), (3, 4)], reference=lambda x, y: x * y)
+### BEGIN HIDDEN TESTS
+check_function(MyMul, inputs=[[(2, 5), (2, 5)], [(4, 1, 3), (3,)], [(5,), -1.5]],
+               reference=lambda x, y: x * y, mistakes=MUL_MISTAKES, seed=1)
+check_needs_input_grad(MyMul, inputs=[(2, 5), (2, 5)], reference=lambda x, y: x * y, seed=1)
+### END HIDDEN TESTS
 
 
 # %% [markdown]
@@ -229,6 +234,10 @@ class MyExp(mg.Function):
 # %% tags=["tests:myexp:2"]
 check_function(MyExp, inputs=[(3, 4)], reference=lambda x: x.exp(), mistakes=EXP_MISTAKES,
                exact_shapes=True)
+### BEGIN HIDDEN TESTS
+check_function(MyExp, inputs=[[(2, 3, 2)], [(5,)], [()]], reference=lambda x: x.exp(),
+               mistakes=EXP_MISTAKES, exact_shapes=True, seed=1)
+### END HIDDEN TESTS
 
 
 # %% [markdown]
@@ -347,6 +356,11 @@ class MyExpMulPlus(mg.Function):
 # %% tags=["tests:myexpmulplus:3"]
 check_function(MyExpMulPlus, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)]],
                reference=lambda x, y: (x * y).exp() + x, mistakes=EXP_MUL_PLUS_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_function(MyExpMulPlus, inputs=[[(2, 5), (2, 5)], [(3, 1), (1, 4)], [(5,), ()]],
+               reference=lambda x, y: (x * y).exp() + x, mistakes=EXP_MUL_PLUS_MISTAKES,
+               seed=1)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. Inspecting the graph
@@ -595,6 +609,10 @@ print("MyDiv:", mg.gradcheck(lambda u, w: MyDiv.apply(u, w), [X64, b64.abs() + 0
 # %% tags=["tests:mydiv:2"]
 check_function(MyDiv, inputs=[[(3, 4), (3, 4)], [(3, 4), (4,)]], reference=lambda x, y: x / y,
                domain=(0.5, 2.0))
+### BEGIN HIDDEN TESTS
+check_function(MyDiv, inputs=[[(2, 5), (2, 5)], [(5,), (3, 5)], [(4, 2), 3.0]],
+               reference=lambda x, y: x / y, domain=(0.5, 2.0), seed=1)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 8. Gradients accumulate
@@ -698,6 +716,10 @@ print("MySin:", mg.gradcheck(lambda u: MySin.apply(u), [X64]))
 # %% tags=["tests:mysin:1"]
 check_function(MySin, inputs=[(3, 4)], reference=lambda x: x.sin(), mistakes=SIN_MISTAKES,
                exact_shapes=True)
+### BEGIN HIDDEN TESTS
+check_function(MySin, inputs=[[(2, 5)], [(4,)], [()]], reference=lambda x: x.sin(),
+               mistakes=SIN_MISTAKES, exact_shapes=True, domain=(-4.0, 4.0), seed=1)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Summary

@@ -397,6 +397,12 @@ check_broadcast_shape(broadcast_shape, [((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((3
 check_incompatible_shapes(broadcast_shape, (3, 4), (3,))
 check_incompatible_shapes(broadcast_shape, (4, 3), (2, 3))
 check_incompatible_shapes(broadcast_shape, (2, 3, 4), (5, 1, 4))
+### BEGIN HIDDEN TESTS
+check_broadcast_shape(broadcast_shape, [((6, 1, 5), (7, 1)), ((1, 2), (4, 3, 1)),
+                                        ((2, 1, 3, 1), (5, 1, 4)), ((), ()), ((1, 1), (6,))])
+check_incompatible_shapes(broadcast_shape, (5, 2), (3, 2))
+check_incompatible_shapes(broadcast_shape, (6, 4, 2), (4, 3))
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5. Why backward sums a gradient back to its input's shape
@@ -467,34 +473,40 @@ def unbroadcast(grad, shape):
 
 
 # %% [markdown]
-# The first check tries three cases you can work out by hand:
+# The first check tries cases you can work out by hand:
 # `grad = [[0, 1, 2], [3, 4, 5]]` summed back to $(3,)$ (over the rows, giving
-# `[3, 5, 7]`) and to $(2, 1)$ (along each row, keeping the column: `[[3], [12]]`), and
-# the $(2, 3, 4)$ to $(3, 1)$ case worked above, where the axis numbers matter. It also
-# makes sure `grad` comes back unchanged (no writing into it in place).
+# `[3, 5, 7]`), to $(2, 1)$ (along each row, keeping the column: `[[3], [12]]`) and to
+# $()$ (a 0-d input: everything added up, `15`, with no dimension left), the $(2, 3, 4)$
+# to $(3, 1)$ case worked above, where the axis numbers matter, and a $(2, 3, 4)$ summed
+# back to $(4,)$, where broadcasting added two leading dimensions. It also makes sure
+# `grad` comes back unchanged (no writing into it in place).
 
 # %% tags=["tests:unbroadcast-example:1"]
 grad = np.arange(6.0).reshape(2, 3)
 check_array_function(unbroadcast, reference=builtin_unbroadcast, mistakes=UNBROADCAST_MISTAKES,
-                     cases=[(grad, (3,)), (grad, (2, 1)),
-                            (np.arange(24.0).reshape(2, 3, 4), (3, 1))])
+                     cases=[(grad, (3,)), (grad, (2, 1)), (grad, ()),
+                            (np.arange(24.0).reshape(2, 3, 4), (3, 1)),
+                            (np.arange(24.0).reshape(2, 3, 4), (4,))])
 
 # %% [markdown]
-# The next check, worth 2 points, tries more shapes (among them 3-D ones and a 0-d
-# input). In the copy you work in, its cases are hidden (they would give the answer
+# The next check, worth 2 points, tries other shapes and values (among them 3-D and 4-D
+# ones, and 0-d inputs). In the copy you work in, its cases are hidden (they would give the answer
 # away) and the cell below is empty: your teacher's grading runs it. If the check above
 # passes and your `unbroadcast` follows §5's two steps for any shape, it will pass too.
 
 # %% tags=["tests:unbroadcast:2"]
 # more cases, hidden in the copy students get (they would give the answer away)
 ### BEGIN HIDDEN TESTS
+hidden = np.random.default_rng(22)
 check_array_function(
     unbroadcast, reference=builtin_unbroadcast, mistakes=UNBROADCAST_MISTAKES,
-    cases=[(np.arange(24.0).reshape(2, 3, 4), (3, 1)), (np.arange(12.0).reshape(3, 4), (4,)),
-           (np.arange(6.0).reshape(2, 3), (2, 1)), (np.arange(6.0).reshape(2, 3), (2, 3)),
-           (np.arange(24.0).reshape(2, 3, 4), (2, 1, 4)),
-           (np.arange(24.0).reshape(2, 3, 4), (1, 3, 1)),
-           (np.arange(12.0).reshape(3, 4), ())])
+    cases=[(hidden.standard_normal((4, 5)), (5,)), (hidden.standard_normal((5, 2)), (5, 1)),
+           (hidden.standard_normal((3, 2)), (3, 2)),
+           (hidden.standard_normal((3, 2, 5)), (3, 1, 5)),
+           (hidden.standard_normal((2, 4, 3)), (1, 4, 1)),
+           (hidden.standard_normal((2, 3, 5, 4)), (5, 1)),
+           (hidden.standard_normal((3, 1, 2)), (1, 2)),
+           (hidden.standard_normal((2, 2, 3)), ()), (hidden.standard_normal(5), ())])
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -526,7 +538,9 @@ print("b.grad               :", b.grad.numpy())
 # ### Exercise 3 (3 points): `MyMul` with broadcasting
 #
 # `forward` is written. Write `backward` so that it returns each gradient with its input's
-# shape, using your `unbroadcast`.
+# shape, using your `unbroadcast`. (If your `unbroadcast` still has a mistake, the check
+# below says so and tries your `MyMul` with the reference `unbroadcast` instead: this
+# exercise is judged on its own.)
 
 # %% tags=["solution:mymul-broadcast"]
 class MyMul(mg.Function):
@@ -553,7 +567,15 @@ class MyMul(mg.Function):
 # %% tags=["tests:mymul-broadcast:3"]
 check_function(MyMul, inputs=[[(3, 1), (1, 4)], [(3, 4), (4,)], [(2, 3, 1), (3, 4)],
                               [(3, 1), (2, 3, 4)], [(3, 4), ()], [(3, 4), (3, 4)]],
-               reference=lambda x, y: x * y, mistakes=MUL_MISTAKES, exact_shapes=True)
+               reference=lambda x, y: x * y, mistakes=MUL_MISTAKES, exact_shapes=True,
+               uses={"unbroadcast": "minigrad.exercises.broadcasting:builtin_unbroadcast"})
+### BEGIN HIDDEN TESTS
+check_function(MyMul, inputs=[[(2, 1, 5), (4, 1)], [(5,), (3, 2, 5)], [(), (2, 3)],
+                              [(1, 1), (2, 3)], [(4, 2), (4, 2)]],
+               reference=lambda x, y: x * y, mistakes=MUL_MISTAKES, exact_shapes=True,
+               seed=7,
+               uses={"unbroadcast": "minigrad.exercises.broadcasting:builtin_unbroadcast"})
+### END HIDDEN TESTS
 
 # %% [markdown]
 # And `gradcheck` in float64, on a column times a row:
@@ -628,10 +650,10 @@ print("called directly   : backward returns shapes",
 # | dtype inference, `mg.result_type`, `set_default_dtype` | `minigrad/dtypes.py` |
 # | `view`, `reshape`, `transpose`, `clone`, `contiguous`, `.data`, `numpy()` | `minigrad/tensor.py` (the Functions: `minigrad/ops/movement.py`) |
 # | broadcasting of elementwise operations (`Add`, `Mul`, ...) | NumPy, inside `minigrad/ops/elementwise.py` |
-# | the engine's sum back to an input's shape, `sum_to_shape` | `minigrad/autograd.py` |
+# | the engine's sum back to an input's shape, `sum_to_shape` | `minigrad/gradients.py` |
 # | `expand` (broadcast without arithmetic; backward: the same sum) | `Expand` in `minigrad/ops/movement.py` |
 #
-# Read `sum_to_shape` in `minigrad/autograd.py` now: it does in one `sum` call what your
+# Read `sum_to_shape` in `minigrad/gradients.py` now: it does in one `sum` call what your
 # `unbroadcast` does, and returns `None` when the shapes cannot be summed back (the
 # engine then raises the `ShapeError`).
 #

@@ -162,11 +162,18 @@ ContextInspector(z)
 # would work too, but backward would have to compute $e^{-x}$ and the division all over
 # again.
 #
-# **Memory.** Saving costs memory only for a *new* array: an input or output is kept
-# alive anyway (by the Tensors that hold it), so saving it is free. For an output that
-# holds as long as something else keeps its Tensor: in a network, the next operation,
-# whose node keeps its inputs until backward. An intermediate that is neither (say, a $\sigma(x)$ computed inside a bigger formula) is extra memory held
-# until backward runs. That is the trade every Function makes: keep the intermediate, or
+# **Memory.** Saving costs memory only for a *new* array. An input is kept alive anyway,
+# by its Tensor, so saving it is free. An output is free too, as long as its Tensor is
+# alive, and in a network it is: the next operation takes it as an input, and that
+# operation's node keeps its inputs until backward. The node that *made* the output does
+# not keep the output's Tensor alive itself: it holds only a *weak reference* to it, a
+# pointer that lets the node find the Tensor while it exists without stopping Python
+# from freeing it (otherwise the output and its node, which point at each other, would
+# never be freed). So when nothing else holds an output's Tensor, the array saved from
+# it is all that is left of it, and then it costs memory (section 2's exercise shows
+# both cases). An intermediate that is neither an input nor an output (say, a
+# $\sigma(x)$ computed inside a bigger formula) is extra memory held until backward
+# runs. That is the trade every Function makes: keep the intermediate, or
 # recompute it in backward. (Gradient checkpointing, `mg.checkpoint`, makes the
 # same trade for whole blocks of layers.)
 #
@@ -251,6 +258,11 @@ class MySigmoid(mg.Function):
 check_function(MySigmoid, inputs=[[(3, 4)], [(5,)]], reference=lambda x: x.sigmoid(),
                mistakes=SIGMOID_MISTAKES)
 check_saves_output(MySigmoid, inputs=[(3, 4)])
+### BEGIN HIDDEN TESTS
+check_function(MySigmoid, inputs=[[(2, 5, 3)], [()]], reference=lambda x: x.sigmoid(),
+               mistakes=SIGMOID_MISTAKES, domain=(-6.0, 6.0), seed=3)
+check_saves_output(MySigmoid, inputs=[(4, 2)], seed=3)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # The inspector confirms it: saved array 0 *is* output 0.
@@ -369,6 +381,12 @@ check_needs_input_grad(MyMatMul, inputs=[(3, 4), (4, 2)], reference=lambda a, b:
                        mistakes=MATMUL_MISTAKES, saved_only_for={0: 1, 1: 0})
 check_function(MyMatMul, inputs=[(3, 4), (4, 2)], reference=lambda a, b: a @ b,
                mistakes=MATMUL_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_needs_input_grad(MyMatMul, inputs=[(5, 2), (2, 3)], reference=lambda a, b: a @ b,
+                       mistakes=MATMUL_MISTAKES, saved_only_for={0: 1, 1: 0}, seed=3)
+check_function(MyMatMul, inputs=[[(1, 6), (6, 4)], [(4, 3), (3, 3)]],
+               reference=lambda a, b: a @ b, mistakes=MATMUL_MISTAKES, seed=3)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. Several outputs
@@ -478,6 +496,10 @@ class MySinCos(mg.Function):
 # %% tags=["tests:mysincos:2"]
 check_multi_output(MySinCos, inputs=[(3, 4)], reference=lambda x: (x.sin(), x.cos()),
                    mistakes=SINCOS_MISTAKES, materialize_grads=False)
+### BEGIN HIDDEN TESTS
+check_multi_output(MySinCos, inputs=[(2, 3, 2)], reference=lambda x: (x.sin(), x.cos()),
+                   mistakes=SINCOS_MISTAKES, materialize_grads=False, seed=3)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Through the engine, and against minigrad's own `sin` and `cos`, with a loss that uses
@@ -523,7 +545,10 @@ ContextInspector(sin_x)
 # require a gradient; minigrad leaves that to `mark_non_differentiable`.)
 #
 # Here the whole gradient of each row's maximum goes to the element at the returned
-# index, as PyTorch's `torch.max(x, dim)` does:
+# index, as PyTorch's `torch.max(x, dim)` does. (minigrad's own `x.max(dim=1)` returns the
+# same values and indices, but its backward does not follow the index: where a row has
+# several equal maxima, it splits the gradient between them, and `MyMaxWithIndex` gives
+# it all to the one index `np.argmax` returned. Chapter 5 works out the split.)
 
 # %%
 class MyMaxWithIndex(mg.Function):
@@ -690,6 +715,11 @@ class MyScaleRows(mg.Function):
 check_in_place_safety(MyScaleRows, inputs=[(3, 4), (3,)],
                       reference=lambda x, s: x * s.unsqueeze(1), modified=(0, 1),
                       mistakes=SCALE_ROWS_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_in_place_safety(MyScaleRows, inputs=[(5, 2), (5,)],
+                      reference=lambda x, s: x * s.unsqueeze(1), modified=(1, 0),
+                      mistakes=SCALE_ROWS_MISTAKES, seed=3)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Summary

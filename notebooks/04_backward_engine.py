@@ -219,6 +219,11 @@ def topological_order(root):
 
 # %% tags=["tests:topological-order:2"]
 check_topological_order(topological_order)
+### BEGIN HIDDEN TESTS
+from minigrad.exercises.backward_engine import MORE_GRAPHS  # noqa: E402
+
+check_topological_order(topological_order, graphs=MORE_GRAPHS)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # minigrad finds its order differently: it numbers nodes as they are made, and a node's
@@ -332,6 +337,9 @@ def accumulate_grad(leaf, grad):
 
 # %% tags=["tests:accumulate-grad:1"]
 check_accumulate_grad(accumulate_grad)
+### BEGIN HIDDEN TESTS
+check_accumulate_grad(accumulate_grad, shape=(4,), seed=49, dtype=np.float32)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. `retain_graph`, and why a second backward raises
@@ -479,8 +487,12 @@ def run_backward(node, grad_outputs):
 # hands one step out and the loop goes on when the next one is asked for). Use your
 # `accumulate_grad` for the leaves.
 #
-# *The loop uses your `accumulate_grad` of exercise 2: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("accumulate-grad")` loads the reference one.*
+# *The loop uses your `topological_order` of exercise 1 and your `accumulate_grad` of
+# exercise 2: if one is not done yet,
+# `from minigrad.course import use_reference; use_reference("accumulate-grad")` loads the reference one
+# (and `use_reference("topological-order")` the other). If one still has a mistake, the
+# loop's check says which, and tries your loop with the reference instead: this exercise
+# is judged on its own.*
 #
 # For the routing, three sequences line up, one entry per positional input of the node:
 # `node.next_functions` (the pair `(parent, index)`), `node.args` (the input itself: a
@@ -537,7 +549,16 @@ def my_backward(loss):
 # changed in place after its step was handed out.
 
 # %% tags=["tests:backward-loop:3"]
-check_backward_loop(my_backward_steps)
+check_backward_loop(my_backward_steps, uses={
+    "topological_order": "minigrad.exercises.backward_engine:reference_topological_order",
+    "accumulate_grad": "minigrad.exercises.backward_engine:reference_accumulate_grad"})
+### BEGIN HIDDEN TESTS
+from minigrad.exercises.backward_engine import MORE_GRAPHS  # noqa: E402
+
+check_backward_loop(my_backward_steps, graphs=MORE_GRAPHS, uses={
+    "topological_order": "minigrad.exercises.backward_engine:reference_topological_order",
+    "accumulate_grad": "minigrad.exercises.backward_engine:reference_accumulate_grad"})
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Now compare with the engine yourself, on the diamond: the order of the steps (the
@@ -601,11 +622,12 @@ for name, p in model.named_parameters():
 # | yours | minigrad | file |
 # | --- | --- | --- |
 # | `topological_order` | `backward_order` (newest first), and `walk` | `minigrad/graph.py` |
-# | `accumulate_grad` | `_accumulate_into_grad` (with `accumulate`, which adds in place only into arrays it made itself) | `minigrad/autograd.py` |
-# | `run_backward` | `_run_backward` (also hooks, `retain_grad`, the saved-array version check) and `_fit_gradients` | `minigrad/autograd.py` |
+# | `accumulate_grad` | `_accumulate_into_leaf`, which calls `accumulate_into_grad` (with `accumulate`, which adds in place only into arrays the pass made itself) | `minigrad/autograd.py`, `minigrad/reuse.py` |
+# | `run_backward` | `_run_backward` (also hooks, the gradients of tensors that retain theirs, the saved-array version check), and `fit_gradients`, which sums each gradient back to its input's shape (`sum_to_shape`) | `minigrad/autograd.py`, `minigrad/gradients.py` |
 # | `my_backward_steps` | `_backward`, behind `backward_steps` and `backward` | `minigrad/autograd.py` |
-# | the seed | `_seed_gradient` | `minigrad/autograd.py` |
-# | `pending`, `next_functions` | `Node` (also `free`, what a backward releases) | `minigrad/function.py` |
+# | the seed | `seed_gradient` | `minigrad/gradients.py` |
+# | `pending` | the dictionary `pending` in `_backward`: node -> the gradient for each of its outputs | `minigrad/autograd.py` |
+# | `next_functions` | `Node.next_functions` (also `Node.free`, what a backward releases; `Node.pending` is another thing: in lazy mode, chapter 14, a forward not run yet) | `minigrad/function.py` |
 #
 # Open `minigrad/autograd.py` and find `_backward`: it is your loop, with a dictionary of
 # pending gradients per node, a few lines for leaves, and one speed trick (adding in place

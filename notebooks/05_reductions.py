@@ -62,7 +62,8 @@ import minigrad as mg
 from minigrad.exercises import check_array_function, check_function, check_value
 from minigrad.exercises.reductions import (LOGSUMEXP_MISTAKES, MAX_MISTAKES, MEAN_MISTAKES,
                                            MEAN_OVER_0_2_MISTAKES, SUM_MISTAKES, VAR_MISTAKES,
-                                           VARIANCE_MISTAKES, builtin_var)
+                                           VARIANCE_MISTAKES, builtin_var,
+                                           check_tie_prediction)
 from minigrad.widgets import ContextInspector
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -211,6 +212,14 @@ check_function(MySum, inputs=[[(3, 3)], [(4, 3)]], kwargs={"dim": 1, "keepdim": 
                      ({"dim": (0, 2), "keepdim": False}, [(2, 3, 4)]),
                      ({"dim": -1, "keepdim": True}, [(2, 3, 4)]),
                      ({"dim": None, "keepdim": False}, [(2, 3, 4)])])
+### BEGIN HIDDEN TESTS
+check_function(MySum, inputs=[[(5, 2)]], kwargs={"dim": 0, "keepdim": False},
+               reference=lambda x, dim, keepdim: x.sum(dim, keepdim), seed=5,
+               mistakes=SUM_MISTAKES,
+               more=[({"dim": (1, 2), "keepdim": True}, [(3, 2, 4)]),
+                     ({"dim": -2, "keepdim": False}, [(2, 5, 3)]),
+                     ({"dim": None, "keepdim": True}, [(4, 2)])])
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Now the two checks you will run on every Function you write: `mg.gradcheck` in float64
@@ -308,6 +317,13 @@ check_function(MyMean, inputs=[[(4, 4)], [(2, 5)]], kwargs={"dim": 1, "keepdim":
                mistakes=MEAN_MISTAKES,
                more=[({"dim": (0, 2), "keepdim": True}, [(3, 2, 4)], MEAN_OVER_0_2_MISTAKES),
                      ({"dim": None, "keepdim": False}, [(2, 3, 4)])])
+### BEGIN HIDDEN TESTS
+check_function(MyMean, inputs=[[(3, 6)]], kwargs={"dim": 0, "keepdim": False},
+               reference=lambda x, dim, keepdim: x.mean(dim, keepdim), seed=5,
+               more=[({"dim": -1, "keepdim": True}, [(2, 3, 5)]),
+                     ({"dim": (0, 1), "keepdim": False}, [(2, 3, 4)]),
+                     ({"dim": None, "keepdim": True}, [(5, 2)])])
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Your `MyMean`, with `gradcheck` and against minigrad's `mean`.
@@ -336,17 +352,17 @@ compare_with_builtin(lambda t: MyMean.apply(t, dim=(0, 1)), lambda t: t.mean(), 
 # here, $1$ at the maximum of row $i$ and $0$ elsewhere.
 #
 # **Ties.** If $k$ elements share the maximum, the max has a kink there and no single
-# derivative; any split of the upstream gradient that adds up to it is a valid choice.
-# minigrad splits it **evenly**: each tied element gets $1/k$ of it. PyTorch does the same
-# for `x.max()` and `torch.amax(x, dim)`, but **not** for `torch.max(x, dim)`: that one
-# also returns the index of a maximum, and sends the whole gradient to that one element.
+# derivative; any split of the upstream gradient that adds up to it is a valid choice,
+# and libraries do not all make the same one (PyTorch's own functions differ). Which one
+# does minigrad make?
 #
 # ### Exercise 3 (1 point): predict the gradient of a tie
 #
 # Take $x$ = `[1., 3., 3., 2.]` and $L = 2 \cdot \max(x)$, so the max's upstream gradient is
 # $2$. Predict `x.grad` in minigrad, as a list of four floats, before the next cell shows
-# it: write `max_grad_prediction = [...]`. (Here the check cell only looks at what your
-# four numbers add up to; their values are checked when your work is graded.)
+# it: write `max_grad_prediction = [...]`. The check says whether your prediction is
+# right and, if not, what looks wrong, without showing the answer (grading checks the
+# same; the answer is not in the check cell either: the check asks minigrad's own `max`).
 
 # %% tags=["solution:max-prediction"]
 # BEGIN SOLUTION
@@ -354,23 +370,7 @@ max_grad_prediction = [0.0, 1.0, 1.0, 0.0]
 # END SOLUTION
 
 # %% tags=["tests:max-prediction:1"]
-check_value(float(np.sum(max_grad_prediction)), 2.0,
-            "what your prediction adds up to (its values are checked when graded)", mistakes={
-    "the upstream gradient is 2, not 1: a max passes all of it on, so the shares of x's "
-    "elements add up to 2.": 1.0})
-### BEGIN HIDDEN TESTS
-check_value(max_grad_prediction, [0.0, 1.0, 1.0, 0.0], "your predicted gradient", mistakes={
-    "the upstream gradient is 2: the shares must add up to 2, so each of the two tied "
-    "elements gets 1 (you split 1).": [0.0, 0.5, 0.5, 0.0],
-    "each tied element got the whole upstream gradient (2 each). With a tie, minigrad "
-    "splits it evenly: each of the k tied elements gets 1/k of it.": [0.0, 2.0, 2.0, 0.0],
-    "only one of the tied elements got it: that is what torch.max(x, dim) does (it "
-    "follows the returned index). minigrad's max splits it evenly between ties.":
-        [0.0, 2.0, 0.0, 0.0],
-    "every element got the upstream gradient, as for a sum. A max only depends on its "
-    "maximal elements; the others get 0.": [2.0, 2.0, 2.0, 2.0],
-})
-### END HIDDEN TESTS
+check_tie_prediction(max_grad_prediction)
 
 # %%
 x = mg.tensor([1.0, 3.0, 3.0, 2.0], requires_grad=True)
@@ -378,10 +378,13 @@ x = mg.tensor([1.0, 3.0, 3.0, 2.0], requires_grad=True)
 print(f"minigrad: x.grad = {x.grad.numpy()}")
 
 # %% [markdown]
-# Each of the two 3s gets half of the $2$. In PyTorch, `(2 * x.max()).backward()` and
-# `torch.amax(x, 0)` give the same `[0., 1., 1., 0.]`, while
+# Each of the two 3s gets half of the $2$: minigrad splits the upstream gradient
+# **evenly** between ties, each of the $k$ tied elements getting $1/k$ of it. In PyTorch,
+# `(2 * x.max()).backward()` and `torch.amax(x, 0)` give the same `[0., 1., 1., 0.]`, while
 # `(2 * torch.max(x, dim=0).values).backward()` gives `[0., 2., 0., 0.]`. Neither is wrong
-# (both add up to $2$), but they differ: if you compare with PyTorch, compare like with like.
+# (both add up to $2$), but they differ: if you compare with PyTorch, compare like with
+# like. (`torch.max(x, dim)` also returns the index of a maximum, and sends the whole
+# gradient to that one element, as chapter 3's `MyMaxWithIndex` does.)
 #
 # ### Exercise 4 (2 points): `MyMax`
 #
@@ -438,6 +441,15 @@ check_function(MyMax, inputs=[[with_ties], [(3, 5)]], kwargs={"dim": 1, "keepdim
                more=[({"dim": 0, "keepdim": True}, [[with_ties], [(2, 3, 4)]]),
                      ({"dim": None, "keepdim": False},
                       [[with_ties], [np.array([[1.0, 5.0], [5.0, 5.0]])]])])
+### BEGIN HIDDEN TESTS
+more_ties = np.array([[4.0, -1.0, 4.0], [0.0, 0.0, 0.0], [2.0, 7.0, 7.0], [-3.0, -3.0, 1.0],
+                      [6.0, 6.0, 6.0]])
+check_function(MyMax, inputs=[[more_ties], [(4, 2)]], kwargs={"dim": 0, "keepdim": False},
+               reference=lambda x, dim, keepdim:
+                   x.max() if dim is None else x.max(dim, keepdim).values, seed=5,
+               more=[({"dim": -1, "keepdim": True}, [[more_ties], [(2, 3, 4)]]),
+                     ({"dim": None, "keepdim": False}, [[more_ties]])])
+### END HIDDEN TESTS
 
 # %% [markdown]
 # What did your `MyMax` keep for backward? The `ContextInspector` widget shows a
@@ -556,7 +568,9 @@ check_array_function(
 # `unreduce` for `grad_output`.
 #
 # *`forward` uses your `variance` of exercise 5: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("variance")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("variance")` loads the reference one.
+# If your `variance` still has a mistake, the check below says so and tries your `MyVar`
+# with the reference `variance` instead: this exercise is judged on its own.*
 
 # %% tags=["solution:myvar"]
 class MyVar(mg.Function):
@@ -587,7 +601,17 @@ check_function(MyVar, inputs=[[(3, 3)], [(4, 6)]],
                    x.var(dim, keepdim=keepdim, correction=correction),
                mistakes=VAR_MISTAKES,
                more=[({"dim": 0, "keepdim": True, "correction": 0}, [(5, 4)]),
-                     ({"dim": None, "keepdim": False, "correction": 1}, [(5, 4)])])
+                     ({"dim": None, "keepdim": False, "correction": 1}, [(5, 4)])],
+               uses={"variance": "minigrad.exercises.reductions:reference_variance"})
+### BEGIN HIDDEN TESTS
+check_function(MyVar, inputs=[[(6, 3)]],
+               kwargs={"dim": 0, "keepdim": False, "correction": 1},
+               reference=lambda x, dim, keepdim, correction:
+                   x.var(dim, keepdim=keepdim, correction=correction), seed=5,
+               more=[({"dim": (0, 2), "keepdim": True, "correction": 0}, [(2, 3, 4)]),
+                     ({"dim": -1, "keepdim": False, "correction": 2}, [(3, 5)])],
+               uses={"variance": "minigrad.exercises.reductions:reference_variance"})
+### END HIDDEN TESTS
 
 # %% [markdown]
 # **The standard deviation** needs no Function of its own: it is the square root of the
@@ -701,6 +725,13 @@ check_function(MyLogSumExp, inputs=[[(3, 3)], [(2, 5)]], kwargs={"dim": 1, "keep
                large_inputs=True, mistakes=LOGSUMEXP_MISTAKES,
                more=[({"dim": 0, "keepdim": True}, [(4, 3)]),
                      ({"dim": None, "keepdim": False}, [(4, 3)])])
+### BEGIN HIDDEN TESTS
+check_function(MyLogSumExp, inputs=[[(5, 2)]], kwargs={"dim": 0, "keepdim": False},
+               reference=lambda x, dim, keepdim: x.logsumexp(dim, keepdim), seed=5,
+               large_inputs=True,
+               more=[({"dim": -1, "keepdim": True}, [(2, 3, 4)]),
+                     ({"dim": (0, 2), "keepdim": False}, [(2, 3, 4)])])
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Your `MyLogSumExp`, with `gradcheck`, against minigrad's `logsumexp`, and at $\pm 1000$.
@@ -752,7 +783,7 @@ compare_with_builtin(lambda t: MyLogSumExp.apply(t, dim=1), lambda t: t.logsumex
 # | `MyMean` | `Mean` | `x.mean(dim, keepdim)` | `torch.mean` |
 # | `MyMax` | `Max` (and `Min`, its mirror) | `x.max()`, `x.max(dim)` | `torch.amax`, `torch.max` |
 # | `MyVar` | `Var` | `x.var(dim, correction=1)` | `torch.var` |
-# | `my_std` | `Tensor.std` (`tensor.py`): `var(...).sqrt()` | `x.std()` | `torch.std` |
+# | `my_std` | `Tensor.std` (`minigrad/tensor.py`): `var(...).sqrt()` | `x.std()` | `torch.std` |
 # | `MyLogSumExp` | `LogSumExp` | `x.logsumexp(dim, keepdim)` | `torch.logsumexp` |
 #
 # `std` has no Function of its own in minigrad either: `Tensor.std`, in

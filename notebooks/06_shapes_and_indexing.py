@@ -278,6 +278,12 @@ check_function(
               "all dimensions were reversed (np.transpose(grad_output) without dims, or "
               ".T): that undoes a permutation of a matrix, not of more dimensions. Use the "
               "inverse permutation, np.argsort(dims).": reverses_all_dims})
+### BEGIN HIDDEN TESTS
+check_function(
+    MyPermute, inputs=[[(3, 2, 2, 4), [3, 0, 2, 1]], [(4, 1, 3), [2, 1, 0]], [(5,), [0]],
+                       [(2, 2, 3), [0, 2, 1]]],
+    reference=lambda x, dims: x.permute(dims), seed=6)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Now `gradcheck`, on the 4-cycle. In minigrad, `x.transpose(d0, d1)`, `x.T` and
@@ -435,6 +441,13 @@ def returns_grad_output(x, index, grad_output):
     return grad_output, None
 
 
+def scatters_into_output_shape(x, index, grad_output):
+    """A known-wrong backward: the scatter-add done into zeros of the output's shape."""
+    grad = np.zeros(grad_output.shape)
+    np.add.at(grad, index, grad_output)
+    return grad, None
+
+
 def loops_over_index(x, index, grad_output):
     """A known-wrong backward: a loop over the first axis of index, grad[i] += ..."""
     grad = np.zeros(x.shape)
@@ -457,7 +470,19 @@ check_function(
               "a repeated index kept only one of its gradients: grad[index] = grad_output "
               "and grad[index] += grad_output write each position once (the last write "
               "wins). Use np.add.at(grad, index, grad_output), which adds every gradient.":
-              keeps_last_write})
+              keeps_last_write,
+              "the gradients were scatter-added into zeros of the output's shape "
+              "(np.zeros(grad_output.shape) or zeros_like(grad_output)). The gradient of x "
+              "has x's shape: start from np.zeros(ctx.input_shape).":
+              scatters_into_output_shape})
+### BEGIN HIDDEN TESTS
+check_function(
+    MyIndex, inputs=[[(6, 2), np.array([5, 5, 0, 1, 5])],
+                     [(4, 3), (np.array([0, 3, 3]), np.array([2, 2, 1]))],
+                     [(2, 3, 4), (slice(None), np.array([[2, 2], [0, 1]]))],
+                     [(5,), np.array([4, 0])]],
+    reference=lambda x, index: x[index], seed=6)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Your `MyIndex` on the embedding table of the picture, with `gradcheck` and against
@@ -586,6 +611,12 @@ for dim, cases in CAT_CASES.items():
                   "n), but the inputs have different sizes along dim: give the cut points, "
                   "np.cumsum(sizes)[:-1].":
                   functools.partial(split_into_equal_blocks, dim=dim)})
+### BEGIN HIDDEN TESTS
+for dim, cases in {2: [[(2, 1, 3), (2, 1, 1), (2, 1, 2)]], 0: [[(3,), (1,), (2,)]],
+                   -2: [[(2, 4, 3), (2, 1, 3)], [(3, 2), (3, 2)]]}.items():
+    check_function(MyCat, inputs=cases, kwargs={"dim": dim}, seed=6,
+                   reference=lambda *xs, dim: mg.cat(xs, dim=dim))
+### END HIDDEN TESTS
 
 # %% [markdown]
 # And `gradcheck`, with an input used twice, `cat([a, b, a])`:
@@ -784,6 +815,15 @@ check_function(
               "(like grad[...] = ...) writes each position once, the last write wins. "
               "Scatter-ADD instead, with np.add.at and the full position of every "
               "element.": puts_along_axis})
+### BEGIN HIDDEN TESTS
+check_function(
+    MyGather,
+    inputs=[[(2, 3, 4), np.array([[[3, 3, 0], [1, 1, 1], [0, 2, 3]],
+                                  [[2, 2, 2], [0, 3, 0], [1, 0, 0]]]), 2],
+            [(3, 2, 2), np.array([[[2, 2], [0, 1]], [[2, 0], [2, 2]]]), 0],
+            [(2, 5), np.array([[4, 4, 1], [0, 3, 3]]), -1]],
+    reference=lambda x, index, dim: mg.gather(x, dim, index), seed=6)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Here is `MyGather` picking one score per row, at each row's label, as a classifier's

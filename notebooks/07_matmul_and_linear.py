@@ -223,6 +223,10 @@ class MyMatMul(mg.Function):
 # %% tags=["tests:mymatmul:2"]
 check_function(MyMatMul, inputs=[[(3, 3), (3, 3)], [(2, 3), (3, 4)], [(4, 2), (2, 5)]],
                reference=lambda a, b: a @ b, mistakes=MATMUL_NOT_SQUARE_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_function(MyMatMul, inputs=[[(5, 2), (2, 3)], [(1, 4), (4, 1)], [(2, 2), (2, 2)]],
+               reference=lambda a, b: a @ b, mistakes=MATMUL_NOT_SQUARE_MISTAKES, seed=7)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Now `gradcheck` in float64, and a comparison with minigrad's own `@`.
@@ -348,6 +352,10 @@ class MyLinearFunction(mg.Function):
 # %% tags=["tests:mylinearfunction:2"]
 check_linear_function(MyLinearFunction,
                       inputs=[[(5, 4), (4, 4), (4,)], [(5, 4), (3, 4), (3,)], [(6, 2), (7, 2), (7,)]])
+### BEGIN HIDDEN TESTS
+check_linear_function(MyLinearFunction, inputs=[[(3, 5), (2, 5), (2,)], [(1, 3), (4, 3), (4,)]],
+                      seed=7)
+### END HIDDEN TESTS
 
 # %% [markdown]
 # *Stuck on `MyLinearFunction`? `from minigrad.course import use_reference; use_reference("mylinearfunction")`
@@ -426,7 +434,9 @@ print(f"bias {tuple(layer.bias.shape)}: from {layer.bias.min().item():.4f} "
 # `MyLinearFunction`.
 #
 # *`forward` uses your `MyLinearFunction` of exercise 2: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("mylinearfunction")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("mylinearfunction")` loads the reference one.
+# If your `MyLinearFunction` still has a mistake, the checks of this exercise say so and
+# try your `MyLinear` with the reference one instead: this exercise is judged on its own.*
 
 # %% tags=["solution:mylinear"]
 class MyLinear(nn.Module):
@@ -458,8 +468,16 @@ class MyLinear(nn.Module):
 # gradient, in train and in eval mode.
 
 # %% tags=["tests:mylinear:3"]
-check_linear_init(MyLinear, function=MyLinearFunction)
-check_module(MyLinear, nn.Linear, args=(4, 3), inputs=[[(5, 4)], [(1, 4)]])
+check_linear_init(MyLinear, function=MyLinearFunction,
+                  uses={"MyLinearFunction": "minigrad.exercises.linear:ReferenceLinearFunction"})
+check_module(MyLinear, nn.Linear, args=(4, 3), inputs=[[(5, 4)], [(1, 4)]],
+             uses={"MyLinearFunction": "minigrad.exercises.linear:ReferenceLinearFunction"})
+### BEGIN HIDDEN TESTS
+check_linear_init(MyLinear, function=MyLinearFunction, seed=7,
+                  uses={"MyLinearFunction": "minigrad.exercises.linear:ReferenceLinearFunction"})
+check_module(MyLinear, nn.Linear, args=(3, 5), inputs=[[(2, 3)], [(6, 3)]], seed=7,
+             uses={"MyLinearFunction": "minigrad.exercises.linear:ReferenceLinearFunction"})
+### END HIDDEN TESTS
 
 # %% [markdown]
 # **Saving and loading.** `state_dict()` maps each registered name to its tensor;

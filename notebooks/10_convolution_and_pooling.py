@@ -706,7 +706,7 @@ plt.show()
 # | `my_im2col` | `windows` and `_im2col` in `minigrad/ops/convolution.py` | `F.unfold` |
 # | `MyConv2dFunction` | `Conv2d` in `minigrad/ops/convolution.py`; `F.conv2d` in `minigrad/nn/functional.py` | `F.conv2d` |
 # | the col2im loop | `add_windows_back` in `minigrad/ops/convolution.py` | `F.fold` |
-# | `MyMaxPool2d` | `MaxPool2d` in `minigrad/ops/convolution.py`; `F.max_pool2d` | `F.max_pool2d` |
+# | `MyMaxPool2d` | `MaxPool2d` in `minigrad/ops/convolution.py`; `F.max_pool2d` in `minigrad/nn/functional.py` | `F.max_pool2d` |
 # | `MyConv2d` | `Conv2d` in `minigrad/nn/conv.py` | `nn.Conv2d` |
 #
 # Open `minigrad/ops/convolution.py`: `add_windows_back` is your col2im with the loop

@@ -692,7 +692,7 @@ GradientFlow(residual, per="layer")
 # | `MyBatchNormFunction` | `F.batch_norm` in `minigrad/nn/functional.py` (also $(N, C, L)$ and images) | `F.batch_norm` |
 # | `MyBatchNorm1d` | `BatchNorm1d`, `BatchNorm2d` in `minigrad/nn/normalization.py` | `nn.BatchNorm1d` |
 # | `MyLayerNorm` and its backward | `LayerNorm` in `minigrad/ops/normalization.py` (one Function, the formula above) and `minigrad/nn/normalization.py` | `nn.LayerNorm` |
-# | `MyDropout` | `Dropout` in `minigrad/nn/linear.py`, `F.dropout` | `nn.Dropout` |
+# | `MyDropout` | `Dropout` in `minigrad/nn/linear.py`, `F.dropout` in `minigrad/nn/functional.py` | `nn.Dropout` |
 # | `kaiming_std` | `kaiming_normal_`, `kaiming_uniform_`, `xavier_*`, `calculate_gain` in `minigrad/nn/init.py` | `torch.nn.init` |
 #
 # Open `minigrad/ops/normalization.py`: `LayerNorm.backward` is the boxed formula of

@@ -325,3 +325,58 @@ def test_a_missing_transpose_passes_shapes_but_not_values_on_square_matrices_onl
     wide = [mg.randn(2, 3, requires_grad=True), mg.randn(3, 4, requires_grad=True)]
     with pytest.raises(ValueError):
         forgot.apply(*wide).sum().backward()
+
+
+# --- MyLinear judged on its own ----------------------------------------------------------
+
+USES = {"MyLinearFunction": "minigrad.exercises.linear:ReferenceLinearFunction"}
+
+
+def _with_wrong_function() -> dict:
+    """The chapter's answers as a notebook holds them, with a MyLinearFunction whose
+    weight gradient is transposed (exercise 2 wrong, exercise 3 right)."""
+    namespace = dict(_answers(), __name__="__main__")
+    right = namespace["MyLinearFunction"]
+
+    class MyLinearFunction(right):
+        @staticmethod
+        def backward(ctx, grad_output):
+            grad_x, grad_w, grad_b = right.backward(ctx, grad_output)
+            return grad_x, 2 * grad_w, grad_b
+
+    namespace["MyLinearFunction"] = MyLinearFunction
+    exec("".join(cell for cell in _mylinear_source()), namespace)  # MyLinear reads it
+    return namespace
+
+
+def _mylinear_source() -> list[str]:
+    for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "mylinear":
+            return cell["source"]
+    raise AssertionError("no solution cell 'mylinear'")
+
+
+def test_a_right_mylinear_on_a_wrong_linear_function_passes_with_a_note(capsys):
+    namespace = _with_wrong_function()
+    assert "wrong values" in fails(check_module_of, namespace, {})
+    capsys.readouterr()
+    check_linear_init(namespace["MyLinear"], function=namespace["MyLinearFunction"],
+                      uses=USES)
+    check_module_of(namespace, USES)
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("your MyLinear is right with the reference MyLinearFunction; fix exercise 2 "
+            "(`mylinearfunction`) first") in out
+    assert namespace["MyLinearFunction"].__name__ == "MyLinearFunction"
+
+
+def check_module_of(namespace: dict, uses: dict) -> None:
+    from minigrad.exercises import check_module
+
+    check_module(namespace["MyLinear"], nn.Linear, args=(4, 3), inputs=[[(5, 4)], [(1, 4)]],
+                 uses=uses)
+
+
+def test_the_reference_linear_function_passes_its_check():
+    from minigrad.exercises.linear import ReferenceLinearFunction
+
+    check_linear_function(ReferenceLinearFunction, inputs=[[(5, 4), (3, 4), (3,)]])

@@ -393,3 +393,84 @@ def test_the_mistakes_give_different_gradients_on_the_graphs():
                                            wrong.leaves[k].grad.numpy())
                            for k in right.leaves if right.leaves[k].grad is not None)
         assert differs, options
+
+
+# --- each exercise on its own, and the graphs grading adds ---------------------------------
+
+USES = {"topological_order": "minigrad.exercises.backward_engine:reference_topological_order",
+        "accumulate_grad": "minigrad.exercises.backward_engine:reference_accumulate_grad"}
+LOOP = '''
+def my_backward_steps(loss):
+    root = loss.grad_fn
+    pending = {(root, 0): np.ones(loss.shape, dtype=loss.dtype)}
+    for node in topological_order(root):
+        grad_outputs = [pending.pop((node, i), None) for i in range(len(node.output_meta))]
+        if all(grad is None for grad in grad_outputs):
+            continue
+        grad_inputs = run_backward(node, grad_outputs)
+        for (parent, index), arg, grad in zip(node.next_functions, node.args, grad_inputs):
+            if grad is None:
+                continue
+            if parent is None:
+                accumulate_grad(arg, grad)
+            elif (parent, index) in pending:
+                pending[(parent, index)] = pending[(parent, index)] + grad
+            else:
+                pending[(parent, index)] = grad
+        yield node, grad_outputs, grad_inputs
+'''
+
+
+def notebook_loop(order, accumulate) -> dict:
+    """The loop as a notebook holds it: it reads the earlier exercises' names from its
+    globals."""
+    namespace = {"__name__": "__main__", "np": np, "topological_order": order,
+                 "accumulate_grad": accumulate, "run_backward": run_backward}
+    exec(LOOP, namespace)  # noqa: S102 - the test's own code
+    return namespace
+
+
+def not_reversed(root):
+    return post_order_reversed(root)[::-1]
+
+
+def test_an_unreversed_order_is_not_blamed_on_the_loop(capsys):
+    namespace = notebook_loop(not_reversed, accumulate_grad)
+    assert "pending" in fails(check_backward_loop, namespace["my_backward_steps"])
+    capsys.readouterr()
+    check_backward_loop(namespace["my_backward_steps"], uses=USES)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "my_backward_steps: right" in out
+    assert ("your my_backward_steps is right with the reference topological_order; fix "
+            "exercise 1 (`topological-order`) first") in out
+    assert namespace["topological_order"] is not_reversed
+
+
+def test_a_wrong_accumulate_grad_is_named_and_not_blamed_on_the_loop(capsys):
+    def overwrites(leaf, grad):
+        leaf.grad = mg.tensor(grad)
+
+    check_backward_loop(notebook_loop(post_order_reversed, overwrites)["my_backward_steps"],
+                        uses=USES)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "with the reference accumulate_grad; fix exercise 2 (`accumulate-grad`)" in out
+
+
+def test_the_loop_s_own_mistake_is_still_named_with_the_references():
+    namespace = notebook_loop(not_reversed, accumulate_grad)
+    exec(LOOP.replace("np.ones(", "np.zeros("), namespace)  # noqa: S102
+    assert "The root's gradient is the seed: ones" in fails(
+        lambda f: check_backward_loop(f, uses=USES), namespace["my_backward_steps"])
+
+
+def test_the_references_pass_the_checks_on_every_graph():
+    from minigrad.exercises.backward_engine import (MORE_GRAPHS, reference_accumulate_grad,
+                                                    reference_topological_order)
+
+    for graphs in (None, MORE_GRAPHS):
+        more = () if graphs is None else (graphs,)
+        check_topological_order(reference_topological_order, *more)
+        check_backward_loop(notebook_loop(reference_topological_order,
+                                          reference_accumulate_grad)["my_backward_steps"],
+                            *more)
+    check_accumulate_grad(reference_accumulate_grad, shape=(4,), seed=49, dtype=np.float32)

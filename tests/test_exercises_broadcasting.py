@@ -17,7 +17,9 @@ SHAPE_CASES = [((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((3, 1), (1, 4)), ((5,), ())
                ((), (2, 3)), ((1,), (2, 3)), ((2, 3), (2, 3))]
 INCOMPATIBLE = [((3, 4), (3,)), ((4, 3), (2, 3)), ((2, 3, 4), (5, 1, 4))]
 GRAD = np.arange(6.0).reshape(2, 3)
-UNBROADCAST_EXAMPLE = [(GRAD, (3,)), (GRAD, (2, 1)), (np.arange(24.0).reshape(2, 3, 4), (3, 1))]
+UNBROADCAST_EXAMPLE = [(GRAD, (3,)), (GRAD, (2, 1)), (GRAD, ()),
+                       (np.arange(24.0).reshape(2, 3, 4), (3, 1)),
+                       (np.arange(24.0).reshape(2, 3, 4), (4,))]
 MUL_INPUTS = [[(3, 1), (1, 4)], [(3, 4), (4,)], [(2, 3, 1), (3, 4)], [(3, 1), (2, 3, 4)],
               [(3, 4), ()], [(3, 4), (3, 4)]]
 
@@ -162,6 +164,21 @@ def test_size_1_axes_counted_from_the_left_fail_the_example_check():
 
     message = fails(check_unbroadcast_example, offset)
     assert "(3, 1)" in message and "summed at the wrong axes" in message
+
+
+def test_summing_only_one_added_leading_dimension_fails_the_example_check():
+    # it passed the example check when no case had two added dimensions, then failed a
+    # right MyMul
+    def one_leading(grad, shape):
+        if grad.ndim > len(shape):
+            grad = grad.sum(axis=0)
+        for axis, size in enumerate(shape):
+            if size == 1 and grad.shape[axis] != 1:
+                grad = grad.sum(axis=axis, keepdims=True)
+        return grad
+
+    message = fails(check_unbroadcast_example, one_leading)
+    assert "only one of the added leading dimensions was summed away" in message
 
 
 def test_left_aligned_keepdims_then_reshape_fails_the_example_check():

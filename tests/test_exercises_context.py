@@ -340,12 +340,25 @@ def test_arrays_kept_as_ctx_attributes_are_named():
     assert "NumPy view" not in told
 
 
-def test_a_gradient_not_summed_along_rows_is_named():
+def test_a_gradient_summed_over_the_wrong_axis_is_named():
     def backward(ctx, g):
         x, s = ctx.saved_tensors
         return g * s[:, None], (g * x).sum(axis=0)
 
-    assert "not summed along each row" in fails(check_scale_rows, saves_inputs, backward)
+    assert "summed over the wrong axis (axis=0" in fails(check_scale_rows, saves_inputs,
+                                                        backward)
+
+
+@pytest.mark.parametrize("grad_s, words", [
+    (lambda g, x: g * x, "the gradient for s was not summed"),
+    (lambda g, x: (g * x).sum(), "summed over everything"),
+    (lambda g, x: (g * x).sum(axis=1, keepdims=True), "size-1 dimensions too many")])
+def test_other_wrong_sums_for_s_are_named(grad_s, words):
+    def backward(ctx, g):
+        x, s = ctx.saved_tensors
+        return g * s[:, None], grad_s(g, x)
+
+    assert words in fails(check_scale_rows, saves_inputs, backward)
 
 
 # --- what the chapter says about PyTorch's Function and ctx -------------------------------

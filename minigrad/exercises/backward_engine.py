@@ -31,6 +31,7 @@ from ..function import Function, Node
 from ..tensor import Tensor
 from .checks import _student_error, checker
 from .compare import CheckFailed, describe, preview, sum_to_shape
+from .prerequisites import reference_for
 
 # --- the graphs ----------------------------------------------------------------------------
 
@@ -116,9 +117,38 @@ def two_outputs() -> Graph:
     return Graph("a node with two outputs", code, loss, {"x": x, "w": w})
 
 
+def residual_chain() -> Graph:
+    """A skip connection: ``h`` feeds a chain of three operations and the sum at its end,
+    so the walk meets ``h``'s node at the bottom of a long path and a short one."""
+    rng = np.random.default_rng(47)
+    x, w = _leaf(rng, "x", (4, 3)), _leaf(rng, "w", (3, 3))
+    c = _leaf(rng, "c", (4, 3), requires_grad=False)
+    h = (x @ w).tanh()
+    out = (h * 2.0).sigmoid().exp() + h
+    loss = (out * c).sum()
+    code = "h = (x @ w).tanh(); out = (h * 2.0).sigmoid().exp() + h; loss = (out * c).sum()"
+    return Graph("a skip connection", code, loss, {"x": x, "w": w, "c": c})
+
+
+def shared_weight() -> Graph:
+    """One weight used by two layers in a row (as tied weights are), a leaf of another
+    dtype (float32) and a bias broadcast over the batch."""
+    rng = np.random.default_rng(48)
+    x = _leaf(rng, "x", (5, 2), requires_grad=False)
+    w = _leaf(rng, "w", (2, 2))
+    b = Tensor(rng.uniform(-1.0, 1.0, size=(2,)).astype(np.float32), requires_grad=True,
+               label="b")
+    h = (x @ w + b).relu()
+    loss = ((h @ w).exp() * 0.5).mean() - h.sum() * 0.25
+    code = "h = (x @ w + b).relu(); loss = ((h @ w).exp() * 0.5).mean() - h.sum() * 0.25"
+    return Graph("a weight shared by two layers", code, loss, {"x": x, "w": w, "b": b})
+
+
 ORDER_GRAPHS = (diamond, lambda: diamond(mirrored=True), used_three_times, small_network,
                 two_outputs)
 LOOP_GRAPHS = ORDER_GRAPHS
+MORE_GRAPHS = (residual_chain, shared_weight)
+"""Other graphs, for the checks that grading runs (hidden in the students' copy)."""
 
 
 def nodes_of(loss: Tensor) -> list[Node]:
@@ -251,11 +281,41 @@ def order_mistake(order: Any, loss: Tensor) -> str | None:
     return None
 
 
+@reference_for(1, "topological-order")
+def reference_topological_order(root: Node) -> list[Node]:
+    """The reference answer of exercise 1: a depth-first post-order, reversed (an explicit
+    stack, not minigrad's own walk, which the loop's check switches off)."""
+    order, visited = [], {root}
+    stack = [(root, iter(root.next_functions))]
+    while stack:
+        node, parents = stack[-1]
+        for parent, _ in parents:
+            if parent is not None and parent not in visited:
+                visited.add(parent)
+                stack.append((parent, iter(parent.next_functions)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order[::-1]
+
+
+@reference_for(2, "accumulate-grad")
+def reference_accumulate_grad(leaf: Tensor, grad: np.ndarray) -> None:
+    """The reference answer of exercise 2: the first gradient becomes ``.grad`` (a copy),
+    the next ones are added to it."""
+    if leaf.grad is None:
+        leaf.grad = Tensor(np.array(grad, copy=True))
+    else:
+        leaf.grad = Tensor(leaf.grad.numpy() + grad)
+
+
 @checker
-def check_topological_order(topological_order: Callable) -> None:
+def check_topological_order(topological_order: Callable,
+                            graphs: tuple[Callable, ...] = ORDER_GRAPHS) -> None:
     """``topological_order(root)`` on each graph: the nodes backward runs, each once, the
     root first, every node before the nodes that made its inputs."""
-    for build in ORDER_GRAPHS:
+    for build in graphs:
         g = build()
         order = _run(topological_order, f"topological_order(loss.grad_fn) on {g.title}",
                      g.loss.grad_fn)
@@ -263,7 +323,7 @@ def check_topological_order(topological_order: Callable) -> None:
         if mistake:
             raise CheckFailed(f"topological_order(loss.grad_fn) on {g.title} ({g.code}):"
                               f"\n  {mistake}")
-    print(f"topological_order: right ({len(ORDER_GRAPHS)} graphs checked).")
+    print(f"topological_order: right ({len(graphs)} graphs checked).")
 
 
 # --- exercise 2: accumulating into a leaf's .grad --------------------------------------------
@@ -282,19 +342,21 @@ def _grad_of(leaf: Tensor, doing: str) -> np.ndarray:
 
 
 @checker
-def check_accumulate_grad(accumulate_grad: Callable) -> None:
+def check_accumulate_grad(accumulate_grad: Callable, shape: tuple = (2, 3), seed: int = 46,
+                          dtype: Any = np.float64) -> None:
     """A leaf given gradients g1, g2, g3 holds g1 + g2 + g3, as a Tensor whose array is
-    its own: two leaves given the same array (as Add's backward returns) stay apart."""
-    rng = np.random.default_rng(46)
-    g1, g2, g3 = (rng.uniform(-1.0, 1.0, size=(2, 3)) for _ in range(3))
+    its own: two leaves given the same array (as Add's backward returns) stay apart.
+    ``shape``, ``seed`` and ``dtype``: the leaves' and gradients'."""
+    rng = np.random.default_rng(seed)
+    g1, g2, g3 = (rng.uniform(-1.0, 1.0, size=shape).astype(dtype) for _ in range(3))
     kept = {id(g): g.copy() for g in (g1, g2, g3)}  # g1 itself may be changed in place
-    x = Tensor(np.zeros((2, 3)), requires_grad=True, label="x")
-    y = Tensor(np.zeros((2, 3)), requires_grad=True, label="y")
+    x = Tensor(np.zeros(shape, dtype), requires_grad=True, label="x")
+    y = Tensor(np.zeros(shape, dtype), requires_grad=True, label="y")
     steps = [(x, g1, "accumulate_grad(x, g1) (x.grad was None)"),
              (y, g1, "accumulate_grad(y, g1) (the same array g1, for a second leaf)"),
              (x, g2, "accumulate_grad(x, g2)"),
              (x, g3, "accumulate_grad(x, g3)")]
-    expected = {id(x): np.zeros((2, 3)), id(y): np.zeros((2, 3))}
+    expected = {id(x): np.zeros(shape, dtype), id(y): np.zeros(shape, dtype)}
     calls = {id(x): 0, id(y): 0}
     for leaf, grad, doing in steps:
         _run(accumulate_grad, doing, leaf, grad)
@@ -419,11 +481,12 @@ def _same(got: dict, expected: dict) -> bool:
 
 
 @checker
-def check_backward_loop(my_backward_steps: Callable) -> None:
+def check_backward_loop(my_backward_steps: Callable,
+                        graphs: tuple[Callable, ...] = LOOP_GRAPHS) -> None:
     """``my_backward_steps(loss)`` on each graph: the nodes it runs (each once, in a
     topological order), the gradients that arrive at each (as ``mg.backward_steps``
     gives them) and every leaf's ``.grad`` (as ``loss.backward()`` gives it)."""
-    for build in LOOP_GRAPHS:
+    for build in graphs:
         mine = build()
         doing = f"my_backward_steps(loss) on {mine.title} ({mine.code})"
         steps, handed_out = _run(_collect, doing, my_backward_steps, mine.loss)
@@ -456,7 +519,7 @@ def check_backward_loop(my_backward_steps: Callable) -> None:
         said = "None" if got[name] is None else preview(got[name])
         raise CheckFailed(f"{doing}:\n  {name}.grad is wrong: {said}, expected "
                           f"{preview(expected[name])}.")
-    print(f"my_backward_steps: right ({len(LOOP_GRAPHS)} graphs: same steps as "
+    print(f"my_backward_steps: right ({len(graphs)} graphs: same steps as "
           "mg.backward_steps, same .grad as loss.backward()).")
 
 
@@ -622,6 +685,8 @@ def _arrival_hint(node: Node, root: Node, got: np.ndarray, loss: Tensor, right: 
     return f"\n  {KEY_HINT}"
 
 
-__all__ = ["Halves", "check_accumulate_grad", "check_backward_loop",
-           "check_topological_order", "diamond", "order_mistake", "reference_steps",
-           "run_node", "small_network", "two_outputs", "used_three_times"]
+__all__ = ["MORE_GRAPHS", "Halves", "check_accumulate_grad", "check_backward_loop",
+           "check_topological_order", "diamond", "order_mistake",
+           "reference_accumulate_grad", "reference_steps", "reference_topological_order",
+           "residual_chain", "run_node", "shared_weight", "small_network", "two_outputs",
+           "used_three_times"]

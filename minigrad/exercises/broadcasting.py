@@ -9,15 +9,19 @@ import numpy as np
 
 from .checks import checker
 from .compare import CheckFailed, sum_to_shape
+from .prerequisites import reference_for
 
 
+@reference_for(1, "broadcast-shape")
 def builtin_broadcast_shape(a: tuple, b: tuple) -> tuple:
     """NumPy's answer, the reference for the ``broadcast_shape`` exercise."""
     return tuple(np.broadcast_shapes(a, b))
 
 
+@reference_for(2, "unbroadcast")
 def builtin_unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
-    """minigrad's own sum back to ``shape``, the reference for ``unbroadcast``."""
+    """minigrad's own sum back to ``shape``, the reference for ``unbroadcast`` (and what
+    ``MyMul``'s check swaps in for the student's, ``uses={"unbroadcast": ...}``)."""
     return sum_to_shape(grad, tuple(shape))
 
 
@@ -54,6 +58,15 @@ def _leading(grad: np.ndarray, shape: tuple) -> int:
 
 def _only_leading(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return grad.sum(axis=tuple(range(_leading(grad, shape))))
+
+
+def _one_leading_summed(grad: np.ndarray, shape: tuple) -> np.ndarray | None:
+    if _leading(grad, shape) < 2:
+        return None  # the same as the right answer: not this mistake
+    grad = grad.sum(axis=0)
+    lead = _leading(grad, shape)
+    return grad.sum(axis=tuple(lead + i for i, size in enumerate(shape) if size == 1),
+                    keepdims=True)
 
 
 def _ones_counted_from_the_left(grad: np.ndarray, shape: tuple) -> np.ndarray:
@@ -94,6 +107,10 @@ UNBROADCAST_MISTAKES = {
     "only the leading dimensions were summed away. A dimension of size 1 in `shape` "
     "that was stretched (a (2, 1) against a (2, 3)) must be summed too, with "
     "keepdims=True.": _only_leading,
+    "only one of the added leading dimensions was summed away: a (4,) input against a "
+    "(2, 3, 4) output had two added, and a 0-d input as many as grad has. Sum them while "
+    "grad has more dimensions than `shape` (a `while`, not an `if`), or all at once with "
+    "axis=tuple(range(grad.ndim - len(shape))).": _one_leading_summed,
     "the size-1 dimensions were summed at the wrong axes: `shape`'s axis i is grad's "
     "axis i + (grad.ndim - len(shape)), because broadcasting lines shapes up from the "
     "right. Sum the leading dimensions away first, then the size-1 ones.":

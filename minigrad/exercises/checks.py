@@ -25,6 +25,7 @@ from ..function import Context, Function
 from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_state
 from ..tensor import Tensor
 from .compare import CheckFailed, Variant, as_array, close, compare, describe, sum_to_shape
+from .prerequisites import judged_on_its_own
 
 ENGINE = str(Path(__file__).resolve().parents[1])  # minigrad's own files
 IGNORES_GRAD_OUTPUT = (
@@ -54,13 +55,19 @@ def wrong_output(make: Callable) -> WrongOutput:
 
 
 def checker(check: Callable) -> Callable:
-    """Public checkers raise a plain AssertionError with a short traceback."""
+    """Public checkers raise a plain AssertionError with a short traceback. Each takes
+    ``uses={name: "module:qualname"}``: the earlier exercises' code that the object under
+    test (the first argument) calls, judged apart (see ``prerequisites``)."""
 
     @functools.wraps(check)
-    def run(*args: Any, **kwargs: Any) -> None:
-        try:
+    def run(*args: Any, uses: dict | None = None, **kwargs: Any) -> None:
+        def once() -> None:
             with np.errstate(all="ignore"):  # an overflow is diagnosed, not warned about
                 check(*args, **kwargs)
+
+        subject = args[0] if args else next(iter(kwargs.values()), None)
+        try:
+            judged_on_its_own(once, subject, uses or {})
         except CheckFailed as failure:
             raise AssertionError(wrap(str(failure))) from None
 
@@ -172,6 +179,29 @@ def _student_error(error: BaseException, doing: str) -> CheckFailed:
                  "dimension, as a .sum(axis=...) or .max(axis=...) gives. Reduce with "
                  "keepdims=True so that the result keeps a size-1 dimension and lines up "
                  "with what it came from.")
+    elif isinstance(error, ValueError) and ("more dimensions than allowed by the axis "
+                                            "remapping" in str(error)
+                                            or "remapped shapes" in str(error)) \
+            and "broadcast_to" in _where(error):
+        text += ("\n  np.broadcast_to got an array with more dimensions than the shape it "
+                 "must fill: a dimension was put back where one already was. With "
+                 "keepdim=True the reduced dimensions are still there (size 1): add them "
+                 "with np.expand_dims only when keepdim is False (as the unreduce helper "
+                 "does).")
+    elif isinstance(error, (ValueError, IndexError)) and "squeeze" in _where(error) and (
+            "out of bounds" in str(error) or "squeeze out" in str(error)):
+        text += ("\n  np.squeeze(a, axis=...) found no dimension of size 1 there: `a` was "
+                 "already reduced without keepdims=True, so the reduced dimension is gone. "
+                 "Reduce with keepdims=True (and save that), then squeeze only what you "
+                 "return.")
+    elif isinstance(error, TypeError) and "'NoneType' object cannot be interpreted as an " \
+            "integer" in str(error):
+        text += ("\n  It looks like dim=None was used as an axis: None means every "
+                 "dimension, and NumPy's expand_dims (or a sum over a tuple) cannot take "
+                 "it. Keep the reduced dimensions on ctx as a tuple of ints, "
+                 "dims_of(dim, x.ndim), not the raw dim, and use those.")
+    elif isinstance(error, (ValueError, IndexError)) and "add.at" in _where(error):
+        text += _add_at_hint(error)
     elif isinstance(error, NotImplementedError):
         text += "\n  Write your solution where the exercise says so, then run its cell."
         if (stub := re.search(r"exercise (\w+): write your code here", str(error))):
@@ -180,6 +210,30 @@ def _student_error(error: BaseException, doing: str) -> CheckFailed:
                      "reference answer with `from minigrad.course import use_reference; "
                      f"use_reference(\"{stub[1]}\")`.")
     return CheckFailed(text)
+
+
+def _add_at_hint(error: BaseException) -> str:
+    """What went wrong in an ``np.add.at(grad, position, values)`` (a scatter-add)."""
+    line = _where(error)
+    if "sequence" in str(error) or "inhomogeneous" in str(error):
+        return ("\n  np.add.at read your list of coordinate arrays as ONE array of "
+                "indices. Give it a tuple, one coordinate array per dimension of grad "
+                "(tuple(where)): like x[...], NumPy reads a tuple as coordinates and a list "
+                "as something else.")
+    if re.search(r"add\.at\([^,]+,\s*\w*index\w*\s*,", line):
+        return ("\n  np.add.at read the index alone as coordinates along the FIRST "
+                "dimension of grad (and grad must have the input's shape). That is right "
+                "for x[index]; a gather along dim needs the full position of every element: "
+                "one coordinate array per dimension (np.indices(index.shape, sparse=True)), "
+                "with index in place of the one at dim, as a tuple.")
+    if re.search(r"add\.at\([^,]+,\s*\(", line):
+        return ("\n  The position given to np.add.at is written for one dim: (rows, "
+                "index) is right for dim = 1 of a matrix only. Build it for any dim: the "
+                "coordinate arrays of np.indices(index.shape, sparse=True), as a list, "
+                "with index put in place of the one at dim, then tuple(...).")
+    return ("\n  np.add.at(grad, position, values) needs the full position of every value "
+            "in grad: a tuple of one coordinate array per dimension of grad, each "
+            "broadcasting to the values' shape.")
 
 
 def _lost_dimension(message: str) -> tuple[tuple, tuple] | None:
@@ -562,8 +616,11 @@ def check_loss(loss: Callable, inputs: Any, reference: Callable, *, kwargs: dict
 @checker
 def check_value(value: Any, expected: Any, name: str = "your answer", *,
                 mistakes: dict | None = None, check_dtype: bool = False,
-                python_number: bool = False, atol: float = 1e-6, rtol: float = 1e-4) -> None:
+                python_number: bool = False, atol: float = 1e-6, rtol: float = 1e-4,
+                reveal: bool = True) -> None:
     """Check a value (a number, an array, a Tensor) against the expected one.
+    ``reveal=False`` for a prediction or an answer worked out by hand: a wrong one is told
+    what is wrong (the named mistake, how many values are off), never the answer.
     ``mistakes``: ``{sentence naming the mistake: the wrong value it gives}``. Where a
     plain Python number is expected, a Tensor still in a graph is refused by name; with
     ``python_number``, anything but a Python ``int`` or ``float`` is (a NumPy scalar, a
@@ -573,7 +630,8 @@ def check_value(value: Any, expected: Any, name: str = "your answer", *,
     number = isinstance(expected, (int, float)) and not isinstance(expected, bool)
     if number and isinstance(value, Tensor) and value.requires_grad:
         raise CheckFailed(f"{name}: got a {describe(value)} that requires grad, expected a "
-                          f"plain Python number ({expected!r}). A Tensor computed from "
+                          "plain Python number" + (f" ({expected!r})" if reveal else "")
+                          + ". A Tensor computed from "
                           "parameters keeps its whole graph alive (and adding such Tensors "
                           "up builds an ever longer one): take the number out with .item().")
     if number and python_number and (isinstance(value, bool)
@@ -599,10 +657,10 @@ def check_value(value: Any, expected: Any, name: str = "your answer", *,
         for i, (got, right) in enumerate(zip(value, expected)):
             compare(got, right, f"{name}[{i}]", atol=atol, rtol=rtol,
                     variants=[Variant(w.mistake, w.value[i]) for w in variants],
-                    check_dtype=check_dtype)
+                    check_dtype=check_dtype, reveal=reveal)
     else:
         compare(value, expected, name, atol=atol, rtol=rtol, variants=variants,
-                check_dtype=check_dtype)
+                check_dtype=check_dtype, reveal=reveal)
     print(f"{name}: right.")
 
 

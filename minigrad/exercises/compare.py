@@ -102,6 +102,12 @@ def shape_mistake(got: np.ndarray, expected: np.ndarray, summed_from: tuple | No
                 "product is transposed, and their order (for z = a @ b: grad_a = "
                 "grad_output @ b.T, grad_b = a.T @ grad_output).")
     if got.size == expected.size and [d for d in got.shape if d != 1] == \
+            [d for d in expected.shape if d != 1] and got.ndim > expected.ndim:
+        return (f"it has size-1 dimensions too many: the values are right, but shape "
+                f"{got.shape} must be {expected.shape}. A sum with keepdims=True where the "
+                "dimension must go (or an extra [:, None], np.expand_dims)? Sum without "
+                "keepdims there, or reshape.")
+    if got.size == expected.size and [d for d in got.shape if d != 1] == \
             [d for d in expected.shape if d != 1]:
         return (f"it was summed without keepdim: the values are right but the size-1 "
                 f"dimensions are gone. Use .sum(axis=..., keepdims=True) to get shape "
@@ -114,8 +120,11 @@ def shape_mistake(got: np.ndarray, expected: np.ndarray, summed_from: tuple | No
                 f"{expected.shape} (a value used many times gets the sum of its gradients); "
                 f"your result {what}.")
     if summed_from is not None and got.shape == tuple(summed_from):
-        return (f"it has the output's shape {got.shape}; it must be summed over the broadcast "
-                f"dimensions to {expected.shape}.")
+        return (f"it has the output's shape {got.shape}, not the shape {expected.shape} of "
+                "the input it is the gradient of. A gradient has its input's shape: for an "
+                "operation that reads elements of its input (indexing, gather), start from "
+                "np.zeros of the input's shape and add each output's gradient where that "
+                "output was read from.")
     return None
 
 
@@ -198,13 +207,23 @@ def mismatch_table(got: np.ndarray, expected: np.ndarray, atol: float, rtol: flo
     return "\n".join([head] + rows)
 
 
+def hidden_mismatch(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> str:
+    """How many values are wrong, without the right ones (for a prediction)."""
+    bad = ~np.isclose(got.astype(np.float64), expected.astype(np.float64), atol=atol,
+                      rtol=rtol)
+    return (f"  {int(bad.sum())} of {bad.size} value(s) are not right (the right ones are "
+            "not shown: work them out again).")
+
+
 def compare(got: Any, expected: Any, what: str, *, atol: float = 1e-6, rtol: float = 1e-4,
             variants: Sequence[Variant] = (), summed_from: tuple | None = None,
             batch_size: int | None = None, check_dtype: bool = False,
-            right: str = "expected") -> None:
+            right: str = "expected", reveal: bool = True) -> None:
     """Raise ``CheckFailed`` unless ``got`` equals ``expected`` (shape, values and, with
     ``check_dtype``, dtype). ``variants`` are known-wrong answers tried first (in order):
-    the message names the first one ``got`` matches."""
+    the message names the first one ``got`` matches. ``reveal=False`` (a prediction, an
+    answer worked out by hand): the message says what is wrong, never the expected
+    values."""
     if got is None:
         raise CheckFailed(f"{what}: got None, expected {describe(expected)}. Did you forget "
                           "to return it?")
@@ -237,7 +256,8 @@ def compare(got: Any, expected: Any, what: str, *, atol: float = 1e-6, rtol: flo
                           f"{expected_array.dtype} (shape {tuple(got_array.shape)} is right).")
     if close(got_array, expected_array, atol, rtol):
         return
-    table = mismatch_table(got_array, expected_array, atol, rtol, right=right)
+    table = mismatch_table(got_array, expected_array, atol, rtol, right=right) if reveal \
+        else hidden_mismatch(got_array, expected_array, atol, rtol)
     mistake = None
     for variant in variants:  # the exercise's own mistakes first: they know the cause
         if mistake is None and close(got_array, as_array(variant.value), atol, rtol,

@@ -81,9 +81,17 @@ SINCOS_MISTAKES = {  # fn(x, grad_sin, grad_cos)
 }
 
 SCALE_ROWS_MISTAKES = {  # fn(x, s, grad_output) for out = x * s[:, None]
-    "the gradient for s was not summed along each row: s[i] scales the whole row i, so "
-    "its gradient is (grad_output * x).sum(axis=1).":
+    "the gradient for s was summed over the wrong axis (axis=0, down each column, one "
+    "number per column): s[i] scales the whole row i, so its gradient adds up row i, "
+    "(grad_output * x).sum(axis=1), one number per row.":
         lambda x, s, g: (g * s[:, None], (g * x).sum(axis=0)),
+    "the gradient for s was not summed: grad_output * x has x's shape (m, n), one number "
+    "per element. s[i] scales the whole row i, so its gradient adds up row i: "
+    "(grad_output * x).sum(axis=1).":
+        lambda x, s, g: (g * s[:, None], g * x),
+    "the gradient for s was summed over everything (one number): s[i] scales only row i, "
+    "so its gradient adds up row i alone: (grad_output * x).sum(axis=1).":
+        lambda x, s, g: (g * s[:, None], (g * x).sum()),
     "the gradients are swapped: the gradient for x is grad_output * s[:, None], the one "
     "for s is (grad_output * x).sum(axis=1).":
         lambda x, s, g: ((g * x).sum(axis=1), g * s[:, None]),

@@ -19,8 +19,10 @@ import numpy as np
 
 from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_state
 from ..tensor import Tensor
+from ..function import Function
 from .checks import MATMUL_MISTAKES, _cases, _signature, check_function, checker
 from .compare import CheckFailed, Variant, as_array, close, compare
+from .prerequisites import reference_for
 
 
 def _or_nan(make: Callable[[], np.ndarray], shape: tuple) -> np.ndarray:
@@ -289,6 +291,22 @@ def _forgotten_bias(layer: Any, registered: dict, built: str) -> None:
                           "self.bias to your MyLinearFunction too.")
 
 
+@reference_for(2, "mylinearfunction")
+class ReferenceLinearFunction(Function):
+    """The reference answer of exercise 2: y = x @ weight.T + bias, what ``MyLinear``'s
+    checks swap in for the student's (``uses={"MyLinearFunction": ...}``)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x, weight)
+        return x @ weight.T + bias
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        return grad_output @ weight, grad_output.T @ x, grad_output.sum(axis=0)
+
+
 def uses_function(layer: Any, function: type, x: np.ndarray, built: str) -> None:
     """The output of ``layer(x)`` must come from ``function`` (its ``grad_fn``): a forward
     that computes the right numbers with minigrad's own ops passes every value check, but
@@ -300,8 +318,9 @@ def uses_function(layer: Any, function: type, x: np.ndarray, built: str) -> None
     except Exception:  # noqa: BLE001 - check_module reports the student's error
         return
     node = getattr(out, "grad_fn", None)
-    if node is not None and getattr(node, "function", None) is function:
-        return
+    used = getattr(node, "function", None)
+    if node is not None and (used is function or hasattr(used, "__exercise__")):
+        return  # the student's Function, or the reference their forward was given
     what = ("has no grad_fn (it was built outside the graph, e.g. with NumPy)"
             if node is None else f"comes from {node.name}, not from {wanted}")
     raise CheckFailed(f"{built}: forward does not use your {wanted}: the output {what}. "
@@ -340,4 +359,4 @@ def check_linear_init(module: Callable, *, function: type | None = None,
 
 
 __all__ = ["LINEAR_FORWARD_MISTAKES", "LINEAR_MISTAKES", "MATMUL_NOT_SQUARE_MISTAKES",
-           "check_linear_function", "check_linear_init"]
+           "ReferenceLinearFunction", "check_linear_function", "check_linear_init"]

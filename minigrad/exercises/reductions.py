@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import check_value, checker, wrong_output
+from .prerequisites import reference_for
+
 BROADCAST_WRONG_WAY = (
     "the gradient was broadcast along the wrong dimension: put the reduced dimension back "
     "with np.expand_dims (the unreduce helper) before multiplying.")
@@ -50,6 +53,16 @@ def builtin_var(x: np.ndarray, dim, keepdim: bool, correction: int) -> np.ndarra
     return mg.tensor(x).var(dim, keepdim=keepdim, correction=correction).numpy()
 
 
+@reference_for(5, "variance")
+def reference_variance(x: np.ndarray, dim=None, keepdim: bool = False,
+                       correction: int = 1) -> np.ndarray:
+    """The reference answer of exercise 5, ``variance``, with its signature: what
+    ``MyVar``'s check swaps in for the student's (``uses={"variance": ...}``)."""
+    dims = _dims(dim, x.ndim)
+    centered = x - x.mean(axis=dims, keepdims=True)
+    return np.sum(centered**2, axis=dims, keepdims=keepdim) / (_count(x, dim) - correction)
+
+
 # for the plain-NumPy variance(x, dim, keepdim, correction): fn(x, dim, keepdim, correction)
 VARIANCE_MISTAKES = {
     "the correction was ignored: you divided by N. Divide by N - correction (the "
@@ -65,6 +78,12 @@ VARIANCE_MISTAKES = {
         lambda x, dim, keepdim, correction:
         np.sum(x**2, axis=_dims(dim, x.ndim), keepdims=keepdim)
         / (_count(x, dim) - correction),
+    "you divided by x.size - correction, with x.size the number of ALL elements: N is "
+    "the number of elements that go into one output, the product of the reduced "
+    "dimensions' sizes.":
+        lambda x, dim, keepdim, correction: None if _count(x, dim) == x.size else
+        builtin_var(x, dim, keepdim, correction) * (_count(x, dim) - correction)
+        / (x.size - correction),
 }
 
 SUM_MISTAKES = {
@@ -143,9 +162,26 @@ VAR_MISTAKES = {  # correction=1, so N - c = x.shape[1] - 1
     "deviations from the mean, not x itself.":
         lambda x, g: _column(g) * 2 * x / (x.shape[1] - 1),
     BROADCAST_WRONG_WAY: lambda x, g: g[None, :] * 2 * _deviations(x) / (x.shape[1] - 1),
+    "backward divides by x.size - correction, with x.size the number of ALL elements: N "
+    "is the number of elements that go into one output (the product of the reduced "
+    "dimensions' sizes), the same N - correction as in forward (keep it on ctx).":
+        lambda x, g: _column(g) * 2 * _deviations(x) / (x.size - 1),
+    "there is an extra term -1/N in (x - mean - 1/N): the path through the mean adds "
+    "(1/N) * sum_j d_j, which is zero because deviations from the mean add up to zero. "
+    "The gradient is 2 (x - mean) / (N - c), nothing more.":
+        lambda x, g: _column(g) * 2 * (_deviations(x) - 1 / x.shape[1]) / (x.shape[1] - 1),
+    "there is an extra term -2 (x - mean) / N (2/N times the deviations, from the path "
+    "through the mean): that path adds (1/N) * sum_j d_j, which is zero because "
+    "deviations from the mean add up to zero. The gradient is 2 (x - mean) / (N - c), "
+    "nothing more.":
+        lambda x, g: _column(g) * 2 * _deviations(x) * (1 / (x.shape[1] - 1)
+                                                        - 1 / x.shape[1]),
 }
 
 LOGSUMEXP_MISTAKES = {
+    "the maximum was not added back: log(sum(exp(x - M))) is LSE(x) - M. Taking M out of "
+    "the exponent must be undone outside the log: out = M + log(sum(exp(x - M))).":
+        wrong_output(lambda x: np.log(np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1))),
     "the gradient is exp(x - max), softmax's numerator only: divide by the sum over the "
     "dimension (or use exp(x - out), with out the logsumexp itself).":
         lambda x, g: _column(g) * _numerator(x),
@@ -159,5 +195,40 @@ LOGSUMEXP_MISTAKES = {
             - x.max(axis=1)[None, :]),
 }
 
+# --- exercise 3: predict the gradient of a tie ----------------------------------------
+
+TIE = [1.0, 3.0, 3.0, 2.0]  # x, with L = 2 * max(x)
+TIE_PREDICTION_MISTAKES = {  # wrong predictions, never the right one
+    "each tied element got the whole upstream gradient (2 each). A tie has no single "
+    "derivative: the shares of the tied elements must add up to the upstream gradient.":
+        [0.0, 2.0, 2.0, 0.0],
+    "only one of the tied elements got it: that is what torch.max(x, dim) does (it "
+    "follows the returned index). minigrad's max does not pick one of the tied elements.":
+        [0.0, 2.0, 0.0, 0.0],
+    "every element got the upstream gradient, as for a sum. A max only depends on its "
+    "maximal elements; the others get 0.": [2.0, 2.0, 2.0, 2.0],
+    "the shares add up to 1, but the upstream gradient is 2 (L = 2 * max(x)): a max "
+    "passes all of it on, so the shares of x's elements add up to 2.":
+        [0.0, 1.0, 0.0, 0.0],
+    "the shares add up to 1, but the upstream gradient is 2 (L = 2 * max(x)): a max "
+    "passes all of it on, so the shares of x's elements add up to 2. ":
+        [0.0, 0.5, 0.5, 0.0],
+}
+
+
+@checker
+def check_tie_prediction(prediction: object) -> None:
+    """Exercise 3: the predicted ``x.grad`` for ``x = [1, 3, 3, 2]`` and ``L = 2 *
+    max(x)``, against what minigrad's own max gives. A wrong prediction is told what is
+    wrong, never the answer (``reveal=False``), and the answer is not written here."""
+    from ..tensor import Tensor
+
+    x = Tensor(np.array(TIE), requires_grad=True)
+    (x.max() * 2.0).backward()
+    check_value.__wrapped__(prediction, x.grad.numpy().tolist(), "your predicted gradient",
+                            reveal=False, mistakes=TIE_PREDICTION_MISTAKES)
+
+
 __all__ = ["LOGSUMEXP_MISTAKES", "MAX_MISTAKES", "MEAN_MISTAKES", "MEAN_OVER_0_2_MISTAKES",
-           "SUM_MISTAKES", "VARIANCE_MISTAKES", "VAR_MISTAKES", "builtin_var"]
+           "SUM_MISTAKES", "TIE_PREDICTION_MISTAKES", "VARIANCE_MISTAKES", "VAR_MISTAKES",
+           "builtin_var", "check_tie_prediction", "reference_variance"]

@@ -53,6 +53,15 @@ def unbroadcast(grad, shape):
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1)
     return grad.sum(axis=axes, keepdims=True)
 ''', "a 0-d input (shape ()) a (1, 1) one"),
+    "only-one-added-leading-dimension": ("unbroadcast", '''
+def unbroadcast(grad, shape):
+    if grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and grad.shape[axis] != 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad
+''', "only one of the added leading dimensions was summed away"),
     "mul-summed-before-multiplying": ("mymul-broadcast", '''
 class MyMul(mg.Function):
     @staticmethod

@@ -93,6 +93,18 @@ class MyScaleRows(mg.Function):
         xt, s = ctx.saved_tensors
         return grad_output * s[:, None], (grad_output * xt.T).sum(axis=1)
 ''', "saved a NumPy view of input 0"),
+    "scale-rows-summed-over-the-wrong-axis": ("myscalerows", '''
+class MyScaleRows(mg.Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.save_for_backward(x, s)
+        return x * s[:, None]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, s = ctx.saved_tensors
+        return grad_output * s[:, None], (grad_output * x).sum(axis=0)
+''', "summed over the wrong axis"),
     "scale-rows-keeps-ctx-attributes": ("myscalerows", '''
 class MyScaleRows(mg.Function):
     @staticmethod

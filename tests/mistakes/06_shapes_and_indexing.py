@@ -108,4 +108,69 @@ class MyGather(mg.Function):
         np.put_along_axis(grad, index, grad_output, axis=ctx.dim)
         return grad, None, None
 ''', "the gradient of a repeated index was not accumulated"),
+    "gather-position-as-a-list": ("mygather", '''
+class MyGather(mg.Function):
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.input_shape = x.shape
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        return np.take_along_axis(x, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        grad = np.zeros(ctx.input_shape)
+        where = list(np.indices(index.shape, sparse=True))
+        where[ctx.dim] = index
+        np.add.at(grad, where, grad_output)
+        return grad, None, None
+''', "read your list of coordinate arrays as ONE array"),
+    "gather-index-alone": ("mygather", '''
+class MyGather(mg.Function):
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.input_shape = x.shape
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        return np.take_along_axis(x, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        grad = np.zeros(ctx.input_shape)
+        np.add.at(grad, index, grad_output)
+        return grad, None, None
+''', "a gather along dim needs the full position of every element"),
+    "gather-position-for-dim-1-only": ("mygather", '''
+class MyGather(mg.Function):
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.input_shape = x.shape
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        return np.take_along_axis(x, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        grad = np.zeros(ctx.input_shape)
+        rows, _ = np.indices(index.shape, sparse=True)[:2]
+        np.add.at(grad, (rows, index), grad_output)
+        return grad, None, None
+''', "is right for dim = 1 of a matrix only"),
+    "index-scattered-into-the-output-s-shape": ("myindex", '''
+class MyIndex(mg.Function):
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.input_shape = x.shape
+        ctx.index = index
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad = np.zeros_like(grad_output)
+        np.add.at(grad, ctx.index, grad_output)
+        return grad, None
+''', "scatter-added into zeros of the output's shape"),
 }
