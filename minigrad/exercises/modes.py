@@ -714,8 +714,13 @@ class _Counted(Function):
         return grad_output
 
 
-def _models() -> list[tuple[Any, tuple]]:
+def _models(seed: int = 0) -> list[tuple[Any, tuple]]:
+    """An MLP (with a Sequential child) and a CNN, with their input shapes; another
+    ``seed`` gives other widths, image size and batch."""
     from .. import nn
+
+    if seed:
+        return _other_models(seed)
 
     class Watch(nn.Module):
         def forward(self, x: Tensor) -> Tensor:
@@ -731,8 +736,30 @@ def _models() -> list[tuple[Any, tuple]]:
     return [(mlp, (3, 10)), (cnn, (2, 1, 8, 8))]
 
 
+def _other_models(seed: int) -> list[tuple[Any, tuple]]:
+    from .. import nn
+
+    class Watch(nn.Module):
+        def forward(self, x: Tensor) -> Tensor:
+            return _Counted.apply(x)
+
+    rng = np.random.default_rng(seed)
+    inputs, hidden, batch = (int(n) for n in rng.integers(5, 13, size=3))
+    manual_seed(seed)
+    mlp = nn.Sequential(OrderedDict([
+        ("watch", Watch()), ("first", nn.Linear(inputs, hidden)), ("act", nn.Tanh()),
+        ("block", nn.Sequential(nn.Linear(hidden, 7), nn.ReLU(), nn.Linear(7, 5))),
+        ("out", nn.Linear(5, 3))]))
+    size = 2 * int(rng.integers(5, 8))  # an even image side: 10, 12 or 14
+    side = (size // 2 - 2) // 2
+    cnn = nn.Sequential(Watch(), nn.Conv2d(2, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(3, 5, 3), nn.MaxPool2d(2), nn.Flatten(),
+                        nn.Linear(5 * side * side, 6))
+    return [(mlp, (batch, inputs)), (cnn, (batch, 2, size, size))]
+
+
 @checker
-def check_layer_shapes(layer_shapes: Callable) -> None:
+def check_layer_shapes(layer_shapes: Callable, *, seed: int = 0) -> None:
     """Check ``layer_shapes(model, input_shape) -> [(name, output shape), ...]`` on an MLP
     and a CNN: one pair per child of the Sequential, shapes as tuples, the same as a real
     run gives, with nothing computed (a layer counts its forwards) and lazy mode off
@@ -740,7 +767,7 @@ def check_layer_shapes(layer_shapes: Callable) -> None:
     name = getattr(layer_shapes, "__name__", "layer_shapes")
     rng_state = get_rng_state()
     try:
-        for model, input_shape in _models():
+        for model, input_shape in _models(seed):
             call = f"{name}(model, {input_shape})"
             _Counted.runs = 0
             with _grad_mode_kept():
