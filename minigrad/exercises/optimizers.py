@@ -397,8 +397,9 @@ def check_clip_grad_norm(clip: Callable, max_norms: Sequence[float] = (1.0, 2.0,
         _check_clip_case(clip, name, _clip_case(seed + case), max_norm, with_unused=False)
     # then once more with a parameter the loss did not reach (.grad None) among them
     _check_clip_case(clip, name, _clip_case(seed), max_norms[0], with_unused=True)
-    print(f"{name}: right for max_norm in {tuple(max_norms)} (total norms 4 to 9), "
-          "skipping a parameter without .grad.")
+    norms = [_clip_reference(_clip_case(seed + case), 1.0)[0] for case in range(len(max_norms))]
+    print(f"{name}: right for max_norm in {tuple(max_norms)} (total norms "
+          f"{min(norms):.0f} to {max(norms):.0f}), skipping a parameter without .grad.")
 
 
 def _check_clip_case(clip: Callable, name: str, grads: list, max_norm: float,
