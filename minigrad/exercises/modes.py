@@ -319,6 +319,49 @@ def check_grad_switch(switch: Callable, *, mistakes: dict | None = None) -> None
           "exception).")
 
 
+@checker
+def check_grad_switch_deeply(switch: Callable, *, depth: int = 3, seed: int = 0) -> None:
+    """``switch`` nested ``depth`` levels deep, alternating with ``enable_grad`` (switch,
+    enable_grad, switch, ...) and entered with recording on and off (``seed`` picks which
+    first): at every level recording is off inside a switch and on inside enable_grad, a
+    product of a Tensor that requires grad records exactly then, and each exit gives back
+    the mode of the level around it."""
+    name = getattr(switch, "__name__", type(switch).__name__)
+    weight = Tensor(np.ones(2, np.float32), requires_grad=True)
+    with _grad_mode_kept():
+        for start in ((True, False) if seed % 2 == 0 else (False, True)):
+            set_grad_enabled(start)
+            where = (f"{name} nested {depth} levels deep (alternating with mg.enable_grad()), "
+                     f"entered with recording {'on' if start else 'off'}")
+            entered, modes = [], [start]
+            for level in range(depth):
+                off = level % 2 == 0
+                manager = switch() if off else enable_grad()
+                try:
+                    manager.__enter__()
+                except Exception as error:  # noqa: BLE001 - the student's code
+                    raise _student_error(error, where) from None
+                entered.append(manager)
+                inside = (is_grad_enabled(), (weight * 2).requires_grad)
+                if inside != (not off, not off):
+                    raise CheckFailed(
+                        f"{where}: inside level {level + 1} "
+                        f"({'your switch' if off else 'enable_grad'}), (is_grad_enabled(), "
+                        f"(w * 2).requires_grad) is {inside}, expected {(not off, not off)}.")
+                modes.append(not off)
+            for level in reversed(range(depth)):
+                try:
+                    entered[level].__exit__(None, None, None)
+                except Exception as error:  # noqa: BLE001 - the student's code
+                    raise _student_error(error, where) from None
+                if is_grad_enabled() != modes[level]:
+                    raise CheckFailed(
+                        f"{where}: after leaving level {level + 1}, is_grad_enabled() is "
+                        f"{is_grad_enabled()}, expected {modes[level]} (the mode of the level "
+                        "around it): __exit__ must give back the mode found on entry.")
+    print(f"{name}: right nested {depth} levels deep, entered with recording on and off.")
+
+
 # --- exercise 2: evaluate ----------------------------------------------------------------
 
 
@@ -833,4 +876,4 @@ def check_layer_shapes(layer_shapes: Callable, *, seed: int = 0) -> None:
 
 
 __all__ = ["GRAD_SWITCH_MISTAKES", "activation_bytes", "check_checkpoint", "check_evaluate",
-           "check_grad_switch", "check_layer_shapes"]
+           "check_grad_switch", "check_grad_switch_deeply", "check_layer_shapes"]
