@@ -134,7 +134,9 @@ print("after the step: ", {k: v.round(4) for k, v in optimizer.state[layer.bias]
 # Write `update_param`: weight decay, then the momentum buffer, kept in
 # `state["momentum_buffer"]` (the name PyTorch uses), then the step. Read the options
 # from `group` at every step (a scheduler changes `group["lr"]`). With `momentum=0` it
-# is plain gradient descent, with no buffer.
+# is plain gradient descent, with no buffer. `grad` is the parameter's own `.grad` array,
+# read only: a buffer made from it is a copy (backward adds into that array when
+# `zero_grad()` is not called between two steps, and the check tries that too).
 
 # %% tags=["solution:my_sgd_momentum"]
 class MySGD(mg.optim.Optimizer):
