@@ -369,7 +369,9 @@ for name, make in (("Adam + L2", mg.optim.Adam), ("AdamW", mg.optim.AdamW)):
 # `MyAdamW` is a `MyAdam`: write its `update_param` so that it first shrinks `param` in
 # place, then calls `MyAdam.update_param` (that is `super().update_param(...)`) with a
 # group whose weight decay is 0: `{**group, "weight_decay": 0.0}` is a copy of `group`
-# with that one entry changed.
+# with that one entry changed. The check judges this exercise on its own: with a wrong
+# `MyAdam` it runs your `MyAdamW` on the reference Adam and tells you to fix exercise 2
+# first.
 
 # %% tags=["solution:my_adamw"]
 class MyAdamW(MyAdam):

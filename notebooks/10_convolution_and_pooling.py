@@ -369,7 +369,9 @@ print(f"full correlation with the flipped kernel equals col2im: {np.allclose(wit
 # $OH \times OW$ windows (`+=` on a slice), then cut the padding off.
 #
 # *`forward` uses your `my_im2col` of exercise 2: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("my_im2col")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("my_im2col")` loads the reference one.
+# The check judges this exercise on its own: with a wrong `my_im2col` it runs on the
+# reference one and tells you to fix exercise 2 first.*
 
 # %% tags=["solution:my_conv2d"]
 class MyConv2dFunction(mg.Function):
@@ -603,7 +605,9 @@ print(f"1/sqrt(fan_in) = 1/sqrt({fan_in}) = {1 / math.sqrt(fan_in):.4f}; weights
 # with the layer's stride and padding.
 #
 # *`forward` uses your `MyConv2dFunction` of exercise 3: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("my_conv2d")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("my_conv2d")` loads the reference one.
+# The check judges this exercise on its own: with a wrong `MyConv2dFunction` it runs on the
+# reference one and tells you to fix exercise 3 first.*
 
 # %% tags=["solution:my_conv2d_layer"]
 class MyConv2d(nn.Module):

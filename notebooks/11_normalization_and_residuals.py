@@ -290,7 +290,9 @@ except ValueError as error:
 # operations, so that the gradient flows to `x`, `weight` and `bias`).
 #
 # *`forward` uses your `MyBatchNormFunction` of exercise 1: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("my_batchnorm_backward")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("my_batchnorm_backward")` loads the reference one.
+# The check judges this exercise on its own: with a wrong `MyBatchNormFunction` it runs on the
+# reference one and tells you to fix exercise 1 first.*
 
 # %% tags=["solution:my_batchnorm1d"]
 class MyBatchNorm1d(nn.Module):

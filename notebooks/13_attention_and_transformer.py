@@ -478,7 +478,9 @@ print(f"weights {tuple(attention_weights.shape)}, each row sums to 1: "
 # on to the attention.
 #
 # *`self_attn` is your `MyMultiheadAttention` of exercise 3: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("my_multihead_attention")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("my_multihead_attention")` loads the reference one.
+# The check judges this exercise on its own: with a wrong `MyMultiheadAttention` it runs on the
+# reference one and tells you to fix exercise 3 first.*
 
 # %% tags=["solution:my_transformer_block"]
 class MyTransformerBlock(nn.Module):
