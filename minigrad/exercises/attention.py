@@ -7,16 +7,21 @@ answers, and the reference layers its checks compare with.
   ``attention_mistakes(mask)``: wrong outputs and gradients of scaled dot-product
   attention, ``{sentence: fn(q, k, v, mask[, grad_output])}``; the mask's own mistakes
   (forgotten, applied after the softmax, inverted, 0 instead of -inf) only when the case
-  has a mask. When the student's code raises on a matrix product (a missing transpose
-  shows as a shape when L != S), the message gives the case's sizes and gradient shapes,
-  names ``.T`` on a batched array, and runs the Function again on square shapes, where
-  every product fits, to name the mistake.
+  has a mask. Then scores in the thousands (``large_scores_case``): a softmax that does
+  not subtract the row's maximum overflows, and is named. When the student's code raises
+  on a matrix product (a missing transpose shows as a shape when L != S), the message
+  gives the case's sizes and gradient shapes, names ``.T`` on a batched array, and runs
+  the Function again on square shapes, where every product fits, to name the mistake.
 - ``check_causal_mask(causal_mask)``: exercise 2's check, ``check_array_function`` with
   ``CAUSAL_MASK_MISTAKES`` (wrong masks, ``{sentence: fn(T) -> mask}``), after a mask
   that is not bool (float 0/1, which F.scaled_dot_product_attention would ADD to the
   scores, or the additive 0/-inf form) is named; ``causal_mask_reference(T)``.
 - ``MULTIHEAD_MISTAKES``, ``BLOCK_MISTAKES``: wrong modules, ``{sentence: module class}``,
   for ``check_module(..., mistakes=...)``.
+- ``ReferenceAttentionFunction``, ``causal_mask_reference``,
+  ``ReferenceMultiheadAttention``: the answers of exercises 1-3, which the checks of the
+  exercises built on them run on when the student's own is wrong (``uses=``, see
+  prerequisites_late.py).
 - ``SelfAttention``, ``PreNormBlock``: minigrad's ``nn.MultiheadAttention`` and
   ``nn.TransformerEncoderLayer(norm_first=True)`` called as the chapter's layers are
   (``layer(x, is_causal=False)``, batch first, no dropout), with every parameter moved
