@@ -55,11 +55,12 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad.exercises import check_array_function, check_function, check_loss
+from minigrad.exercises import check_array_function, check_function
 from minigrad.exercises.losses import (BCE_MISTAKES, CROSS_ENTROPY_MISTAKES, GELU_MISTAKES,
                                        SMOOTHED_TARGETS_MISTAKES, SOFTMAX_DIM0_MISTAKES,
                                        SOFTMAX_MISTAKES, ignore_index_mistakes,
                                        label_smoothing_mistakes, reference_smoothed_targets)
+from minigrad.exercises.prerequisites_late import check_loss
 from minigrad.ops.activation import erf  # NumPy has no error function; this one is vectorised
 
 mg.manual_seed(0)
@@ -187,6 +188,11 @@ class MyGELU(mg.Function):
 # %% tags=["tests:mygelu:2"]
 check_function(MyGELU, inputs=[[(4, 5)], [(7,)]], reference=lambda x: F.gelu(x),
                domain=(-4.0, 4.0), mistakes=GELU_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_function(MyGELU, inputs=[[(2, 3, 4)], [(9,)]], reference=lambda x: F.gelu(x),
+               domain=(-6.0, 6.0), mistakes=GELU_MISTAKES, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # ## 3. Softmax, and why the textbook formula overflows
@@ -294,6 +300,13 @@ class MySoftmax(mg.Function):
 check_function(MySoftmax, inputs=[[(4, 5)], [(5, 5)]], kwargs={"dim": -1},
                reference=lambda x, dim: F.softmax(x, dim=dim), large_inputs=True,
                mistakes=SOFTMAX_MISTAKES, more=[({"dim": 0}, [(4, 5)], SOFTMAX_DIM0_MISTAKES)])
+### BEGIN HIDDEN TESTS
+check_function(MySoftmax, inputs=[[(3, 7)], [(2, 3, 6)]], kwargs={"dim": -1},
+               reference=lambda x, dim: F.softmax(x, dim=dim), large_inputs=True,
+               mistakes=SOFTMAX_MISTAKES, seed=8,
+               more=[({"dim": 0}, [(6, 2)], SOFTMAX_DIM0_MISTAKES), ({"dim": 1}, [(2, 4, 3)])])
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # ## 4. Cross-entropy and its gradient
@@ -370,6 +383,13 @@ check_array_function(smoothed_targets, [(plain, 5, -100, 0.0), (ignored, 5, -1, 
                                         (plain, 5, -100, 0.1), (ignored, 5, -1, 0.3),
                                         (np.array([2, -100, 0]), 3, -100, 0.1)],
                      reference=reference_smoothed_targets, mistakes=SMOOTHED_TARGETS_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_array_function(smoothed_targets, [(np.array([6, 0, 3, 3, 5, 1, 2]), 7, -100, 0.25),
+                                        (np.array([0, 9, 2, 9, 1]), 4, 9, 0.05),
+                                        (np.array([3, 3]), 4, -100, 0.0)],
+                     reference=reference_smoothed_targets, mistakes=SMOOTHED_TARGETS_MISTAKES)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `smoothed_targets`? `from minigrad.course import use_reference; use_reference("smoothedtargets")`
@@ -417,11 +437,22 @@ class MyCrossEntropy(mg.Function):
 # %% tags=["tests:mycrossentropy:3"]
 target = np.array([1, 0, 4, 2, 3, 1])
 with_ignored = np.array([1, -1, 4, -1, 3, 1])
+uses = {"smoothed_targets": "minigrad.exercises.losses:reference_smoothed_targets"}
 check_loss(MyCrossEntropy, inputs=[(6, 5), target],
            reference=lambda x, t, **kw: F.cross_entropy(x, t, **kw),
-           mistakes=CROSS_ENTROPY_MISTAKES,
+           mistakes=CROSS_ENTROPY_MISTAKES, uses=uses,
            more=[({"ignore_index": -1}, [(6, 5), with_ignored], ignore_index_mistakes(-1)),
                  ({"label_smoothing": 0.1}, [(6, 5), target], label_smoothing_mistakes(0.1))])
+### BEGIN HIDDEN TESTS
+other_target, other_ignored = np.array([2, 0, 3, 3, 1, 0, 2, 1, 3]), np.array([2, 7, 3, 7, 1])
+check_loss(MyCrossEntropy, inputs=[(9, 4), other_target],
+           reference=lambda x, t, **kw: F.cross_entropy(x, t, **kw),
+           mistakes=CROSS_ENTROPY_MISTAKES, seed=8, uses=uses,
+           more=[({"ignore_index": 7}, [(5, 4), other_ignored], ignore_index_mistakes(7)),
+                 ({"label_smoothing": 0.3}, [(9, 4), other_target],
+                  label_smoothing_mistakes(0.3))])
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyCrossEntropy`? `from minigrad.course import use_reference; use_reference("mycrossentropy")`
@@ -507,6 +538,15 @@ labels = np.array([[1, 0, 1], [0, 0, 1], [0, 1, 0], [1, 1, 0]])
 check_loss(my_bce_with_logits, inputs=[(4, 3), labels],
            reference=lambda x, y: F.binary_cross_entropy_with_logits(x, y.double()),
            mistakes=BCE_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_loss(my_bce_with_logits, inputs=[(7,), np.array([0, 1, 1, 0, 1, 0, 0])],
+           reference=lambda x, y: F.binary_cross_entropy_with_logits(x, y.double()),
+           mistakes=BCE_MISTAKES, seed=8)
+check_loss(my_bce_with_logits, inputs=[(2, 5), np.array([[1, 1, 0, 0, 1], [0, 1, 0, 1, 1]])],
+           reference=lambda x, y: F.binary_cross_entropy_with_logits(x, y.double()),
+           mistakes=BCE_MISTAKES, seed=9)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # ## Summary

@@ -57,10 +57,12 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.data import DataLoader, TensorDataset, load_digits, make_moons, train_test_split
-from minigrad.exercises import check_array_function, check_optimizer_step
+from minigrad.exercises import check_array_function
 from minigrad.exercises.optimizers import (WARMUP_COSINE_MISTAKES, adam_mistakes,
                                            adamw_mistakes, check_clip_grad_norm,
+                                           check_steps_without_zero_grad,
                                            reference_warmup_cosine, sgd_momentum_mistakes)
+from minigrad.exercises.prerequisites_late import check_optimizer_step
 from minigrad.widgets import GradientFlow, TrainingMonitor
 
 mg.manual_seed(0)
@@ -132,7 +134,9 @@ print("after the step: ", {k: v.round(4) for k, v in optimizer.state[layer.bias]
 # Write `update_param`: weight decay, then the momentum buffer, kept in
 # `state["momentum_buffer"]` (the name PyTorch uses), then the step. Read the options
 # from `group` at every step (a scheduler changes `group["lr"]`). With `momentum=0` it
-# is plain gradient descent, with no buffer.
+# is plain gradient descent, with no buffer. `grad` is the parameter's own `.grad` array,
+# read only: a buffer made from it is a copy (backward adds into that array when
+# `zero_grad()` is not called between two steps, and the check tries that too).
 
 # %% tags=["solution:my_sgd_momentum"]
 class MySGD(mg.optim.Optimizer):
@@ -170,6 +174,18 @@ lrs = [0.1, 0.1, 0.05, 0.02]
 check_optimizer_step(MySGD, mg.optim.SGD, lrs=lrs, momentum=0.9, weight_decay=0.1,
                      mistakes=sgd_momentum_mistakes(lrs, momentum=0.9, weight_decay=0.1))
 check_optimizer_step(MySGD, mg.optim.SGD, lr=0.1)
+check_steps_without_zero_grad(MySGD, mg.optim.SGD, lr=0.1, momentum=0.9)
+### BEGIN HIDDEN TESTS
+hidden_lrs = [0.2, 0.05, 0.05, 0.1, 0.01]
+check_optimizer_step(MySGD, mg.optim.SGD, lrs=hidden_lrs, momentum=0.5, weight_decay=0.3,
+                     shapes=((2, 5), (3,), (1, 1)), seed=8,
+                     mistakes=sgd_momentum_mistakes(hidden_lrs, momentum=0.5,
+                                                    weight_decay=0.3, n_params=3))
+check_optimizer_step(MySGD, mg.optim.SGD, lr=0.05, weight_decay=0.2, shapes=((5,),), seed=9)
+check_steps_without_zero_grad(MySGD, mg.optim.SGD, lr=0.05, momentum=0.6,
+                              shapes=((2, 3), (5,)), steps=4, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MySGD`? `from minigrad.course import use_reference; use_reference("my_sgd_momentum")`
@@ -298,6 +314,16 @@ check_optimizer_step(MyAdam, mg.optim.Adam, lrs=lrs, betas=(0.9, 0.999), eps=0.0
                      weight_decay=0.1,
                      mistakes=adam_mistakes(lrs, (0.9, 0.999), eps=0.01, weight_decay=0.1))
 check_optimizer_step(MyAdam, mg.optim.Adam, lr=0.01, betas=(0.8, 0.9), steps=5)
+### BEGIN HIDDEN TESTS
+hidden_lrs = [0.1, 0.03, 0.03, 0.01]
+check_optimizer_step(MyAdam, mg.optim.Adam, lrs=hidden_lrs, betas=(0.7, 0.95), eps=0.05,
+                     weight_decay=0.2, shapes=((2, 5), (3,), (1, 1)), seed=8,
+                     mistakes=adam_mistakes(hidden_lrs, (0.7, 0.95), eps=0.05,
+                                            weight_decay=0.2, n_params=3))
+check_optimizer_step(MyAdam, mg.optim.Adam, lr=0.002, betas=(0.95, 0.99), shapes=((6,),),
+                     steps=6, seed=9)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyAdam`? `from minigrad.course import use_reference; use_reference("my_adam")`
@@ -343,7 +369,9 @@ for name, make in (("Adam + L2", mg.optim.Adam), ("AdamW", mg.optim.AdamW)):
 # `MyAdamW` is a `MyAdam`: write its `update_param` so that it first shrinks `param` in
 # place, then calls `MyAdam.update_param` (that is `super().update_param(...)`) with a
 # group whose weight decay is 0: `{**group, "weight_decay": 0.0}` is a copy of `group`
-# with that one entry changed.
+# with that one entry changed. The check judges this exercise on its own: with a wrong
+# `MyAdam` it runs your `MyAdamW` on the reference Adam and tells you to fix exercise 2
+# first.
 
 # %% tags=["solution:my_adamw"]
 class MyAdamW(MyAdam):
@@ -363,7 +391,17 @@ class MyAdamW(MyAdam):
 lrs = [0.05, 0.05, 0.02]
 check_optimizer_step(MyAdamW, mg.optim.AdamW, lrs=lrs, betas=(0.9, 0.999), eps=1e-8,
                      weight_decay=0.5,
-                     mistakes=adamw_mistakes(lrs, (0.9, 0.999), eps=1e-8, weight_decay=0.5))
+                     mistakes=adamw_mistakes(lrs, (0.9, 0.999), eps=1e-8, weight_decay=0.5),
+                     uses={"MyAdam": "minigrad.exercises.optimizers:ReferenceAdam"})
+### BEGIN HIDDEN TESTS
+hidden_lrs = [0.1, 0.1, 0.03, 0.01]
+check_optimizer_step(MyAdamW, mg.optim.AdamW, lrs=hidden_lrs, betas=(0.8, 0.99), eps=1e-6,
+                     weight_decay=0.3, shapes=((2, 5), (3,), (1, 1)), seed=8,
+                     mistakes=adamw_mistakes(hidden_lrs, (0.8, 0.99), eps=1e-6,
+                                             weight_decay=0.3, n_params=3),
+                     uses={"MyAdam": "minigrad.exercises.optimizers:ReferenceAdam"})
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyAdamW`? `from minigrad.course import use_reference; use_reference("my_adamw")`
@@ -416,6 +454,13 @@ cases = [(t, 5, 20) for t in range(30)] + [(t, 0, 8) for t in range(10)] + \
     [(t, 3, 1) for t in range(6)]
 check_array_function(warmup_cosine, cases, reference=reference_warmup_cosine,
                      mistakes=WARMUP_COSINE_MISTAKES)
+### BEGIN HIDDEN TESTS
+hidden_cases = [(t, 7, 13) for t in range(25)] + [(t, 1, 4) for t in range(7)] + \
+    [(t, 2, 30) for t in (0, 1, 2, 3, 16, 31, 32, 40)]
+check_array_function(warmup_cosine, hidden_cases, reference=reference_warmup_cosine,
+                     mistakes=WARMUP_COSINE_MISTAKES)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `warmup_cosine`? `from minigrad.course import use_reference; use_reference("warmup_cosine")`
@@ -495,6 +540,10 @@ def my_clip_grad_norm_(parameters, max_norm):
 
 # %% tags=["tests:my_clip_grad_norm:2"]
 check_clip_grad_norm(my_clip_grad_norm_)
+### BEGIN HIDDEN TESTS
+check_clip_grad_norm(my_clip_grad_norm_, max_norms=(0.5, 3.0, 50.0), seed=7)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `my_clip_grad_norm_`? `from minigrad.course import use_reference; use_reference("my_clip_grad_norm")`

@@ -63,10 +63,11 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.data import load_digits, train_test_split
-from minigrad.exercises import check_array_function, check_function, check_module
+from minigrad.exercises import check_array_function
 from minigrad.exercises.convolution import (IM2COL_MISTAKES, OUTPUT_SIZE_MISTAKES,
                                             check_conv_init, conv2d_mistakes, im2col,
                                             max_pool2d_mistakes, output_size, tied_images)
+from minigrad.exercises.prerequisites_late import check_function, check_module
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
 np.set_printoptions(precision=4, suppress=True)
@@ -156,6 +157,13 @@ check_array_function(conv_output_size,
                      cases=[(10, 3, 1, 2), (8, 3, 2, 1), (7, 3, 2, 1), (8, 8, 1, 0),
                             (28, 5, 3, 0), (6, 2, 2, 0)],
                      reference=output_size, mistakes=OUTPUT_SIZE_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_array_function(conv_output_size,
+                     cases=[(13, 4, 3, 2), (9, 5, 2, 0), (32, 7, 4, 3), (5, 5, 1, 2),
+                            (11, 2, 3, 1), (1, 1, 1, 0)],
+                     reference=output_size, mistakes=OUTPUT_SIZE_MISTAKES)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # ## 3. All windows at once, and one matrix product
@@ -227,6 +235,15 @@ check_array_function(my_im2col,
                             (rng.standard_normal((2, 2, 5, 6)), (3, 2), 2, 1),
                             (rng.standard_normal((1, 3, 6, 5)), (3, 3), 1, 1)],
                      reference=im2col, mistakes=IM2COL_MISTAKES)
+### BEGIN HIDDEN TESTS
+hidden_rng = np.random.default_rng(8)
+check_array_function(my_im2col,
+                     cases=[(hidden_rng.standard_normal((3, 1, 7, 4)), (4, 2), 3, 2),
+                            (hidden_rng.standard_normal((1, 4, 5, 5)), (1, 1), 1, 0),
+                            (hidden_rng.standard_normal((2, 2, 6, 7)), (2, 4), 2, 0)],
+                     reference=im2col, mistakes=IM2COL_MISTAKES)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # With it, a whole convolution is one matrix product. Compare with `F.conv2d` on a batch
@@ -352,7 +369,9 @@ print(f"full correlation with the flipped kernel equals col2im: {np.allclose(wit
 # $OH \times OW$ windows (`+=` on a slice), then cut the padding off.
 #
 # *`forward` uses your `my_im2col` of exercise 2: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("my_im2col")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("my_im2col")` loads the reference one.
+# The check judges this exercise on its own: with a wrong `my_im2col` it runs on the
+# reference one and tells you to fix exercise 2 first.*
 
 # %% tags=["solution:my_conv2d"]
 class MyConv2dFunction(mg.Function):
@@ -406,12 +425,23 @@ def reference_conv2d(x, weight, bias, stride=1, padding=0):
     return F.conv2d(x, weight, bias, stride=stride, padding=padding)
 
 
+uses = {"conv_output_size": "minigrad.exercises.convolution:output_size",
+        "my_im2col": "minigrad.exercises.convolution:im2col"}
 check_function(MyConv2dFunction, inputs=[[(2, 3, 5, 6), (4, 3, 3, 2), (4,)]],
-               reference=reference_conv2d, mistakes=conv2d_mistakes(1, 0),
+               reference=reference_conv2d, mistakes=conv2d_mistakes(1, 0), uses=uses,
                more=[({"stride": 2, "padding": 1}, [[(2, 2, 6, 5), (3, 2, 3, 3), (3,)]],
                       conv2d_mistakes(2, 1)),
                      ({"padding": 1}, [[(1, 2, 4, 5), (2, 2, 2, 3), (2,)]],
                       conv2d_mistakes(1, 1))])
+### BEGIN HIDDEN TESTS
+check_function(MyConv2dFunction, inputs=[[(3, 1, 6, 4), (2, 1, 2, 2), (2,)]],
+               reference=reference_conv2d, mistakes=conv2d_mistakes(1, 0), seed=8, uses=uses,
+               more=[({"stride": 3, "padding": 2}, [[(1, 3, 7, 8), (4, 3, 4, 3), (4,)]],
+                      conv2d_mistakes(3, 2)),
+                     ({"stride": 2}, [[(2, 2, 7, 7), (1, 2, 3, 3), (1,)]],
+                      conv2d_mistakes(2, 0))])
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyConv2dFunction`? `from minigrad.course import use_reference; use_reference("my_conv2d")`
@@ -536,6 +566,16 @@ check_function(MyMaxPool2d, inputs=[[tied_images((2, 2, 4, 6))]],
                more=[({"kernel_size": 3, "stride": 2}, [[tied_images((2, 1, 7, 5), seed=1)]],
                       max_pool2d_mistakes(3, 2)),
                      ({"kernel_size": 2, "stride": 1}, [[(1, 2, 4, 5)]])])
+### BEGIN HIDDEN TESTS
+check_function(MyMaxPool2d, inputs=[[tied_images((1, 3, 6, 9), seed=8)]],
+               reference=lambda x, kernel_size, stride=None: F.max_pool2d(x, kernel_size,
+                                                                          stride),
+               kwargs={"kernel_size": 3}, mistakes=max_pool2d_mistakes(3), seed=8,
+               more=[({"kernel_size": 2, "stride": 3}, [[tied_images((2, 2, 8, 7), seed=9)]],
+                      max_pool2d_mistakes(2, 3)),
+                     ({"kernel_size": 4, "stride": 1}, [[(2, 1, 5, 6)]])])
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # ## 6. `Conv2d` as a Module
@@ -565,7 +605,9 @@ print(f"1/sqrt(fan_in) = 1/sqrt({fan_in}) = {1 / math.sqrt(fan_in):.4f}; weights
 # with the layer's stride and padding.
 #
 # *`forward` uses your `MyConv2dFunction` of exercise 3: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("my_conv2d")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("my_conv2d")` loads the reference one.
+# The check judges this exercise on its own: with a wrong `MyConv2dFunction` it runs on the
+# reference one and tells you to fix exercise 3 first.*
 
 # %% tags=["solution:my_conv2d_layer"]
 class MyConv2d(nn.Module):
@@ -595,10 +637,20 @@ class MyConv2d(nn.Module):
 # layer the weights of an `nn.Conv2d` and compares outputs and gradients.
 
 # %% tags=["tests:my_conv2d_layer:2"]
+uses = {"MyConv2dFunction": "minigrad.exercises.convolution:ReferenceConv2dFunction"}
 check_conv_init(MyConv2d)
 check_module(MyConv2d, nn.Conv2d, args=(2, 3, (3, 2)), kwargs={"stride": 2, "padding": 1},
-             inputs=[[(2, 2, 5, 6)]])
-check_module(MyConv2d, nn.Conv2d, args=(1, 2, 3), inputs=[[(1, 1, 5, 4)]])  # an int kernel_size
+             inputs=[[(2, 2, 5, 6)]], uses=uses)
+check_module(MyConv2d, nn.Conv2d, args=(1, 2, 3), inputs=[[(1, 1, 5, 4)]],  # an int kernel_size
+             uses=uses)
+### BEGIN HIDDEN TESTS
+check_conv_init(MyConv2d, args=(12, 24, (3, 6)), seed=8)
+check_module(MyConv2d, nn.Conv2d, args=(3, 2, (2, 4)), kwargs={"stride": 3, "padding": 2},
+             inputs=[[(2, 3, 7, 6)]], seed=8, uses=uses)
+check_module(MyConv2d, nn.Conv2d, args=(2, 4, 2), kwargs={"padding": 1},
+             inputs=[[(3, 2, 4, 4)]], seed=9, uses=uses)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # ## 7. A small CNN on the 8x8 digits

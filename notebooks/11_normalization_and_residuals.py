@@ -61,11 +61,12 @@ import numpy as np
 import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
-from minigrad.exercises import check_array_function, check_function, check_module
+from minigrad.exercises import check_array_function, check_function
 from minigrad.exercises.normalization import (BATCHNORM1D_MISTAKES, BATCHNORM_MISTAKES,
                                               KAIMING_MISTAKES, LAYERNORM_MISTAKES,
                                               check_dropout, kaiming_reference,
                                               small_variance, with_random_affine)
+from minigrad.exercises.prerequisites_late import check_module
 from minigrad.widgets import GradientFlow
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -214,6 +215,15 @@ check_function(MyBatchNormFunction,
                reference=lambda x, weight, bias: F.batch_norm(x, None, None, weight, bias,
                                                               training=True, eps=EPS),
                mistakes=BATCHNORM_MISTAKES, exact_shapes=True)
+### BEGIN HIDDEN TESTS
+check_function(MyBatchNormFunction,
+               inputs=[[small_variance((9, 2), seed=8), (2,), (2,)], [(3, 6), (6,), (6,)],
+                       [(12, 1), (1,), (1,)]],
+               reference=lambda x, weight, bias: F.batch_norm(x, None, None, weight, bias,
+                                                              training=True, eps=EPS),
+               mistakes=BATCHNORM_MISTAKES, exact_shapes=True, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyBatchNormFunction`? `from minigrad.course import use_reference; use_reference("my_batchnorm_backward")`
@@ -280,7 +290,9 @@ except ValueError as error:
 # operations, so that the gradient flows to `x`, `weight` and `bias`).
 #
 # *`forward` uses your `MyBatchNormFunction` of exercise 1: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("my_batchnorm_backward")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("my_batchnorm_backward")` loads the reference one.
+# The check judges this exercise on its own: with a wrong `MyBatchNormFunction` it runs on the
+# reference one and tells you to fix exercise 1 first.*
 
 # %% tags=["solution:my_batchnorm1d"]
 class MyBatchNorm1d(nn.Module):
@@ -320,9 +332,17 @@ class MyBatchNorm1d(nn.Module):
 # small too, so that $\epsilon$ matters in eval mode as well.
 
 # %% tags=["tests:my_batchnorm1d:3"]
+uses = {"MyBatchNormFunction": "minigrad.exercises.normalization:ReferenceBatchNormFunction"}
 check_module(MyBatchNorm1d, with_random_affine(nn.BatchNorm1d), args=(4,),
              inputs=[[small_variance((6, 4))], [(8, 4)], [(5, 4)]],
-             mistakes=BATCHNORM1D_MISTAKES)
+             mistakes=BATCHNORM1D_MISTAKES, uses=uses)
+### BEGIN HIDDEN TESTS
+check_module(MyBatchNorm1d, with_random_affine(nn.BatchNorm1d), args=(3,),
+             kwargs={"momentum": 0.3},
+             inputs=[[small_variance((9, 3), seed=8)], [(4, 3)], [(7, 3)]],
+             mistakes=BATCHNORM1D_MISTAKES, seed=8, uses=uses)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyBatchNorm1d`? `from minigrad.course import use_reference; use_reference("my_batchnorm1d")`
@@ -414,6 +434,12 @@ class MyLayerNorm(nn.Module):
 check_module(MyLayerNorm, with_random_affine(nn.LayerNorm), args=(4,),
              inputs=[[small_variance((3, 4))], [(5, 4)], [(2, 3, 4)]],
              mistakes=LAYERNORM_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_module(MyLayerNorm, with_random_affine(nn.LayerNorm), args=(6,),
+             inputs=[[small_variance((2, 6), seed=8)], [(7, 6)], [(3, 2, 2, 6)]],
+             mistakes=LAYERNORM_MISTAKES, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyLayerNorm`? `from minigrad.course import use_reference; use_reference("my_layernorm")`
@@ -484,6 +510,10 @@ class MyDropout(nn.Module):
 
 # %% tags=["tests:my_dropout:2"]
 check_dropout(MyDropout, p=0.25)
+### BEGIN HIDDEN TESTS
+check_dropout(MyDropout, p=0.6, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyDropout`? `from minigrad.course import use_reference; use_reference("my_dropout")`
@@ -565,6 +595,11 @@ def kaiming_std(shape):
 # %% tags=["tests:kaiming_std:1"]
 check_array_function(kaiming_std, [((300, 400),), ((64, 32, 3, 3),), ((10, 20),)],
                      kaiming_reference, mistakes=KAIMING_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_array_function(kaiming_std, [((50, 7),), ((16, 3, 5, 5),), ((8, 6, 2, 4, 3),)],
+                     kaiming_reference, mistakes=KAIMING_MISTAKES)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `kaiming_std`? `from minigrad.course import use_reference; use_reference("kaiming_std")`

@@ -154,6 +154,15 @@ check_function(MyEmbeddingFunction,
                        [(6, 4), np.array([2, 2, 2, 0])]],
                reference=lambda weight, indices: F.embedding(indices, weight),
                mistakes=EMBEDDING_MISTAKES, exact_shapes=True)
+### BEGIN HIDDEN TESTS
+check_function(MyEmbeddingFunction,
+               inputs=[[(9, 3), np.array([[8, 0, 8], [4, 4, 4], [1, 8, 2]])],
+                       [(5, 7), np.array([3])],
+                       [(4, 2), np.array([[[0, 1], [1, 1]], [[3, 3], [2, 0]]])]],
+               reference=lambda weight, indices: F.embedding(indices, weight),
+               mistakes=EMBEDDING_MISTAKES, exact_shapes=True, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyEmbeddingFunction`? `from minigrad.course import use_reference; use_reference("my_embedding")`
@@ -240,6 +249,10 @@ class MyRNN(nn.Module):
 
 # %% tags=["tests:my_rnn:3"]
 check_rnn(MyRNN)
+### BEGIN HIDDEN TESTS
+check_rnn(MyRNN, input_size=6, hidden_size=2, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyRNN`? `from minigrad.course import use_reference; use_reference("my_rnn")`
@@ -456,6 +469,10 @@ def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
 
 # %% tags=["tests:lstm_cell:3"]
 check_lstm_cell(lstm_cell)
+### BEGIN HIDDEN TESTS
+check_lstm_cell(lstm_cell, input_size=2, hidden_size=3, batch=5, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `lstm_cell`? `from minigrad.course import use_reference; use_reference("lstm_cell")`
@@ -594,6 +611,10 @@ def generate(model, tokenizer, prompt, n, temperature=1.0):
 
 # %% tags=["tests:generate:2"]
 check_generate(generate)
+### BEGIN HIDDEN TESTS
+check_generate(generate, seed=8, cases=(("mat", 20, 0.8), ("the dog", 9, 1.5), ("s", 30, 0.3)))
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `generate`? `from minigrad.course import use_reference; use_reference("generate")`

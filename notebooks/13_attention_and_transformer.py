@@ -63,9 +63,10 @@ import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.data import (CharTokenizer, make_char_corpus, make_char_lm_dataset,
                            make_sequence_task)
-from minigrad.exercises import check_module
 from minigrad.exercises.attention import (BLOCK_MISTAKES, MULTIHEAD_MISTAKES, PreNormBlock,
-                                          SelfAttention, check_attention, check_causal_mask)
+                                          SelfAttention, causal_mask_reference,
+                                          check_attention, check_causal_mask, random_mask)
+from minigrad.exercises.prerequisites_late import check_module
 from minigrad.widgets import show
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -233,6 +234,15 @@ class MyAttentionFunction(mg.Function):
 
 # %% tags=["tests:my_attention:3"]
 check_attention(MyAttentionFunction)
+### BEGIN HIDDEN TESTS
+hidden_mask = random_mask((4, 6), seed=8)
+check_attention(MyAttentionFunction, seed=8,
+                cases=[([(3, 4, 2), (3, 6, 2), (3, 6, 5), None], None),
+                       ([(1, 5, 6), (1, 5, 6), (1, 5, 3), causal_mask_reference(5)],
+                        causal_mask_reference(5)),
+                       ([(2, 1, 4, 3), (2, 1, 6, 3), (2, 1, 6, 4), hidden_mask], hidden_mask)])
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyAttentionFunction`? `from minigrad.course import use_reference; use_reference("my_attention")`
@@ -277,6 +287,10 @@ def causal_mask(size):
 
 # %% tags=["tests:causal_mask:1"]
 check_causal_mask(causal_mask)
+### BEGIN HIDDEN TESTS
+check_causal_mask(causal_mask, sizes=(3, 9, 2))
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `causal_mask` or `MyAttentionFunction`? `from minigrad.course import use_reference; use_reference("causal_mask")`
@@ -402,8 +416,18 @@ class MyMultiheadAttention(nn.Module):
 # and with `is_causal=True`.
 
 # %% tags=["tests:my_multihead_attention:3"]
+uses = {"MyAttentionFunction": "minigrad.exercises.attention:ReferenceAttentionFunction",
+        "causal_mask": "minigrad.exercises.attention:causal_mask_reference"}
 check_module(MyMultiheadAttention, SelfAttention, args=(8, 2),
-             inputs=[[(2, 5, 8)], [(2, 5, 8), True]], mistakes=MULTIHEAD_MISTAKES)
+             inputs=[[(2, 5, 8)], [(2, 5, 8), True]], mistakes=MULTIHEAD_MISTAKES, uses=uses)
+### BEGIN HIDDEN TESTS
+check_module(MyMultiheadAttention, SelfAttention, args=(12, 3),
+             inputs=[[(3, 4, 12)], [(1, 6, 12), True]], mistakes=MULTIHEAD_MISTAKES, seed=8,
+             uses=uses)
+check_module(MyMultiheadAttention, SelfAttention, args=(6, 1), inputs=[[(2, 3, 6), True]],
+             seed=9, uses=uses)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyMultiheadAttention`? `from minigrad.course import use_reference; use_reference("my_multihead_attention")`
@@ -454,7 +478,9 @@ print(f"weights {tuple(attention_weights.shape)}, each row sums to 1: "
 # on to the attention.
 #
 # *`self_attn` is your `MyMultiheadAttention` of exercise 3: if it is not done yet,
-# `from minigrad.course import use_reference; use_reference("my_multihead_attention")` loads the reference one.*
+# `from minigrad.course import use_reference; use_reference("my_multihead_attention")` loads the reference one.
+# The check judges this exercise on its own: with a wrong `MyMultiheadAttention` it runs on the
+# reference one and tells you to fix exercise 3 first.*
 
 # %% tags=["solution:my_transformer_block"]
 class MyTransformerBlock(nn.Module):
@@ -483,8 +509,15 @@ class MyTransformerBlock(nn.Module):
 # without and with `is_causal=True`.
 
 # %% tags=["tests:my_transformer_block:3"]
+uses = {"MyMultiheadAttention": "minigrad.exercises.attention:ReferenceMultiheadAttention"}
 check_module(MyTransformerBlock, PreNormBlock, args=(8, 2, 16),
-             inputs=[[(2, 5, 8)], [(2, 5, 8), True]], mistakes=BLOCK_MISTAKES)
+             inputs=[[(2, 5, 8)], [(2, 5, 8), True]], mistakes=BLOCK_MISTAKES, uses=uses)
+### BEGIN HIDDEN TESTS
+check_module(MyTransformerBlock, PreNormBlock, args=(12, 3, 20),
+             inputs=[[(3, 4, 12)], [(1, 6, 12), True]], mistakes=BLOCK_MISTAKES, seed=8,
+             uses=uses)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyTransformerBlock`? `from minigrad.course import use_reference; use_reference("my_transformer_block")`

@@ -59,7 +59,8 @@ import minigrad.nn as nn
 import minigrad.nn.functional as F
 from minigrad.data import DataLoader, TensorDataset, make_moons
 from minigrad.exercises.modes import (activation_bytes, check_checkpoint, check_evaluate,
-                                      check_grad_switch, check_layer_shapes)
+                                      check_grad_switch, check_grad_switch_deeply,
+                                      check_layer_shapes)
 from minigrad.widgets import show
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
@@ -172,6 +173,10 @@ class my_no_grad:
 
 # %% tags=["tests:my_no_grad:2"]
 check_grad_switch(my_no_grad)
+### BEGIN HIDDEN TESTS
+check_grad_switch_deeply(my_no_grad, depth=5, seed=1)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `my_no_grad`? `from minigrad.course import use_reference; use_reference("my_no_grad")`
@@ -285,6 +290,10 @@ def evaluate(model, batches):
 
 # %% tags=["tests:evaluate:3"]
 check_evaluate(evaluate)
+### BEGIN HIDDEN TESTS
+check_evaluate(evaluate, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `evaluate`? `from minigrad.course import use_reference; use_reference("evaluate")`
@@ -489,6 +498,10 @@ class MyCheckpoint(mg.autograd.Function):
 
 # %% tags=["tests:my_checkpoint:3"]
 check_checkpoint(MyCheckpoint)
+### BEGIN HIDDEN TESTS
+check_checkpoint(MyCheckpoint, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyCheckpoint`? `from minigrad.course import use_reference; use_reference("my_checkpoint")`
@@ -614,6 +627,10 @@ def layer_shapes(model, input_shape):
 
 # %% tags=["tests:layer_shapes:2"]
 check_layer_shapes(layer_shapes)
+### BEGIN HIDDEN TESTS
+check_layer_shapes(layer_shapes, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `layer_shapes`? `from minigrad.course import use_reference; use_reference("layer_shapes")`

@@ -134,6 +134,11 @@ class MyHypot(mg.Function):
 # %% tags=["tests:myhypot:3"]
 check_in_place_safety(MyHypot, inputs=[(3, 4), (3, 4)], reference=hypot_reference,
                       modified=[0, 1], mistakes=HYPOT_MISTAKES)
+### BEGIN HIDDEN TESTS
+check_in_place_safety(MyHypot, inputs=[(2, 5, 2), (2, 5, 2)], reference=hypot_reference,
+                      modified=[1, 0], mistakes=HYPOT_MISTAKES, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `MyHypot`? `from minigrad.course import use_reference; use_reference("myhypot")`
@@ -329,6 +334,10 @@ def safe_norm(x):
 
 # %% tags=["tests:safe_norm:3"]
 check_safe_norm(safe_norm)
+### BEGIN HIDDEN TESTS
+check_safe_norm(safe_norm, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `safe_norm`? `from minigrad.course import use_reference; use_reference("safe_norm")`
@@ -441,6 +450,10 @@ def clip_hook(max_norm):
 
 # %% tags=["tests:clip_hook:2"]
 check_clip_hook(clip_hook)
+### BEGIN HIDDEN TESTS
+check_clip_hook(clip_hook, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `clip_hook`? `from minigrad.course import use_reference; use_reference("clip_hook")`
@@ -509,6 +522,10 @@ def resume(model, optimizer, path):
 
 # %% tags=["tests:checkpoint:2"]
 check_save_and_resume(checkpoint_training, resume)
+### BEGIN HIDDEN TESTS
+check_save_and_resume(checkpoint_training, resume, seed=8)
+### END HIDDEN TESTS
+
 
 # %% [markdown]
 # *Stuck on `checkpoint_training`? `from minigrad.course import use_reference; use_reference("checkpoint")`

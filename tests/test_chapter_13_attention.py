@@ -330,3 +330,71 @@ def test_the_wrong_modules_are_right_but_for_their_mistake():
             wrong.load_state_dict(reference.state_dict())
             got = [wrong(x, c).detach().numpy() for c in (False, True)]
             assert not all(np.allclose(a, b, atol=1e-5) for a, b in zip(got, right)), sentence
+
+
+# --- each exercise judged on its own; large scores (issue 31) ------------------------------
+
+
+def test_an_unstable_softmax_is_named_on_scores_in_the_thousands():
+    class Unstable(mg.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, mask):
+            scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+            e = np.exp(scores)
+            weights = e / e.sum(axis=-1, keepdims=True)
+            ctx.save_for_backward(q, k, v)
+            ctx.mask = mask
+            return weights @ v
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            q, k, v = ctx.saved_tensors
+            return attention_gradients(q, k, v, ctx.mask, grad_output)
+
+    message = " ".join(str(pytest.raises(AssertionError, _check_attention, Unstable)
+                           .value).split())
+    assert "scores in the thousands" in message
+    assert "the softmax overflows on large scores" in message
+
+
+def test_the_reference_answers_pass_their_own_checks():
+    from minigrad.exercises.attention import (ReferenceAttentionFunction,
+                                              ReferenceMultiheadAttention)
+
+    _check_attention(ReferenceAttentionFunction)
+    check_module(ReferenceMultiheadAttention, SelfAttention, args=(8, 2),
+                 inputs=[[(2, 5, 8)], [(2, 5, 8), True]])
+
+
+def _namespace_with(multihead: type) -> dict:
+    namespace = {"mg": mg, "np": np, "nn": nn, "F": F, "math": math,
+                 "MyMultiheadAttention": multihead}
+    block = next("".join(c["source"]) for c in json.loads(CHAPTER.read_text(encoding="utf-8"))
+                 ["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id")
+                 == "my_transformer_block")
+    exec(block, namespace)
+    return namespace
+
+
+def test_interleaved_q_k_v_is_named_and_a_right_block_on_it_is_told_to_fix_exercise_3(
+        capsys):
+    from minigrad.exercises.attention import _multihead
+    from minigrad.exercises.prerequisites_late import check_module as checked
+
+    interleaved = _multihead(packed="interleaved")
+    with pytest.raises(AssertionError) as error:
+        check_module(interleaved, SelfAttention, args=(8, 2), inputs=[[(2, 5, 8)]],
+                     mistakes=MULTIHEAD_MISTAKES)
+    assert "q, k and v were taken interleaved" in _words(error)
+    block = _namespace_with(interleaved)["MyTransformerBlock"]
+    with pytest.raises(AssertionError, match="80 of 80"):
+        check_module(block, PreNormBlock, args=(8, 2, 16), inputs=[[(2, 5, 8)]],
+                     mistakes=BLOCK_MISTAKES)
+    capsys.readouterr()
+    checked(block, PreNormBlock, args=(8, 2, 16), inputs=[[(2, 5, 8)], [(2, 5, 8), True]],
+            mistakes=BLOCK_MISTAKES,
+            uses={"MyMultiheadAttention":
+                  "minigrad.exercises.attention:ReferenceMultiheadAttention"})
+    assert "fix exercise 3 (`my_multihead_attention`) first" in capsys.readouterr().out

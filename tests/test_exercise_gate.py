@@ -316,3 +316,24 @@ def test_an_answer_that_uses_another_one_is_found():
     found = builds_on(CHAPTERS["05_reductions"])
     assert found["myvar"] == {"variance"}  # MyVar.forward returns variance(...)
     assert {e: s for e, s in found.items() if s} == {"myvar": {"variance"}}
+
+
+def _judged_on_their_own() -> list[tuple[str, str, str]]:
+    """(chapter, earlier exercise, later exercise built on it) for chapters 08-15, whose
+    checks rerun on the earlier answer's reference (minigrad/exercises/prerequisites_late.py)."""
+    return [(stem, earlier, later) for stem, notebook in CHAPTERS.items()
+            if int(stem.split("_")[0]) >= 8
+            for later, earliers in builds_on(notebook).items() for earlier in earliers]
+
+
+@pytest.mark.parametrize("stem, earlier, later", _judged_on_their_own())
+def test_an_exercise_keeps_its_points_when_the_one_it_builds_on_is_missing_or_wrong(
+        graded, stem, earlier, later):
+    # issue 31: each exercise judged on its own; its check passes with a note that says
+    # to fix the earlier exercise first
+    tests = exercises(CHAPTERS[stem])[later]
+    for student in (f"only-{earlier}", f"wrong-{earlier}"):
+        if student in graded[stem]:
+            lost = _lost(graded, stem, student)
+            assert not {c: p for c, p in lost.items() if c in tests}, \
+                f"{student}: {later} lost points for {earlier}'s mistake"

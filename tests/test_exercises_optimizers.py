@@ -221,3 +221,87 @@ def test_a_clip_that_goes_through_the_parameters_twice_is_told_they_are_a_genera
 
     message = fails(check_clip_grad_norm, my_clip_grad_norm_)
     assert "the gradients were not changed" in message and "generator" in message
+
+
+# --- a momentum buffer that is p.grad's own array (issue 31) -----------------------------
+
+
+def sgd_class(copy=True, in_place=False):
+    class SGD(optim.Optimizer):
+        def __init__(self, params, lr=1e-3, momentum=0.0, weight_decay=0.0):
+            super().__init__(params, {"lr": lr, "momentum": momentum,
+                                      "weight_decay": weight_decay})
+
+        def update_param(self, param, grad, state, group):
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = grad.copy() if copy else grad
+            elif in_place:
+                buffer = state["momentum_buffer"]
+                buffer *= group["momentum"]
+                buffer += grad
+            else:
+                state["momentum_buffer"] = group["momentum"] * state["momentum_buffer"] + grad
+            param -= group["lr"] * state["momentum_buffer"]
+
+    return SGD
+
+
+def test_a_momentum_buffer_that_is_the_gradient_passes_the_usual_check_and_is_named_here():
+    from minigrad.exercises.optimizers import check_steps_without_zero_grad
+
+    check_optimizer_step(sgd_class(copy=False), optim.SGD, lr=0.1, momentum=0.9)
+    check_steps_without_zero_grad(sgd_class(), optim.SGD)
+    check_steps_without_zero_grad(sgd_class(in_place=True), optim.SGD)
+    check_steps_without_zero_grad(optim.SGD, optim.SGD, lr=0.05, momentum=0.5, steps=4)
+    assert "the momentum buffer is the gradient array itself" in fails(
+        check_steps_without_zero_grad, sgd_class(copy=False), optim.SGD)
+    message = fails(check_steps_without_zero_grad, sgd_class(copy=False, in_place=True),
+                    optim.SGD)
+    assert "step() changed p.grad" in message and "grad.copy()" in message
+
+
+def test_adamw_decay_after_the_adam_step_is_named():
+    class DecayAfter(AdamW):
+        def update_param(self, param, grad, state, group):
+            self.adam.update_param(self, param, grad, state, {**group, "weight_decay": 0.0})
+            param *= 1 - group["lr"] * group["weight_decay"]
+
+    options = {"betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.5}
+    assert "the decay is applied after the Adam step" in fails(
+        check_optimizer_step, DecayAfter, optim.AdamW, lrs=LRS, **options,
+        mistakes=adamw_mistakes(LRS, **options))
+
+
+def test_the_clipping_messages_agree_that_the_gradients_are_scaled_in_place():
+    not_changed = fails(check_clip_grad_norm, clip(in_place=False))
+    replaced = fails(check_clip_grad_norm, clip(replace=True))
+    assert "p.grad = p.grad * factor" not in not_changed
+    assert "not p.grad = p.grad * factor" in replaced
+
+
+def test_adamw_on_a_wrong_adam_passes_with_a_note_to_fix_adam_first(capsys):
+    from minigrad.exercises.prerequisites_late import check_optimizer_step as checked
+
+    wrong_adam = adam_class(bias_correction=False)
+
+    class MyAdamW(wrong_adam):
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+            super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+        def update_param(self, param, grad, state, group):
+            param *= 1 - group["lr"] * group["weight_decay"]
+            super().update_param(param, grad, state, {**group, "weight_decay": 0.0})
+
+    options = {"betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.5}
+    uses = {wrong_adam.__name__: "minigrad.exercises.optimizers:ReferenceAdam"}
+    # the base class is found in the globals of MyAdamW's methods under its own name
+    MyAdamW.update_param.__globals__[wrong_adam.__name__] = wrong_adam
+    try:
+        assert "wrong values" in fails(check_optimizer_step, MyAdamW, optim.AdamW, lrs=LRS,
+                                       **options, mistakes=adamw_mistakes(LRS, **options))
+        checked(MyAdamW, optim.AdamW, lrs=LRS, **options,
+                mistakes=adamw_mistakes(LRS, **options), uses=uses)
+    finally:
+        del MyAdamW.update_param.__globals__[wrong_adam.__name__]
+    assert "fix exercise 2 (`my_adam`) first" in capsys.readouterr().out
+    assert MyAdamW.__mro__[1] is wrong_adam  # the student's class is left as it was

@@ -7,16 +7,21 @@ answers, and the reference layers its checks compare with.
   ``attention_mistakes(mask)``: wrong outputs and gradients of scaled dot-product
   attention, ``{sentence: fn(q, k, v, mask[, grad_output])}``; the mask's own mistakes
   (forgotten, applied after the softmax, inverted, 0 instead of -inf) only when the case
-  has a mask. When the student's code raises on a matrix product (a missing transpose
-  shows as a shape when L != S), the message gives the case's sizes and gradient shapes,
-  names ``.T`` on a batched array, and runs the Function again on square shapes, where
-  every product fits, to name the mistake.
+  has a mask. Then scores in the thousands (``large_scores_case``): a softmax that does
+  not subtract the row's maximum overflows, and is named. When the student's code raises
+  on a matrix product (a missing transpose shows as a shape when L != S), the message
+  gives the case's sizes and gradient shapes, names ``.T`` on a batched array, and runs
+  the Function again on square shapes, where every product fits, to name the mistake.
 - ``check_causal_mask(causal_mask)``: exercise 2's check, ``check_array_function`` with
   ``CAUSAL_MASK_MISTAKES`` (wrong masks, ``{sentence: fn(T) -> mask}``), after a mask
   that is not bool (float 0/1, which F.scaled_dot_product_attention would ADD to the
   scores, or the additive 0/-inf form) is named; ``causal_mask_reference(T)``.
 - ``MULTIHEAD_MISTAKES``, ``BLOCK_MISTAKES``: wrong modules, ``{sentence: module class}``,
   for ``check_module(..., mistakes=...)``.
+- ``ReferenceAttentionFunction``, ``causal_mask_reference``,
+  ``ReferenceMultiheadAttention``: the answers of exercises 1-3, which the checks of the
+  exercises built on them run on when the student's own is wrong (``uses=``, see
+  prerequisites_late.py).
 - ``SelfAttention``, ``PreNormBlock``: minigrad's ``nn.MultiheadAttention`` and
   ``nn.TransformerEncoderLayer(norm_first=True)`` called as the chapter's layers are
   (``layer(x, is_causal=False)``, batch first, no dropout), with every parameter moved
@@ -39,6 +44,7 @@ from ..tensor import Tensor, cat
 from .checks import check_array_function, check_function, checker
 from .compare import CheckFailed, as_array, describe
 from .losses import _softmax
+from .prerequisites_late import answers
 
 # --- scaled dot-product attention ---------------------------------------------------------
 
@@ -191,6 +197,34 @@ def attention_reference(q: Tensor, k: Tensor, v: Tensor, mask: Any = None) -> Te
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
+def _reference_attention_function() -> type:
+    from ..function import Function
+
+    class ReferenceAttentionFunction(Function):
+        """Exercise 1's answer: out = softmax(q k^T / sqrt(d), masked) v (the checks of
+        code built on ``MyAttentionFunction`` use it)."""
+
+        @staticmethod
+        def forward(ctx: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                    mask: Any) -> np.ndarray:
+            weights = _weights(q, k, mask)
+            ctx.save_for_backward(q, k, v)
+            ctx.mask = mask
+            return np.matmul(weights, v)
+
+        @staticmethod
+        def backward(ctx: Any, grad_output: np.ndarray) -> tuple:
+            q, k, v = ctx.saved_tensors
+            return attention_gradients(q, k, v, ctx.mask, grad_output)
+
+    ReferenceAttentionFunction.__module__ = __name__
+    ReferenceAttentionFunction.__qualname__ = "ReferenceAttentionFunction"
+    return answers(1, "my_attention")(ReferenceAttentionFunction)
+
+
+ReferenceAttentionFunction = _reference_attention_function()
+
+
 def random_mask(shape: tuple, seed: int = 0) -> np.ndarray:
     """A bool mask (True = may attend) with at least one True in every row."""
     rng = np.random.default_rng(seed)
@@ -213,20 +247,64 @@ def attention_cases() -> list:
 SQUARE = [(2, 4, 4), (2, 4, 4), (2, 4, 4), None]  # L = S = d = d_v: every product fits
 
 
+def large_scores_case(seed: int = 0) -> list:
+    """q and k whose scores are in the thousands (q . k / sqrt(d) up to about 3000), so
+    that e^score overflows to inf where the softmax does not subtract the row's maximum
+    first; v of ordinary size."""
+    rng = np.random.default_rng(seed + 100)
+    return [rng.standard_normal((2, 3, 4)) * 60, rng.standard_normal((2, 5, 4)) * 60,
+            rng.standard_normal((2, 5, 3)), None]
+
+
+UNSTABLE_SOFTMAX = (
+    "the softmax overflows on large scores: e^score is inf for a score over about 710 "
+    "(and inf / inf is nan). Subtract each row's maximum from the scores before the "
+    "exponential, e = np.exp(scores - scores.max(axis=-1, keepdims=True)): the weights "
+    "are the same, and the largest exponent is e^0 = 1.")
+
+
 @checker
-def check_attention(function: Any, *, seed: int = 0) -> None:
+def check_attention(function: Any, *, seed: int = 0, cases: list | None = None) -> None:
     """Exercise 1's check: ``check_function`` against ``F.scaled_dot_product_attention``
-    on ``attention_cases()``, each with its ``attention_mistakes``. When the student's
+    on ``cases`` (``[(inputs, mask), ...]``, by default ``attention_cases()``), each with
+    its ``attention_mistakes``, then on ``large_scores_case(seed)`` (scores in the
+    thousands: an unstable softmax gives inf or nan, and is named). When the student's
     code raises on a matrix product, or indexes the scores with a mask that does not fit
     them, the message says more (``_explain``)."""
-    (first, _), *others = attention_cases()
+    (first, _), *others = attention_cases() if cases is None else cases
     try:
-        check_function.__wrapped__(
-            function, inputs=[first], reference=attention_reference,
-            mistakes=attention_mistakes(), seed=seed,
-            more=[({}, [case], attention_mistakes(mask)) for case, mask in others])
+        with contextlib.redirect_stdout(io.StringIO()):
+            check_function.__wrapped__(
+                function, inputs=[first], reference=attention_reference,
+                mistakes=attention_mistakes(), seed=seed,
+                more=[({}, [case], attention_mistakes(mask)) for case, mask in others])
     except CheckFailed as failure:
         raise CheckFailed(_explain(function, str(failure), seed)) from None
+    large = large_scores_case(seed)
+    call = ("with scores in the thousands (q and k of size about 60, "
+            f"{_function_name(function)}(array{large[0].shape}, array{large[1].shape}, "
+            f"array{large[2].shape}, None))")
+    try:
+        with no_grad():
+            out = as_array(function.apply(*(Tensor(a) for a in large[:3]), None))
+    except Exception:  # noqa: BLE001 - check_function below says what raised, and where
+        out = None
+    if out is not None and not np.isfinite(out).all():
+        raise CheckFailed(f"{call}: the output has {int((~np.isfinite(out)).sum())} of "
+                          f"{out.size} values inf or nan.\n  It looks like {UNSTABLE_SOFTMAX}")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            check_function.__wrapped__(function, inputs=[large],
+                                       reference=attention_reference,
+                                       mistakes=attention_mistakes(), seed=seed)
+    except CheckFailed as failure:
+        raise CheckFailed(f"{call}:\n  {failure}") from None
+    print(f"{_function_name(function)}: forward and backward are right ({len(others) + 2} "
+          "settings: with and without a mask, L != S, scores in the thousands).")
+
+
+def _function_name(function: Any) -> str:
+    return getattr(function, "__name__", None) or type(function).__name__
 
 
 def _explain(function: Any, message: str, seed: int) -> str:
@@ -289,6 +367,7 @@ def _on_square_shapes(function: Any, seed: int) -> str:
 # --- the causal mask ------------------------------------------------------------------------
 
 
+@answers(2, "causal_mask")
 def causal_mask_reference(size: int) -> np.ndarray:
     """True where query i may attend to key j: j <= i."""
     return np.tril(np.ones((size, size), dtype=bool))
@@ -323,7 +402,7 @@ CAUSAL_MASK_NOT_BOOL = (
 
 
 @checker
-def check_causal_mask(function: Any) -> None:
+def check_causal_mask(function: Any, sizes: tuple = (4, 6, 1)) -> None:
     """Exercise 2's check: a bool array first (a float 0/1 mask has the right values but
     would be added to the scores by F.scaled_dot_product_attention; the additive 0/-inf
     form is named), then ``check_array_function`` with ``CAUSAL_MASK_MISTAKES``."""
@@ -336,8 +415,8 @@ def check_causal_mask(function: Any) -> None:
             else CAUSAL_MASK_NOT_BOOL
         raise CheckFailed(f"causal_mask(4) returned {describe(got)}.\n  It looks like "
                           f"{sentence}")
-    check_array_function.__wrapped__(function, [(4,), (6,), (1,)], causal_mask_reference,
-                                     mistakes=CAUSAL_MASK_MISTAKES)
+    check_array_function.__wrapped__(function, [(size,) for size in sizes],
+                                     causal_mask_reference, mistakes=CAUSAL_MASK_MISTAKES)
 
 
 # --- reference layers -------------------------------------------------------------------
@@ -403,9 +482,16 @@ PreNormBlock = _pre_norm_block_class()
 # --- wrong multi-head attention -------------------------------------------------------------
 
 
+def _nn_module() -> type:
+    from .. import nn
+
+    return nn.Module
+
+
+
 def _multihead(split: str = "right", merge: str = "right", scale: str = "head",
                causal: bool | str = True, out_proj: bool = True, transposed_in: bool = False,
-               in_bias: bool = True) -> type:
+               in_bias: bool = True, packed: str = "blocks") -> type:
     """A self-attention layer with PyTorch's parameters, right except for the named
     mistake (written out with minigrad operations)."""
     from .. import nn
@@ -436,7 +522,10 @@ def _multihead(split: str = "right", merge: str = "right", scale: str = "head",
                     return t.reshape(n, h, length, d)
                 return t.reshape(n, length, h, d).transpose(1, 2)
 
-            q, k, v = (heads(qkv[..., i * e:(i + 1) * e]) for i in range(3))
+            if packed == "interleaved":  # qkv[..., 0::3], qkv[..., 1::3], qkv[..., 2::3]
+                q, k, v = (heads(qkv[..., i::3]) for i in range(3))
+            else:
+                q, k, v = (heads(qkv[..., i * e:(i + 1) * e]) for i in range(3))
             if is_causal and causal == "inverted":  # nn.MultiheadAttention's bool mask
                 out = F.scaled_dot_product_attention(q, k, v, attn_mask=_blocked(length))
             else:
@@ -482,7 +571,43 @@ MULTIHEAD_MISTAKES = {
     "F.linear(x, self.in_proj_weight, self.in_proj_bias).": _multihead(transposed_in=True),
     "in_proj_bias was not added: q, k, v = x @ in_proj_weight^T + in_proj_bias.":
         _multihead(in_bias=False),
+    "q, k and v were taken interleaved (qkv[..., 0::3], qkv[..., 1::3], qkv[..., 2::3]): "
+    "the packed projection holds them as three BLOCKS of embed_dim features one after the "
+    "other (in_proj_weight's rows 0..E-1 make q, E..2E-1 make k, 2E..3E-1 make v), so "
+    "q = qkv[..., :E], k = qkv[..., E:2 * E], v = qkv[..., 2 * E:] (or qkv.chunk(3, dim=-1)).":
+        _multihead(packed="interleaved"),
 }
+
+
+@answers(3, "my_multihead_attention")
+class ReferenceMultiheadAttention(_nn_module()):
+    """Exercise 3's answer: self-attention with nn.MultiheadAttention's parameters
+    (batch first), ``layer(x, is_causal=False)``; the checks of code built on
+    ``MyMultiheadAttention`` (``MyTransformerBlock``) use it."""
+
+    def __init__(self, embed_dim: int, num_heads: int) -> None:
+        from .. import nn
+
+        super().__init__()
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.head_dim = embed_dim // num_heads
+        self.in_proj_weight = nn.Parameter(
+            nn.init.xavier_uniform_(Tensor(np.zeros((3 * embed_dim, embed_dim), np.float32))))
+        self.in_proj_bias = nn.Parameter(Tensor(np.zeros(3 * embed_dim, np.float32)))
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, x: Tensor, is_causal: bool = False) -> Tensor:
+        from ..nn import functional as F
+
+        n, length, e = x.shape
+        qkv = F.linear(x, self.in_proj_weight, self.in_proj_bias)
+
+        def split(t: Tensor) -> Tensor:  # (N, L, E) -> (N, H, L, d)
+            return t.reshape(n, length, self.num_heads, self.head_dim).transpose(1, 2)
+
+        q, k, v = split(qkv[..., :e]), split(qkv[..., e:2 * e]), split(qkv[..., 2 * e:])
+        heads = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+        return self.out_proj(heads.transpose(1, 2).reshape(n, length, e))
 
 
 # --- wrong transformer blocks -------------------------------------------------------------
@@ -550,6 +675,7 @@ BLOCK_MISTAKES = {
 
 
 __all__ = ["BLOCK_MISTAKES", "CAUSAL_MASK_MISTAKES", "MULTIHEAD_MISTAKES", "PreNormBlock",
-           "SelfAttention", "attention_cases", "attention_gradients", "attention_mistakes",
+           "ReferenceAttentionFunction", "ReferenceMultiheadAttention", "SelfAttention",
+           "large_scores_case", "attention_cases", "attention_gradients", "attention_mistakes",
            "attention_reference", "causal_mask_reference", "check_attention",
            "check_causal_mask", "random_mask"]

@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from ..function import Function
 from .checks import checker, wrong_output
 from .linear import check_init
+from .prerequisites_late import answers
 
 # --- the references, in plain NumPy -----------------------------------------------------
 
 
+@answers(1, "conv_output_size")
 def output_size(size: int, kernel: int, stride: int = 1, padding: int = 0) -> int:
     """How many windows fit: floor((size + 2 padding - kernel) / stride) + 1."""
     return (size + 2 * padding - kernel) // stride + 1
@@ -44,6 +48,7 @@ def window_view(x: np.ndarray, kernel_size: tuple, stride: int = 1, padding: int
     return view[:, :, ::stride, ::stride]
 
 
+@answers(2, "my_im2col")
 def im2col(x: np.ndarray, kernel_size: tuple, stride: int = 1, padding: int = 0
            ) -> np.ndarray:
     """One row per window, (N OH OW, C kH kW): rows (n, p, q), columns (c, i, j)."""
@@ -262,37 +267,74 @@ def tied_images(shape: tuple, seed: int = 0, levels: int = 3) -> np.ndarray:
 
 IN_CHANNELS, OUT_CHANNELS, KERNEL = 16, 20, (5, 4)  # fan_in 320: 6,400 weights to measure
 FAN_IN = IN_CHANNELS * KERNEL[0] * KERNEL[1]
-CONV_BOUNDS = {  # what else someone might take for 1/sqrt(fan_in), and its name
-    "1/sqrt(in_channels) (the fan-in of a convolution is in_channels * kH * kW)":
-        1 / math.sqrt(IN_CHANNELS),
-    "1/sqrt(out_channels * kH * kW) (the fan-out)":
-        1 / math.sqrt(OUT_CHANNELS * KERNEL[0] * KERNEL[1]),
-    "1/fan_in (instead of 1/sqrt(fan_in))": 1 / FAN_IN,
-    "sqrt(6/fan_in), Kaiming's bound for ReLU (kaiming_uniform_ without a=sqrt(5))":
-        math.sqrt(6 / FAN_IN),
-    "1 (the default range of uniform_)": 1.0,
-}
+
+
+def conv_bounds(in_channels: int, out_channels: int, kernel: tuple) -> dict[str, float]:
+    """What else someone might take for 1/sqrt(fan_in), by name, for a layer of these
+    sizes."""
+    fan_in = in_channels * kernel[0] * kernel[1]
+    return {
+        "1/sqrt(in_channels) (the fan-in of a convolution is in_channels * kH * kW)":
+            1 / math.sqrt(in_channels),
+        "1/sqrt(out_channels * kH * kW) (the fan-out)":
+            1 / math.sqrt(out_channels * kernel[0] * kernel[1]),
+        "1/fan_in (instead of 1/sqrt(fan_in))": 1 / fan_in,
+        "sqrt(6/fan_in), Kaiming's bound for ReLU (kaiming_uniform_ without a=sqrt(5))":
+            math.sqrt(6 / fan_in),
+        "1 (the default range of uniform_)": 1.0,
+    }
+
+
+CONV_BOUNDS = conv_bounds(IN_CHANNELS, OUT_CHANNELS, KERNEL)
 
 
 @checker
-def check_conv_init(module: Callable, *, seed: int = 0) -> None:
-    """Build ``module(16, 20, (5, 4))`` and check what ``check_module`` cannot: ``weight``
-    (20, 16, 5, 4) and ``bias`` (20,) are registered, and uniform in +-1/sqrt(fan_in)
-    with fan_in = in_channels * kH * kW = 320, as PyTorch's ``nn.Conv2d`` starts
-    (``check_init``, shared with chapter 7's ``check_linear_init``)."""
+def check_conv_init(module: Callable, *, seed: int = 0,
+                    args: tuple = (IN_CHANNELS, OUT_CHANNELS, KERNEL)) -> None:
+    """Build ``module(*args)`` (by default ``module(16, 20, (5, 4))``) and check what
+    ``check_module`` cannot: ``weight`` (20, 16, 5, 4) and ``bias`` (20,) are registered,
+    and uniform in +-1/sqrt(fan_in) with fan_in = in_channels * kH * kW = 320, as
+    PyTorch's ``nn.Conv2d`` starts (``check_init``, shared with chapter 7's
+    ``check_linear_init``). Choose ``args`` with many weights (thousands), so that the
+    bound can be measured."""
     def layout(key: str, shape: tuple) -> str:
         return (" PyTorch's layout is (out_channels, in_channels, kH, kW)."
                 if key == "weight" else "")
 
-    shapes = {"weight": (OUT_CHANNELS, IN_CHANNELS) + KERNEL, "bias": (OUT_CHANNELS,)}
-    check_init(module, (IN_CHANNELS, OUT_CHANNELS, KERNEL), shapes, 1 / math.sqrt(FAN_IN),
-               "1/sqrt(in_channels * kH * kW)", CONV_BOUNDS, reference="nn.Conv2d",
-               layout=layout, seed=seed)
+    in_channels, out_channels, kernel = args
+    kernel = (kernel, kernel) if isinstance(kernel, int) else tuple(kernel)
+    shapes = {"weight": (out_channels, in_channels) + kernel, "bias": (out_channels,)}
+    check_init(module, args, shapes, 1 / math.sqrt(in_channels * kernel[0] * kernel[1]),
+               "1/sqrt(in_channels * kH * kW)", conv_bounds(in_channels, out_channels, kernel),
+               reference="nn.Conv2d", layout=layout, seed=seed)
     name = getattr(module, "__name__", type(module).__name__)
     print(f"{name}: weight and bias are Parameters of PyTorch's shapes, uniform in "
           "+-1/sqrt(in_channels * kH * kW).")
 
 
-__all__ = ["IM2COL_MISTAKES", "OUTPUT_SIZE_MISTAKES", "check_conv_init", "col2im",
+@answers(3, "my_conv2d")
+class ReferenceConv2dFunction(Function):
+    """Exercise 3's answer, out = im2col(x) @ W^T + b (the checks of code built on
+    ``MyConv2dFunction``, the layer ``MyConv2d``, use it)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
+                stride: int = 1, padding: int = 0) -> np.ndarray:
+        n, _, h, w = x.shape
+        out_channels, _, kh, kw = weight.shape
+        out_h, out_w = output_size(h, kh, stride, padding), output_size(w, kw, stride, padding)
+        ctx.save_for_backward(x, weight, bias)
+        ctx.stride, ctx.padding = stride, padding
+        out = im2col(x, (kh, kw), stride, padding) @ weight.reshape(out_channels, -1).T + bias
+        return out.reshape(n, out_h, out_w, out_channels).transpose(0, 3, 1, 2)
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: np.ndarray) -> tuple:
+        x, weight, bias = ctx.saved_tensors
+        return conv2d_gradients(x, weight, bias, grad_output, ctx.stride, ctx.padding)
+
+
+__all__ = ["IM2COL_MISTAKES", "OUTPUT_SIZE_MISTAKES", "ReferenceConv2dFunction",
+           "check_conv_init", "col2im",
            "conv2d_gradients", "conv2d_mistakes", "im2col", "max_pool2d_gradient",
            "max_pool2d_mistakes", "output_size", "tied_images", "window_view"]

@@ -25,7 +25,7 @@ import numpy as np
 from .. import nn
 from ..optim import Adam
 from ..serialization import load
-from ..state import detect_anomaly, enable_grad
+from ..state import detect_anomaly, enable_grad, get_rng_state, set_rng_state
 from ..tensor import Tensor
 from .checks import _name, _student_error, check_function, checker
 from .compare import CheckFailed, as_array, compare, describe
@@ -378,7 +378,18 @@ def check_save_and_resume(checkpoint_training: Callable, resume: Callable, *,
     """Train a small model with Adam for 3 steps, ``checkpoint_training(model,
     optimizer, path)``, 3 more steps; then a new model (other weights) and a new Adam,
     ``resume(model, optimizer, path)``, the same 3 steps: the parameters must end where
-    the uninterrupted run ended."""
+    the uninterrupted run ended. minigrad's random generator is left as it was found (the
+    layers it builds draw from it), so the chapter's later numbers do not depend on the
+    check."""
+    rng_state = get_rng_state()
+    try:
+        _check_save_and_resume(checkpoint_training, resume, seed)
+    finally:
+        set_rng_state(rng_state)
+
+
+def _check_save_and_resume(checkpoint_training: Callable, resume: Callable,
+                           seed: int) -> None:
     rng = np.random.default_rng(seed)
     batches = [(rng.standard_normal((6, 3)).astype(np.float32),
                 rng.standard_normal((6, 2)).astype(np.float32)) for _ in range(6)]

@@ -319,6 +319,49 @@ def check_grad_switch(switch: Callable, *, mistakes: dict | None = None) -> None
           "exception).")
 
 
+@checker
+def check_grad_switch_deeply(switch: Callable, *, depth: int = 3, seed: int = 0) -> None:
+    """``switch`` nested ``depth`` levels deep, alternating with ``enable_grad`` (switch,
+    enable_grad, switch, ...) and entered with recording on and off (``seed`` picks which
+    first): at every level recording is off inside a switch and on inside enable_grad, a
+    product of a Tensor that requires grad records exactly then, and each exit gives back
+    the mode of the level around it."""
+    name = getattr(switch, "__name__", type(switch).__name__)
+    weight = Tensor(np.ones(2, np.float32), requires_grad=True)
+    with _grad_mode_kept():
+        for start in ((True, False) if seed % 2 == 0 else (False, True)):
+            set_grad_enabled(start)
+            where = (f"{name} nested {depth} levels deep (alternating with mg.enable_grad()), "
+                     f"entered with recording {'on' if start else 'off'}")
+            entered, modes = [], [start]
+            for level in range(depth):
+                off = level % 2 == 0
+                manager = switch() if off else enable_grad()
+                try:
+                    manager.__enter__()
+                except Exception as error:  # noqa: BLE001 - the student's code
+                    raise _student_error(error, where) from None
+                entered.append(manager)
+                inside = (is_grad_enabled(), (weight * 2).requires_grad)
+                if inside != (not off, not off):
+                    raise CheckFailed(
+                        f"{where}: inside level {level + 1} "
+                        f"({'your switch' if off else 'enable_grad'}), (is_grad_enabled(), "
+                        f"(w * 2).requires_grad) is {inside}, expected {(not off, not off)}.")
+                modes.append(not off)
+            for level in reversed(range(depth)):
+                try:
+                    entered[level].__exit__(None, None, None)
+                except Exception as error:  # noqa: BLE001 - the student's code
+                    raise _student_error(error, where) from None
+                if is_grad_enabled() != modes[level]:
+                    raise CheckFailed(
+                        f"{where}: after leaving level {level + 1}, is_grad_enabled() is "
+                        f"{is_grad_enabled()}, expected {modes[level]} (the mode of the level "
+                        "around it): __exit__ must give back the mode found on entry.")
+    print(f"{name}: right nested {depth} levels deep, entered with recording on and off.")
+
+
 # --- exercise 2: evaluate ----------------------------------------------------------------
 
 
@@ -714,8 +757,13 @@ class _Counted(Function):
         return grad_output
 
 
-def _models() -> list[tuple[Any, tuple]]:
+def _models(seed: int = 0) -> list[tuple[Any, tuple]]:
+    """An MLP (with a Sequential child) and a CNN, with their input shapes; another
+    ``seed`` gives other widths, image size and batch."""
     from .. import nn
+
+    if seed:
+        return _other_models(seed)
 
     class Watch(nn.Module):
         def forward(self, x: Tensor) -> Tensor:
@@ -731,8 +779,30 @@ def _models() -> list[tuple[Any, tuple]]:
     return [(mlp, (3, 10)), (cnn, (2, 1, 8, 8))]
 
 
+def _other_models(seed: int) -> list[tuple[Any, tuple]]:
+    from .. import nn
+
+    class Watch(nn.Module):
+        def forward(self, x: Tensor) -> Tensor:
+            return _Counted.apply(x)
+
+    rng = np.random.default_rng(seed)
+    inputs, hidden, batch = (int(n) for n in rng.integers(5, 13, size=3))
+    manual_seed(seed)
+    mlp = nn.Sequential(OrderedDict([
+        ("watch", Watch()), ("first", nn.Linear(inputs, hidden)), ("act", nn.Tanh()),
+        ("block", nn.Sequential(nn.Linear(hidden, 7), nn.ReLU(), nn.Linear(7, 5))),
+        ("out", nn.Linear(5, 3))]))
+    size = 2 * int(rng.integers(5, 8))  # an even image side: 10, 12 or 14
+    side = (size // 2 - 2) // 2
+    cnn = nn.Sequential(Watch(), nn.Conv2d(2, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(3, 5, 3), nn.MaxPool2d(2), nn.Flatten(),
+                        nn.Linear(5 * side * side, 6))
+    return [(mlp, (batch, inputs)), (cnn, (batch, 2, size, size))]
+
+
 @checker
-def check_layer_shapes(layer_shapes: Callable) -> None:
+def check_layer_shapes(layer_shapes: Callable, *, seed: int = 0) -> None:
     """Check ``layer_shapes(model, input_shape) -> [(name, output shape), ...]`` on an MLP
     and a CNN: one pair per child of the Sequential, shapes as tuples, the same as a real
     run gives, with nothing computed (a layer counts its forwards) and lazy mode off
@@ -740,7 +810,7 @@ def check_layer_shapes(layer_shapes: Callable) -> None:
     name = getattr(layer_shapes, "__name__", "layer_shapes")
     rng_state = get_rng_state()
     try:
-        for model, input_shape in _models():
+        for model, input_shape in _models(seed):
             call = f"{name}(model, {input_shape})"
             _Counted.runs = 0
             with _grad_mode_kept():
@@ -806,4 +876,4 @@ def check_layer_shapes(layer_shapes: Callable) -> None:
 
 
 __all__ = ["GRAD_SWITCH_MISTAKES", "activation_bytes", "check_checkpoint", "check_evaluate",
-           "check_grad_switch", "check_layer_shapes"]
+           "check_grad_switch", "check_grad_switch_deeply", "check_layer_shapes"]

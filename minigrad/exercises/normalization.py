@@ -22,10 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from ..function import Function
 from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_state
 from ..tensor import Tensor
 from .checks import _student_error, check_module, checker, wrong_output
 from .compare import CheckFailed
+from .prerequisites_late import answers
 
 EPS = 1e-5
 
@@ -436,6 +438,27 @@ def check_dropout(module: Callable, p: float = 0.25, *, mistakes: dict | None = 
                              seed=seed)
 
 
+@answers(1, "my_batchnorm_backward")
+class ReferenceBatchNormFunction(Function):
+    """Exercise 1's answer: y = xhat * weight + bias over the batch (axis 0), eps 1e-5
+    (the checks of code built on ``MyBatchNormFunction``, the layer ``MyBatchNorm1d``,
+    use it)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+        xhat, inv_std, _, _ = _parts(x, weight, np.zeros_like(x))
+        ctx.save_for_backward(xhat, inv_std, weight)
+        return xhat * weight + bias
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: np.ndarray) -> tuple:
+        xhat, inv_std, weight = ctx.saved_tensors
+        n = grad_output.shape[0]
+        return (_dx(xhat, inv_std, n, grad_output * weight), (grad_output * xhat).sum(axis=0),
+                grad_output.sum(axis=0))
+
+
 __all__ = ["BATCHNORM1D_MISTAKES", "BATCHNORM_MISTAKES", "DROPOUT_MISTAKES",
-           "KAIMING_MISTAKES", "LAYERNORM_MISTAKES", "check_dropout", "kaiming_reference",
+           "KAIMING_MISTAKES", "LAYERNORM_MISTAKES", "ReferenceBatchNormFunction",
+           "check_dropout", "kaiming_reference",
            "small_variance", "with_random_affine"]

@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from ..optim.optimizer import Optimizer
 from ..state import no_grad
 from ..tensor import Tensor
 from .checks import _student_error, check_value, checker
-from .compare import CheckFailed, describe
+from .compare import CheckFailed, Variant, compare, describe
+from .prerequisites_late import answers
 
 
 NOT_IN_PLACE = (
@@ -112,7 +114,117 @@ def sgd_momentum_mistakes(lrs: Sequence[float], momentum: float, weight_decay: f
             for sentence, update in [*wrong.items(), (NOT_IN_PLACE, _unchanged)]}
 
 
+# --- steps without zero_grad: the gradients accumulate in .grad -------------------------
+
+
+BUFFER_IS_THE_GRADIENT = (
+    "the momentum buffer is the gradient array itself (state['momentum_buffer'] = grad, "
+    "without a copy): when zero_grad() is not called between two steps (gradient "
+    "accumulation), backward adds the next gradient into that same array, and so into your "
+    "buffer. `grad` belongs to p.grad and is read only: store a copy, grad.copy().")
+GRADIENT_CHANGED = (
+    "step() changed p.grad: `grad` is the parameter's gradient array and is read only. "
+    "Was the momentum buffer the gradient array itself (state['momentum_buffer'] = grad, "
+    "without a copy), then updated in place (buffer *= momentum)? Store a copy, "
+    "grad.copy(), and make new arrays from grad (grad = grad + ..., not grad += ...).")
+
+
+def _buffer_aliased(grads: list[np.ndarray], lr: float, momentum: float) -> list[np.ndarray]:
+    """The updates (new minus old) of SGD whose first buffer is p.grad's own array: at
+    the second step that array already holds the accumulated gradient of step 2."""
+    updates, buffer = [], None
+    for step, grad in enumerate(grads):
+        if step == 0:
+            buffer = grad
+        elif step == 1:
+            buffer = momentum * grad + grad
+        else:
+            buffer = momentum * buffer + grad
+        updates.append(-lr * buffer)
+    return updates
+
+
+@checker
+def check_steps_without_zero_grad(optimizer: Callable, reference: Callable, *,
+                                  shapes: Sequence[tuple] = ((3, 4), (4,)), steps: int = 3,
+                                  seed: int = 0, lr: float = 0.1, momentum: float = 0.9,
+                                  atol: float = 1e-6, rtol: float = 1e-4) -> None:
+    """``steps`` rounds of backward and ``step()`` with no ``zero_grad()`` between them (the
+    gradients add up in .grad, in place, as for gradient accumulation), against
+    ``reference`` built with the same ``lr`` and ``momentum``: each update, and that
+    ``step()`` leaves p.grad alone. Catches a momentum buffer that is p.grad's own array."""
+    name = getattr(optimizer, "__name__", repr(optimizer))
+    rng = np.random.default_rng(seed)
+    starts = [rng.uniform(-1, 1, size=s).astype(np.float32) for s in shapes]
+    weights = [[rng.standard_normal(s).astype(np.float32) for s in shapes]
+               for _ in range(steps)]
+    built = f"{name}(lr={lr!r}, momentum={momentum!r})"
+    mine_params = [Tensor(s.copy(), requires_grad=True) for s in starts]
+    right_params = [Tensor(s.copy(), requires_grad=True) for s in starts]
+    try:
+        mine = optimizer(mine_params, lr=lr, momentum=momentum)
+    except Exception as error:  # noqa: BLE001
+        raise _student_error(error, built) from None
+    right = reference(right_params, lr=lr, momentum=momentum)
+    seen: list[list[np.ndarray]] = [[] for _ in shapes]  # p.grad after each backward
+    for step in range(steps):
+        for params in (mine_params, right_params):
+            sum(((p * p) * Tensor(w)).sum() for p, w in zip(params, weights[step])).backward()
+        before = [p.detach().numpy().copy() for p in mine_params]
+        grads = [p.grad.numpy().copy() for p in mine_params]
+        for i, grad in enumerate(grads):
+            seen[i].append(grad)
+        try:
+            mine.step()
+        except Exception as error:  # noqa: BLE001
+            raise _student_error(error, f"{built}.step()") from None
+        right.step()
+        where = (f"{built}, backward and step() {step + 1} times without zero_grad() (the "
+                 "gradients add up in .grad)")
+        for i, p in enumerate(mine_params):
+            if not np.array_equal(p.grad.numpy(), grads[i]):
+                raise CheckFailed(f"{where}: step() {step + 1} changed the gradient of "
+                                  f"parameter {i}.\n  It looks like {GRADIENT_CHANGED}")
+        for i, (p, q) in enumerate(zip(mine_params, right_params)):
+            compare(p.detach().numpy() - before[i], q.detach().numpy() - before[i],
+                    f"{where}: the update of parameter {i} at step {step + 1}",
+                    atol=atol, rtol=rtol,
+                    variants=[Variant(BUFFER_IS_THE_GRADIENT,
+                                      _buffer_aliased(seen[i], lr, momentum)[-1])])
+    print(f"{name}: {steps} steps without zero_grad() (gradients accumulating) match "
+          f"{getattr(reference, '__name__', 'the reference')}'s.")
+
+
 # --- Adam and AdamW --------------------------------------------------------------------
+
+
+@answers(2, "my_adam")
+class ReferenceAdam(Optimizer):
+    """Exercise 2's answer (Adam, weight decay as an L2 penalty), for the checks of code
+    built on ``MyAdam`` (``MyAdamW``)."""
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0) -> None:
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
+                                  "weight_decay": weight_decay})
+
+    def update_param(self, param: np.ndarray, grad: np.ndarray, state: dict,
+                     group: dict) -> None:
+        beta1, beta2 = group["betas"]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = np.zeros_like(param)
+            state["exp_avg_sq"] = np.zeros_like(param)
+        state["step"] += 1
+        t = state["step"]
+        if group["weight_decay"] != 0:
+            grad = grad + group["weight_decay"] * param
+        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
+        state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad
+        m_hat = state["exp_avg"] / (1 - beta1**t)
+        v_hat = state["exp_avg_sq"] / (1 - beta2**t)
+        param -= group["lr"] * m_hat / (np.sqrt(v_hat) + group["eps"])
+
 
 
 def _adam(param: np.ndarray, grad: np.ndarray, state: dict, lr: float, betas: tuple,
@@ -135,10 +247,9 @@ def _adam(param: np.ndarray, grad: np.ndarray, state: dict, lr: float, betas: tu
     m_hat = state["m"] / (1 - beta1**t) if correct_m else state["m"]
     v_hat = state["v"] / (1 - beta2**t) if correct_v else state["v"]
     denominator = np.sqrt(v_hat + eps) if eps_inside else np.sqrt(v_hat) + eps
-    update = lr * m_hat / denominator
-    if weight_decay and decoupled and decay_after:
-        param *= 1 - lr * weight_decay
-    param -= update
+    param -= lr * m_hat / denominator
+    if weight_decay and decoupled and decay_after:  # the Adam step, then the shrinking
+        param *= 1 - (lr if lr_in_decay else 1) * weight_decay
 
 
 def adam_mistakes(lrs: Sequence[float], betas: tuple, eps: float, weight_decay: float,
@@ -210,8 +321,10 @@ def adamw_mistakes(lrs: Sequence[float], betas: tuple, eps: float, weight_decay:
         "the decay is missing its learning rate (p *= 1 - weight_decay): PyTorch's AdamW "
         "shrinks by lr * weight_decay, so the decay follows a schedule of lr.":
             wrong(weight_decay=weight_decay, decoupled=True, lr_in_decay=False),
-        "the decay is applied after the Adam step: PyTorch shrinks the parameter first "
-        "(p *= 1 - lr * weight_decay), then subtracts the Adam update.":
+        "the decay is applied after the Adam step (super().update_param(...) first, then "
+        "p *= 1 - lr * weight_decay): that shrinks the update too. PyTorch's AdamW shrinks "
+        "the parameter first, p *= 1 - lr * weight_decay, then subtracts the Adam update "
+        "(MyAdam's, with weight_decay=0).":
             wrong(weight_decay=weight_decay, decoupled=True, decay_after=True),
         "there is no weight decay at all: shrink the parameter, p *= 1 - lr * weight_decay, "
         "before the Adam update (with weight_decay=0 in the Adam part).":
@@ -250,8 +363,8 @@ def _clip_mistakes(grads: list[np.ndarray], max_norm: float) -> tuple[dict, dict
         "gradients together, then one factor max_norm / total for every gradient (the "
         "direction of the whole step is kept).": per_param,
         "the gradients were not changed: clip_grad_norm_ must scale the gradients of the "
-        "parameters themselves (p.grad.mul_(factor) under mg.no_grad(), or p.grad = p.grad * "
-        "factor); scaling a copy or a local variable does nothing to p.grad. (Or the "
+        "parameters themselves, in place (p.grad.mul_(factor) under mg.no_grad()); scaling "
+        "a copy or a local variable does nothing to p.grad. (Or the "
         "parameters were gone through twice: like model.parameters(), they come as a "
         "generator, empty the second time; make a list of them first.)":
             [g.copy() for g in grads],
@@ -284,8 +397,9 @@ def check_clip_grad_norm(clip: Callable, max_norms: Sequence[float] = (1.0, 2.0,
         _check_clip_case(clip, name, _clip_case(seed + case), max_norm, with_unused=False)
     # then once more with a parameter the loss did not reach (.grad None) among them
     _check_clip_case(clip, name, _clip_case(seed), max_norms[0], with_unused=True)
-    print(f"{name}: right for max_norm in {tuple(max_norms)} (total norms 4 to 9), "
-          "skipping a parameter without .grad.")
+    norms = [_clip_reference(_clip_case(seed + case), 1.0)[0] for case in range(len(max_norms))]
+    print(f"{name}: right for max_norm in {tuple(max_norms)} (total norms "
+          f"{min(norms):.0f} to {max(norms):.0f}), skipping a parameter without .grad.")
 
 
 def _check_clip_case(clip: Callable, name: str, grads: list, max_norm: float,

@@ -500,13 +500,18 @@ GENERATE_MISTAKES = {
 }
 
 
+GENERATE_CASES = (("the ", 25, 1.0), ("a", 15, 0.5), ("the cat ", 12, 2.0))
+
+
 @checker
-def check_generate(generate: Callable, *, mistakes: dict | None = None, seed: int = 0) -> None:
+def check_generate(generate: Callable, *, mistakes: dict | None = None, seed: int = 0,
+                   cases: tuple = GENERATE_CASES) -> None:
     """Check a sampler ``generate(model, tokenizer, prompt, n, temperature=1.0) -> str``
     on a small LSTM character model: under the same seed it must return exactly what the
-    reference sampler (``reference_generate``) returns, for three prompts and
-    temperatures, and the same text twice. ``mistakes``: ``{sentence: a wrong generate}``
-    (default ``GENERATE_MISTAKES``), each run under the same seed."""
+    reference sampler (``reference_generate``) returns, for each ``(prompt, n,
+    temperature)`` of ``cases`` (three by default), and the same text twice.
+    ``mistakes``: ``{sentence: a wrong generate}`` (default ``GENERATE_MISTAKES``), each
+    run under the same seed."""
     from ..data import CharTokenizer, make_char_corpus
 
     mistakes = GENERATE_MISTAKES if mistakes is None else mistakes
@@ -515,8 +520,7 @@ def check_generate(generate: Callable, *, mistakes: dict | None = None, seed: in
     model = tiny_char_model(tokenizer.vocab_size)
     state = get_rng_state()
     try:
-        for k, (prompt, n, temperature) in enumerate((("the ", 25, 1.0), ("a", 15, 0.5),
-                                                      ("the cat ", 12, 2.0))):
+        for k, (prompt, n, temperature) in enumerate(cases):
             call = f"{name}(model, tokenizer, {prompt!r}, {n}, temperature={temperature})"
 
             def run(sampler: Callable, args: tuple = (prompt, n, temperature),
@@ -556,7 +560,8 @@ def check_generate(generate: Callable, *, mistakes: dict | None = None, seed: in
                 "and feed it back with the state.")
     finally:
         set_rng_state(state)
-    print(f"{name}: the same text as the reference sampler under the same seed (3 prompts).")
+    print(f"{name}: the same text as the reference sampler under the same seed "
+          f"({len(cases)} prompts).")
 
 
 __all__ = ["EMBEDDING_MISTAKES", "GENERATE_MISTAKES", "LSTM_CELL_MISTAKES", "RNN_MISTAKES",

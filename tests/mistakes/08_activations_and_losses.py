@@ -160,4 +160,13 @@ class MySoftmax(mg.Function):
         (s,) = ctx.saved_tensors
         return s * (grad_output - (grad_output * s).sum(axis=-1, keepdims=True))
 ''', "summed along the last axis, not along dim"),
+    # a wrong smoothed_targets under a right MyCrossEntropy: the cross-entropy's check
+    # passes with the reference's targets and says to fix exercise 3 first
+    "smoothing-not-divided-by-k": ("smoothedtargets", '''
+def smoothed_targets(target, n_classes, ignore_index, label_smoothing):
+    keep = target != ignore_index
+    onehot = np.eye(n_classes)[np.where(keep, target, 0)]
+    q = (1 - label_smoothing) * onehot + label_smoothing
+    return q * keep[:, None]
+''', "fix exercise 3 (`smoothedtargets`) first"),
 }

@@ -215,4 +215,62 @@ def my_clip_grad_norm_(parameters, max_norm):
             g.mul_(factor)
     return mg.tensor(total * factor)
 ''', "the one after clipping"),
+    "sgd-buffer-is-the-gradient": ("my_sgd_momentum", '''
+class MySGD(mg.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0, weight_decay=0.0):
+        super().__init__(params, {"lr": lr, "momentum": momentum,
+                                  "weight_decay": weight_decay})
+
+    def update_param(self, param, grad, state, group):
+        lr, momentum, weight_decay = group["lr"], group["momentum"], group["weight_decay"]
+        if weight_decay != 0:
+            grad = grad + weight_decay * param
+        if momentum != 0:
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = grad
+            else:
+                state["momentum_buffer"] = momentum * state["momentum_buffer"] + grad
+            grad = state["momentum_buffer"]
+        param -= lr * grad
+''', "the momentum buffer is the gradient array itself"),
+    "adamw-decay-after-the-step": ("my_adamw", '''
+class MyAdamW(MyAdam):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+    def update_param(self, param, grad, state, group):
+        super().update_param(param, grad, state, {**group, "weight_decay": 0.0})
+        param *= 1 - group["lr"] * group["weight_decay"]
+''', "the decay is applied after the Adam step"),
+    # a wrong MyAdam under a right MyAdamW: MyAdamW's check passes with the reference Adam
+    # and says to fix exercise 2 first
+    "adam-only-m-corrected": ("my_adam", '''
+class MyAdam(mg.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
+                                  "weight_decay": weight_decay})
+
+    def update_param(self, param, grad, state, group):
+        beta1, beta2 = group["betas"]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = np.zeros_like(param)
+            state["exp_avg_sq"] = np.zeros_like(param)
+        state["step"] += 1
+        t = state["step"]
+        grad = grad + group["weight_decay"] * param
+        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
+        state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad**2
+        m_hat = state["exp_avg"] / (1 - beta1**t)
+        param -= group["lr"] * m_hat / (np.sqrt(state["exp_avg_sq"]) + group["eps"])
+''', "fix exercise 2 (`my_adam`) first"),
+    "clip-grad-replaced": ("my_clip_grad_norm", '''
+def my_clip_grad_norm_(parameters, max_norm):
+    parameters = [p for p in parameters if p.grad is not None]
+    total = math.sqrt(sum(float((p.grad.numpy() ** 2).sum()) for p in parameters))
+    factor = min(max_norm / (total + 1e-6), 1.0)
+    for p in parameters:
+        p.grad = p.grad * factor
+    return mg.tensor(total)
+''', "scales each gradient in place"),
 }

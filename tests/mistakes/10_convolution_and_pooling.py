@@ -107,4 +107,10 @@ def my_im2col(x, kernel_size, stride=1, padding=0):
     "maxpool-tie-to-the-last": ("my_maxpool2d", MAXPOOL.format(
         share="np.eye(k * k)[k * k - 1 - flat[..., ::-1].argmax(axis=-1)]"),
         "the LAST tied maximum"),
+    # a wrong MyConv2dFunction under a right MyConv2d: the layer's check passes with the
+    # reference Function and says to fix exercise 3 first
+    "conv-bias-gradient-averaged": ("my_conv2d", CONV2D.format(
+        weight="weight", grad_weight="g.T @ cols", add="+=").replace(
+        "grad_bias = g.sum(axis=0)", "grad_bias = g.mean(axis=0)"),
+        "fix exercise 3 (`my_conv2d`) first"),
 }

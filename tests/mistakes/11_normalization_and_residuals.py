@@ -245,4 +245,23 @@ class MyDropout(nn.Module):
 def kaiming_std(shape):
     return math.sqrt(2 / (shape[0] * math.prod(shape[2:])))
 ''', "fan_out was used instead of fan_in"),
+    # a wrong MyBatchNormFunction under a right MyBatchNorm1d: the layer's check passes
+    # with the reference Function and says to fix exercise 1 first
+    "batchnorm-bias-gradient-averaged": ("my_batchnorm_backward", '''
+class MyBatchNormFunction(mg.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        inv_std = 1 / np.sqrt(x.var(axis=0) + EPS)
+        xhat = (x - x.mean(axis=0)) * inv_std
+        ctx.save_for_backward(xhat, inv_std, weight)
+        return xhat * weight + bias
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        xhat, inv_std, weight = ctx.saved_tensors
+        n = grad_output.shape[0]
+        g = grad_output * weight
+        grad_x = inv_std / n * (n * g - g.sum(axis=0) - xhat * (g * xhat).sum(axis=0))
+        return grad_x, (grad_output * xhat).sum(axis=0), grad_output.mean(axis=0)
+''', "fix exercise 1 (`my_batchnorm_backward`) first"),
 }

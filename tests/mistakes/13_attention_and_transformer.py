@@ -149,4 +149,17 @@ def causal_mask(size):
         '''x = x + self.self_attn(self.norm1(x), is_causal)
         return x + self.linear2(F.relu(self.linear1(self.norm1(x))))'''),
         "the feed-forward part was given norm1(x)"),
+    "attention-unstable-softmax": ("my_attention", _attention().replace(
+        "np.exp(scores - scores.max(axis=-1, keepdims=True))", "np.exp(scores)"),
+        "the softmax overflows on large scores"),
+    "multihead-interleaved-qkv": ("my_multihead_attention", _multihead().replace(
+        "split(qkv[..., :e]), split(qkv[..., e:2 * e]), split(qkv[..., 2 * e:])",
+        "split(qkv[..., 0::3]), split(qkv[..., 1::3]), split(qkv[..., 2::3])"),
+        "were taken interleaved"),
+    # a wrong MyMultiheadAttention under a right MyTransformerBlock: the block's check
+    # passes with the reference attention and says to fix exercise 3 first
+    "multihead-scaled-twice": ("my_multihead_attention", _multihead(
+        attend="F.scaled_dot_product_attention(q / math.sqrt(self.head_dim), k, v, "
+               "is_causal=is_causal)"),
+        "fix exercise 3 (`my_multihead_attention`) first"),
 }
