@@ -160,6 +160,16 @@ def swap_globals(obj: Any, references: dict[str, Any]) -> Iterator[Any]:
     on exit the names are bound as before (or removed if they were not there). Yields the
     object to check: ``obj``, or, when ``obj`` is a class built on one of the names' classes
     (``class MyAdamW(MyAdam)``), a copy of it built on the reference."""
+    owner = obj if isinstance(obj, type) else type(obj)
+    remote = getattr(owner, "__swap_globals__", None)
+    if remote is not None:  # code that runs in another process: the swap is made there
+        from .prerequisites import path_of
+
+        paths = {name: ref if isinstance(ref, str) else path_of(ref)
+                 for name, ref in references.items()}
+        with (remote(paths) if isinstance(obj, type) else remote.__get__(obj)(paths)):
+            yield obj
+        return
     references = {name: load(ref) if isinstance(ref, str) else ref
                   for name, ref in references.items()}
     spaces = globals_of(obj)
