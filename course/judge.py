@@ -431,12 +431,24 @@ class JudgeNamespace(dict):
         self["__builtins__"] = builtins
 
     def __missing__(self, name: str):
-        if hasattr(builtins, name) or name.startswith("__"):
+        if hasattr(builtins, name) or name.startswith("__") or not isinstance(name, str):
             raise KeyError(name)
         reply = self.remote.ask("get", name=name)
         if reply.get("missing"):
             raise KeyError(name)
         return self.remote.value(reply["value"])
+
+    def __contains__(self, name) -> bool:  # ``"grad_w" in globals()`` in a test cell
+        if dict.__contains__(self, name):
+            return True
+        try:
+            self.__missing__(name)
+        except KeyError:
+            return False
+        return True
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
 
 
 def _bound_names(tree: ast.AST) -> set[str]:
