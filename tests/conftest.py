@@ -16,6 +16,10 @@ import pytest
 import minigrad as mg
 
 STRICT = os.environ.get("MINIGRAD_STRICT") == "1"
+# pytest runs one worker per core, and a worker that grades would start one judge per core
+# on top: one notebook at a time per worker keeps the chapters' cells within their time
+# limits on a busy machine (a grading's own speed is measured by python -m bench grading)
+os.environ.setdefault("MINIGRAD_GRADING_JOBS", "1")
 # MINIGRAD_GRADE_CHAPTERS=12,13 limits the nbgrader tests (test_grading.py, test_exercise_gate.py)
 # to those chapters: an author's quick loop on one chapter. CI grades them all.
 GRADE_CHAPTERS = {int(n) for n in os.environ.get("MINIGRAD_GRADE_CHAPTERS", "").split(",") if n}
