@@ -147,7 +147,7 @@ class Remote:
         import minigrad as mg
 
         decoded = wire.decode(data, self.proxy)
-        return _map(decoded, lambda v: mg.tensor(v.array, requires_grad=v.requires_grad)
+        return wire.map_values(decoded, lambda v: mg.tensor(v.array, requires_grad=v.requires_grad)
                     if isinstance(v, wire.TensorData) else v)
 
     def send(self, value):
@@ -161,7 +161,7 @@ class Remote:
                 return v._handle
             return v
 
-        return wire.encode(_map(value, convert))
+        return wire.encode(wire.map_values(value, convert))
 
     def ask(self, op: str, **args):
         return self.student.ask(op, self.timeout, **args)
@@ -174,14 +174,6 @@ class Remote:
         if handle.kind == "function":
             return RemoteFunction(self, handle)
         return RemoteObject(self, handle)
-
-
-def _map(value, function):
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map(v, function) for v in value)
-    if isinstance(value, dict):
-        return {k: _map(v, function) for k, v in value.items()}
-    return function(value)
 
 
 class RemoteFunction:

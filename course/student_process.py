@@ -64,7 +64,7 @@ class StudentSide:
         import minigrad as mg
 
         value = wire.decode(data, self.resolve)
-        return _map(value, lambda v: mg.tensor(v.array, requires_grad=v.requires_grad)
+        return wire.map_values(value, lambda v: mg.tensor(v.array, requires_grad=v.requires_grad)
                     if isinstance(v, wire.TensorData) else v)
 
     def out(self, value):
@@ -248,14 +248,6 @@ class StudentSide:
         parameter_grads = {n: (p.grad.numpy() if p.grad is not None else None)
                            for n, p in module.named_parameters()} if module is not None else {}
         return {"inputs": self.out(input_grads), "parameters": self.out(parameter_grads)}
-
-
-def _map(value, function):
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map(v, function) for v in value)
-    if isinstance(value, dict):
-        return {k: _map(v, function) for k, v in value.items()}
-    return function(value)
 
 
 def _flat(values):

@@ -165,6 +165,16 @@ def _hashable(key):
     return key
 
 
+def map_values(value, function):
+    """``value`` with ``function`` applied to each leaf of its lists, tuples and dicts
+    (how Tensors become TensorData for the wire, and back)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(map_values(v, function) for v in value)
+    if isinstance(value, dict):
+        return {k: map_values(v, function) for k, v in value.items()}
+    return function(value)
+
+
 def send(stream, message: dict) -> None:
     stream.write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
     stream.flush()
