@@ -70,6 +70,20 @@ class StudentError(Exception):
     """An error raised by the student's code, in the student's process."""
 
 
+def _student_error(error: dict) -> Exception:
+    """The judge's copy of an error the student's code raised: the nearest built-in
+    exception class (a NumPy AxisError is a ValueError), its message, and the line of the
+    student's code it came from (``student_where``, which the checkers quote)."""
+    names = [str(error.get("type"))] + [str(n) for n in error.get("bases", [])]
+    kind = next((EXCEPTIONS[n] for n in names if n in EXCEPTIONS), StudentError)
+    try:
+        made = kind(str(error.get("message")))
+    except Exception:  # noqa: BLE001 - a class that wants other arguments
+        made = StudentError(str(error.get("message")))
+    made.student_where = str(error.get("where") or "")
+    return made
+
+
 class StudentProcessGone(RuntimeError):
     """The student's process stopped (exited, crashed, killed at a time limit)."""
 
@@ -123,9 +137,7 @@ class StudentProcess:
     def ask(self, op: str, limit: float, **args):
         reply = self.ask_raw({"op": op, "args": args}, limit)
         if "error" in reply:
-            error = reply["error"]
-            kind = EXCEPTIONS.get(str(error.get("type")), StudentError)
-            raise kind(str(error.get("message")))
+            raise _student_error(reply["error"])
         return reply
 
     def stop(self) -> None:

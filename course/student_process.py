@@ -106,10 +106,14 @@ class StudentSide:
         if error is not None:
             timed_out = isinstance(error, CellTimeout)
             lines = traceback.format_exception(type(error), error, error.__traceback__)
-            outputs.append({"output_type": "error",
-                            "ename": "CellTimeoutError" if timed_out else type(error).__name__,
-                            "evalue": str(error), "traceback": [line.rstrip("\n")
-                                                                for line in lines[-12:]]})
+            name = "CellTimeoutError" if timed_out else type(error).__name__
+            text = (f"the cell ran past its time limit ({timeout:g} s) and was interrupted"
+                    if timed_out else str(error))
+            shown = [line.rstrip("\n") for line in lines[-12:]]
+            if timed_out:  # the page shows the traceback: say what happened in its words
+                shown = shown[:-1] + [f"{name}: {text}"]
+            outputs.append({"output_type": "error", "ename": name, "evalue": text,
+                            "traceback": shown})
         return {"outputs": outputs}
 
     def get(self, name: str):
@@ -258,6 +262,17 @@ def _flat(values):
             yield value
 
 
+def _where(error: BaseException) -> str:
+    """`` (line N: code)``: the last line of the student's own code where ``error`` was
+    raised, as the checkers say it (their messages quote it)."""
+    try:
+        from minigrad.exercises.checks import _where as where
+
+        return where(error)
+    except Exception:  # noqa: BLE001 - a message without the line is still a message
+        return ""
+
+
 def _position(array, outputs) -> int | None:
     for index, output in enumerate(outputs):
         if array is output:
@@ -334,6 +349,9 @@ def serve(requests, replies, limit: float = 60.0) -> None:
                 error = TimeoutError(f"the student's code ran past the time limit ({limit:g} s) "
                                      "and was interrupted (an endless loop?)")
             reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
+                               "bases": [c.__name__ for c in type(error).__mro__
+                                         if c.__module__ == "builtins"],
+                               "where": _where(error),
                                "traceback": "".join(traceback.format_exception(
                                    type(error), error, error.__traceback__))[-4000:]}}
         try:

@@ -881,6 +881,14 @@ def _message(error: str) -> str:
     return message.removeprefix("AssertionError: ")  # how every checker reports
 
 
+def _visible(source: str) -> str:
+    """A test cell's code without its hidden tests (nbgrader's validate reports the
+    cells so), to match a reported cell with the notebook's."""
+    from .authoring import HIDDEN_MARKERS
+
+    return source.split(HIDDEN_MARKERS[0])[0].strip()
+
+
 def check(args: argparse.Namespace) -> int:
     """Run the notebook's checks as grading will (``nbgrader validate``), and print one
     block per exercise not passed yet, named, with the checker's whole message."""
@@ -908,12 +916,12 @@ def check(args: argparse.Namespace) -> int:
     if not failed:
         print(f"Success! Every check of {notebook.name} passes.")
         return 0
-    test_of = {_text(cell["source"]).strip(): meta["grade_id"] for cell, meta in
+    test_of = {_visible(_text(cell["source"])): meta["grade_id"] for cell, meta in
                reports.exercise_cells(_read(notebook))}
     exercise_of = reports.exercise_of_tests(_read(notebook))
     by_exercise: dict[str, list[tuple[str, str]]] = {}  # in the notebook's order
     for cell in failed:
-        test = test_of.get(cell["source"].strip(), "")
+        test = test_of.get(_visible(cell["source"]), "")
         by_exercise.setdefault(exercise_of.get(test, test), []).append(
             (test, _message(cell["raw_error"])))
     print(f"{len(by_exercise)} exercise(s) of {notebook.name} do not pass their checks yet:")

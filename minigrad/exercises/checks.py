@@ -146,7 +146,11 @@ LIBRARIES = ("/site-packages/", "/dist-packages/")
 
 
 def _where(error: BaseException) -> str:
-    """`` (line N: code)``, the last line of the student's own code in the traceback."""
+    """`` (line N: code)``, the last line of the student's own code in the traceback
+    (or, for an error raised in the student's process while grading, the line that
+    process named: ``student_where``)."""
+    if getattr(error, "student_where", None):
+        return error.student_where
     frames = [f for f in traceback.extract_tb(error.__traceback__)
               if not f.filename.startswith(ENGINE)  # the last line that is theirs
               and not any(part in f.filename.replace("\\", "/") for part in LIBRARIES)]
