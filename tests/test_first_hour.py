@@ -198,7 +198,8 @@ def test_the_stripping_is_nbgrader_s_generate_assignment(tmp_path):
     student._write(course / "source" / START.stem / START.name, notebook)
     (course / "nbgrader_config.py").write_text(teacher.CONFIG.format(
         course_id="minigrad", root=str(course), db_url=f"sqlite:///{course / 'gradebook.db'}",
-        timeout=teacher.DEFAULT_TIMEOUT), encoding="utf-8")
+        timeout=teacher.DEFAULT_TIMEOUT, preprocessors=teacher.FEEDBACK_PREPROCESSORS),
+        encoding="utf-8")
     teacher._nbgrader(course, "generate_assignment", START.stem, "--force",
                       "--ClearOutput.enabled=False")
     released = _read(course / "release" / START.stem / START.name)
