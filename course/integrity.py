@@ -44,11 +44,15 @@ def _text(cell: dict) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
+def python_code(source: str) -> str:
+    """A cell's code without IPython's magics and shell lines (read and run as Python)."""
+    return "\n".join("pass" if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+
+
 def _parse(source: str):
-    lines = ["pass" if line.lstrip().startswith(("%", "!")) else line
-             for line in source.splitlines()]
     try:
-        return ast.parse("\n".join(lines))
+        return ast.parse(python_code(source))
     except SyntaxError:
         return None
 

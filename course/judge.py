@@ -476,15 +476,9 @@ def _loaded_names(tree: ast.AST) -> set[str]:
 
 def _parse(source: str) -> ast.AST:
     try:
-        return ast.parse(_python(source))
+        return ast.parse(integrity.python_code(source))
     except SyntaxError:
         return ast.Module(body=[], type_ignores=[])
-
-
-def _python(source: str) -> str:
-    """A cell's code without IPython's magics and shell lines (the judge runs Python)."""
-    return "\n".join("pass" if line.lstrip().startswith(("%", "!")) else line
-                     for line in source.splitlines())
 
 
 def teacher_cells_needed(cells: list[dict]) -> set[int]:
@@ -545,7 +539,7 @@ def run_in_judge(source: str, namespace: JudgeNamespace, label: str) -> list[dic
     stdout, stderr = io.StringIO(), io.StringIO()
     outputs = []
     try:
-        code = compile(_python(source), f"<{label}>", "exec")
+        code = compile(integrity.python_code(source), f"<{label}>", "exec")
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             exec(code, namespace)
         error = None
