@@ -323,7 +323,7 @@ def _judged_on_their_own() -> list[tuple[str, str, str]]:
     checks rerun on the earlier answer's reference (minigrad/exercises/prerequisites_late.py)."""
     return [(stem, earlier, later) for stem, notebook in CHAPTERS.items()
             if int(stem.split("_")[0]) >= 8
-            for later, earliers in builds_on(notebook).items() for earlier in earliers]
+            for later, earliers in builds_on(notebook).items() for earlier in sorted(earliers)]
 
 
 @pytest.mark.parametrize("stem, earlier, later", _judged_on_their_own())
