@@ -35,31 +35,37 @@ import contextlib
 import io
 import json
 import os
+import re
 import select
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
+import types
 from pathlib import Path
 
 import numpy as np
 
-from . import integrity, sandbox, wire
+from . import integrity, mirror, sandbox, wire
 from .authoring import exercise_cells, exercise_of_tests, exercise_role
 
-# Checks that hand the student's code objects of the judge's own (a model, an optimizer's
-# parameters, graph nodes, a file path) or test what the student's code does to its own
-# process (grad mode, lazy mode): the channel cannot carry those yet, so these test cells
-# still run in the student's (sandboxed) process, where an answer cell could interfere
-# with them. Chapters 00 (training step), 04, 09, 12 (generate), 14 and 15 (save and
-# resume); the README's threat model says so.
-IN_STUDENT_PROCESS = {"check_training_step", "batch_losses", "check_topological_order",
-                      "check_accumulate_grad", "check_backward_loop",
-                      "check_optimizer_step", "check_clip_grad_norm", "check_generate",
-                      "check_grad_switch", "check_evaluate", "check_checkpoint",
-                      "check_layer_shapes", "check_save_and_resume", "check_linear_init"}
+# Checks that hand the student's code objects of their own (a model and its optimizer,
+# parameters, a graph, a leaf and an array): these run here with the objects copied to
+# the student's process and kept in step (mirror.py).
+HAND_OVER = {"check_training_step", "batch_losses", "check_topological_order",
+             "check_accumulate_grad", "check_backward_loop", "check_optimizer_step",
+             "check_clip_grad_norm", "check_generate", "check_grad_switch", "check_evaluate",
+             "check_checkpoint", "check_layer_shapes", "check_save_and_resume",
+             "check_linear_init", "epoch_mistakes", "check_grad_switch_deeply"}
+
+# Checks that observe what the student's code does to its own process (its grad mode,
+# lazy mode, what an instrumented layer saw while the student's code ran it): their test
+# cells still run in the student's sandboxed process, where an answer cell could
+# interfere with them. The README's threat model says so.
+IN_STUDENT_PROCESS = {"check_checkpoint"}
 
 EXCEPTIONS = {name: getattr(builtins, name) for name in dir(builtins)
               if isinstance(getattr(builtins, name), type)
@@ -150,10 +156,20 @@ class StudentProcess:
 
 
 class Remote:
-    """Turns what the student's process sends into objects the checks can use."""
+    """Turns what the student's process sends into objects the checks can use.
 
-    def __init__(self, student: StudentProcess, timeout: float):
+    While a check that hands the student's code objects of its own runs (``mirroring``),
+    calls send their arguments pickled and each request carries what changed in the
+    objects on either side (``mirror.py``)."""
+
+    def __init__(self, student: StudentProcess, timeout: float, workdir: Path | None = None,
+                 sandboxed: bool = True):
         self.student, self.timeout = student, timeout
+        self.workdir, self.sandboxed = workdir, sandboxed
+        self.files: Path | None = None  # the check's temporary files, shared (mirroring)
+        self.mirrors: mirror.Mirrors | None = None
+        self.base = 10**9
+        self.proxies: dict[int, object] = {}  # one proxy per object of the student's
 
     def value(self, data):
         import minigrad as mg
@@ -176,16 +192,83 @@ class Remote:
         return wire.encode(wire.map_values(value, convert))
 
     def ask(self, op: str, **args):
-        return self.student.ask(op, self.timeout, **args)
+        if self.mirrors is None:
+            return self.student.ask(op, self.timeout, **args)
+        args["sync"] = self.mirrors.changes()
+        reply = self.student.ask_raw({"op": op, "args": args}, self.timeout)
+        if self.files is not None:
+            _only_plain_files(self.files)
+        if "sync" in reply:
+            self.mirrors.apply(reply["sync"])
+        if "error" in reply:
+            raise _student_error(reply["error"])
+        return reply
+
+    @contextlib.contextmanager
+    def mirroring(self):
+        """Objects the check hands the student's code are copied there by pickle and kept
+        in step (``mirror.py``) until the block ends."""
+        self.mirrors = mirror.Mirrors(first_new=1)
+        saved_tempdir = tempfile.tempdir
+        if self.workdir is not None:  # a file the check names is one the student's sees
+            self.files = self.workdir / "check-files"
+            self.files.mkdir(exist_ok=True)
+            self.files.chmod(0o777)
+            tempfile.tempdir = str(self.files)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):  # the modes as the check left them
+                self.ask("forget")
+            self.mirrors = None
+            tempfile.tempdir = saved_tempdir
+            if self.files is not None:
+                shutil.rmtree(self.files, ignore_errors=True)
+                self.files = None
+
+    def pickled(self, value) -> dict:
+        self.base += 10**6
+        paths = None
+        if self.files is not None:
+            paths = (str(self.files), "/submission/" + self.files.name if self.sandboxed
+                     else str(self.files))
+        return mirror.pickled(value, self.mirrors, self.base, _handle_of, paths)
 
     def proxy(self, handle: wire.Handle):
-        if handle.kind == "function-class":
-            return function_class(self, handle)
-        if handle.kind == "module-class":
-            return ModuleClass(self, handle)
-        if handle.kind == "function":
-            return RemoteFunction(self, handle)
-        return RemoteObject(self, handle)
+        if handle.kind == "mirror":
+            if self.mirrors is None:
+                raise wire.WireError("an object number outside a check that hands objects over")
+            return self.mirrors.resolve(handle.id)
+        if handle.id not in self.proxies:
+            make = {"function-class": function_class, "module-class": ModuleClass,
+                    "function": RemoteFunction}.get(handle.kind, RemoteObject)
+            self.proxies[handle.id] = make(self, handle)
+        return self.proxies[handle.id]
+
+
+def _only_plain_files(folder: Path) -> None:
+    """Remove from the shared folder whatever is not a plain file or folder: the check
+    reads what the student's code wrote there, and a link made in the sandbox could point
+    at one of the teacher's files here."""
+    for root, folders, files in os.walk(folder):
+        for name in folders + files:
+            path = Path(root) / name
+            status = path.lstat()
+            plain = stat.S_ISDIR(status.st_mode) or (stat.S_ISREG(status.st_mode)
+                                                     and status.st_nlink == 1)
+            if not plain:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+
+def _handle_of(obj) -> int | None:
+    """The number of the student's object a proxy stands for (a proxy handed back to the
+    student's code is the object itself there)."""
+    if isinstance(obj, (RemoteFunction, ModuleClass)):
+        return obj._handle.id
+    if isinstance(obj, type) and "_student_handle" in vars(obj):
+        return obj._student_handle.id
+    return None
 
 
 class RemoteFunction:
@@ -198,6 +281,11 @@ class RemoteFunction:
     def __call__(self, *args, **kwargs):
         import minigrad as mg
 
+        if self._remote.mirrors is not None:  # the check hands over objects of its own
+            args = tuple(list(a) if isinstance(a, types.GeneratorType) else a for a in args)
+            reply = self._remote.ask("call_pickled", target=wire.encode(self._handle),
+                                     payload=self._remote.pickled((args, kwargs)))
+            return self._remote.value(reply["value"])
         flat = [a for a in args if isinstance(a, mg.Tensor)]
         if mg.is_grad_enabled() and any(t.requires_grad for t in flat):
             # the student's function computes with Tensors: its graph stays in the
@@ -222,7 +310,47 @@ class RemoteObject(RemoteFunction):
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        reply = self._remote.ask("getattr", target=wire.encode(self._handle), name=name)
+        reply = self._remote.ask("getattr", target=wire.encode(self._handle), name=name,
+                                 live=self._remote.mirrors is not None)
+        return self._remote.value(reply["value"])
+
+    def __getitem__(self, key):
+        reply = self._remote.ask("item", target=wire.encode(self._handle),
+                                 key=self._remote.send(key))
+        return self._remote.value(reply["value"])
+
+    def __setitem__(self, key, value):
+        payload = (self._remote.pickled(value) if self._remote.mirrors is not None
+                   else None)
+        self._remote.ask("setitem", target=wire.encode(self._handle),
+                         key=self._remote.send(key), payload=payload,
+                         value=None if payload else self._remote.send(value))
+
+    def __len__(self) -> int:
+        return int(self._remote.ask("len", target=wire.encode(self._handle))["value"])
+
+    def __enter__(self):
+        reply = self._remote.ask("enter", target=wire.encode(self._handle))
+        return self._remote.value(reply["value"])
+
+    def __exit__(self, kind, error, trace):
+        """The student's ``__exit__``, told the exception's built-in class and message."""
+        said = None
+        if kind is not None:
+            name = next((c.__name__ for c in kind.__mro__ if c.__name__ in EXCEPTIONS),
+                        "Exception")
+            said = {"type": name, "message": str(error)}
+        return bool(self._remote.ask("exit", target=wire.encode(self._handle),
+                                     error=said)["value"])
+
+    def __iter__(self):
+        reply = self._remote.ask("iter", target=wire.encode(self._handle))
+        return self._remote.value(reply["value"])
+
+    def __next__(self):
+        reply = self._remote.ask("next", target=wire.encode(self._handle))
+        if reply.get("stop"):
+            raise StopIteration
         return self._remote.value(reply["value"])
 
     def __repr__(self) -> str:
@@ -285,6 +413,7 @@ def function_class(remote: Remote, handle: wire.Handle):
     return type(handle.name, (mg.Function,), {
         "forward": staticmethod(forward), "backward": staticmethod(backward),
         "__swap_globals__": staticmethod(lambda paths: _swapped(remote, handle, paths)),
+        "_student_handle": handle,
         "__doc__": f"{handle.name}: the student's Function, run in the student's process",
         "__module__": "__main__"})
 
@@ -391,6 +520,9 @@ def _graph_call():
                                    args=remote.send(sent), kwargs=remote.send(kwargs),
                                    grad_enabled=grad_enabled)
             ctx.graph, ctx.remote, ctx.names, ctx.count = reply["graph"], remote, names, count
+            # the Function of the student's that made the output there (a check may ask
+            # whether forward used the student's own Function: linear.uses_function)
+            ctx.made_by = remote.value(reply["made_by"]) if reply.get("made_by") else None
             outputs = remote.value(reply["outputs"])
             return tuple(o.detach() if isinstance(o, mg.Tensor) else o for o in outputs) \
                 if isinstance(outputs, tuple) else outputs.detach()
@@ -598,7 +730,8 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
                     copy = shutil.copytree if entry.is_dir() else shutil.copy2
                     copy(entry, workdir / entry.name)
         student = StudentProcess(workdir, sandboxed, list(hide), timeout)
-        remote = Remote(student, timeout + 15)  # the student's side interrupts at timeout
+        remote = Remote(student, timeout + 15,  # the student's side interrupts at timeout
+                        workdir, sandboxed)
         namespace = JudgeNamespace(remote)
         try:
             for index, cell in enumerate(cells):
@@ -612,15 +745,20 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
                     teacher = needed.pop(0)  # the teacher's cells before this test
                     run_in_judge(_text(teachers[teacher]), namespace, f"cell {teacher}")
                 exercise = exercise_of.get(label)
-                if _called(_text(cell)) & IN_STUDENT_PROCESS and exercise not in zeroed:
+                called = _called(_text(cell))
+                if called & IN_STUDENT_PROCESS and exercise not in zeroed:
                     results[index] = run_student_cell(student, _text(cell), timeout)
                     continue
                 if exercise in zeroed:
                     note = zeroed[exercise]["note"]
                     results[index] = [{"output_type": "error", "ename": "NotYourWork",
                                        "evalue": note, "traceback": [f"NotYourWork: {note}"]}]
+                elif called & HAND_OVER:
+                    with remote.mirroring():
+                        results[index] = run_in_judge(_text(cell), namespace, label)
                 else:
                     results[index] = run_in_judge(_text(cell), namespace, label)
+                share_data(_text(cell), namespace, remote)
         finally:
             student.stop()
     for cell, outputs in zip(cells, results):
@@ -630,6 +768,27 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
     notebook = dict(submission, cells=cells)
     return {"notebook": notebook, "flags": flags, "sandboxed": sandboxed,
             "seconds": round(time.monotonic() - started, 2)}
+
+
+def share_data(source: str, namespace: JudgeNamespace, remote: Remote) -> None:
+    """The data a test cell's visible part defined (``with_ties = np.array(...)``),
+    given to the student's process too: in a kernel, later cells of the chapter may use
+    it. Nothing its hidden tests bind crosses (a later answer cell could print it)."""
+    hidden = re.findall(r"### BEGIN HIDDEN TESTS(.*?)(?:### END HIDDEN TESTS|$)", source,
+                        flags=re.S)
+    visible = re.sub(r"### BEGIN HIDDEN TESTS.*?(### END HIDDEN TESTS|$)", "", source,
+                     flags=re.S)
+    secret = set().union(*(_bound_names(_parse(part)) for part in hidden))
+    shared = {}
+    for name in sorted(_bound_names(_parse(visible)) - secret):
+        if dict.__contains__(namespace, name) and not name.startswith("_"):
+            try:
+                shared[name] = remote.send(namespace[name])
+            except wire.WireError:
+                continue  # not data (a function, a model): stays with the checks
+    if shared:
+        with contextlib.suppress(Exception):
+            remote.ask("set_globals", values=shared)
 
 
 def run_student_cell(student: StudentProcess, source: str, timeout: float) -> list[dict]:

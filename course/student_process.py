@@ -21,7 +21,7 @@ import traceback
 
 import numpy as np
 
-from . import wire
+from . import mirror, wire
 
 
 class CellTimeout(KeyboardInterrupt):
@@ -39,15 +39,24 @@ class StudentSide:
         self.shell = InteractiveShell.instance()
         self.shell.user_ns["__name__"] = "__main__"
         self.objects: dict[int, object] = {}
+        self.kept: dict[int, int] = {}  # id(object) -> its handle number
         self.graphs: dict[int, tuple] = {}
         self.contexts: dict[int, tuple] = {}
         self.counter = 0
+        self.mirrors = mirror.Mirrors(first_new=-1)  # the judge's objects, copied here
+        self.live: set[int] = set()  # ids of lists and dicts the judge writes into
 
     # --- handles --------------------------------------------------------------------
 
     def _keep(self, obj) -> int:
+        """The handle number of ``obj`` (the same each time: the judge keeps one proxy
+        per object, so a class handed out twice is the same class there)."""
+        number = self.kept.get(id(obj))
+        if number is not None and self.objects.get(number) is obj:
+            return number
         self.counter += 1
         self.objects[self.counter] = obj
+        self.kept[id(obj)] = self.counter
         return self.counter
 
     def handle_of(self, obj):
@@ -68,7 +77,7 @@ class StudentSide:
                     if isinstance(v, wire.TensorData) else v)
 
     def out(self, value):
-        return wire.encode(value, self.handle_of)
+        return wire.encode(value, self.handle_of, self.mirrors.number_of)
 
     # --- requests -------------------------------------------------------------------
 
@@ -125,8 +134,83 @@ class StudentSide:
         function = self.resolve(wire.decode(target))
         return {"value": self.out(function(*self.arguments(args), **self.arguments(kwargs)))}
 
-    def getattr(self, target, name: str):
-        return {"value": self.out(getattr(self.resolve(wire.decode(target)), name))}
+    def call_pickled(self, target, payload):
+        """A call whose arguments the judge pickled: objects of the check's own (a model,
+        parameters, a graph), copied here and kept in step with the judge's (mirror.py)."""
+        function = self.resolve(wire.decode(target))
+        args, kwargs = mirror.unpickled(payload, self.mirrors, self.objects.__getitem__)
+        return {"value": self.out(function(*args, **kwargs))}
+
+    def iter(self, target):
+        obj = self.resolve(wire.decode(target))
+        iterator = iter(obj)
+        if id(obj) in self.live:
+            self.live.add(id(iterator))
+            self._keep(obj)  # (kept alive, so that its id stays its own)
+        return {"value": self.out(iterator)}
+
+    def next(self, target):
+        iterator = self.resolve(wire.decode(target))
+        try:
+            value = next(iterator)
+        except StopIteration:
+            return {"stop": True}
+        return {"value": self._live(value) if id(iterator) in self.live else self.out(value)}
+
+    def forget(self):
+        self.mirrors = mirror.Mirrors(first_new=-1)
+        return {}
+
+    def getattr(self, target, name: str, live: bool = False):
+        """An attribute's value; with ``live``, a list or dict stays here and goes as a
+        handle, so that the judge's writes into it (a scheduler setting each param
+        group's ``lr``) reach the student's object."""
+        value = getattr(self.resolve(wire.decode(target)), name)
+        return {"value": self._live(value) if live else self.out(value)}
+
+    def _live(self, value):
+        """A list or dict as a handle (and what is taken out of it later, likewise)."""
+        if type(value) in (list, dict):
+            self.live.add(id(value))
+            return wire.encode(wire.Handle(self._keep(value), "object", type(value).__name__))
+        return self.out(value)
+
+    def item(self, target, key):
+        obj = self.resolve(wire.decode(target))
+        value = obj[self.arguments(key)]
+        return {"value": self._live(value) if id(obj) in self.live else self.out(value)}
+
+    def setitem(self, target, key, payload=None, value=None):
+        if payload is not None:
+            value = mirror.unpickled(payload, self.mirrors, self.objects.__getitem__)
+        else:
+            value = self.arguments(value)
+        self.resolve(wire.decode(target))[self.arguments(key)] = value
+        return {}
+
+    def set_globals(self, values):
+        """Data a test cell defined (it ran in the judge), for the cells after it."""
+        for name, data in values.items():
+            self.shell.user_ns[str(name)] = self.arguments(data)
+        return {}
+
+    def enter(self, target):
+        return {"value": self.out(self.resolve(wire.decode(target)).__enter__())}
+
+    def exit(self, target, error=None):
+        import builtins
+
+        manager = self.resolve(wire.decode(target))
+        if error is None:
+            return {"value": bool(manager.__exit__(None, None, None))}
+        kind = getattr(builtins, str(error.get("type")), Exception)
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            kind = Exception
+        raised = kind(str(error.get("message")))
+        return {"value": bool(manager.__exit__(kind, raised, None))}
+
+    def len(self, target):
+        return {"value": len(self.resolve(wire.decode(target)))}
 
     def setattr(self, target, name: str, value):
         setattr(self.resolve(wire.decode(target)), name, self.arguments(value))
@@ -222,8 +306,11 @@ class StudentSide:
         self.counter += 1
         self.graphs[self.counter] = (module, inputs, listed)
         state = self._module_state(module)
+        node = getattr(listed[0], "grad_fn", None) if listed else None
+        made_by = getattr(node, "function", None)
         return {"outputs": self.out(output), "graph": self.counter,
-                "buffers": state["buffers"]}
+                "buffers": state["buffers"],
+                "made_by": self.out(made_by) if _kind(made_by) == "function-class" else None}
 
     def call_graph(self, target, args, kwargs, grad_enabled):
         """A function called on Tensors that need gradients: keep its graph for
@@ -323,7 +410,11 @@ def serve(requests, replies, limit: float = 60.0) -> None:
                   "release": side.release, "module_new": side.module_new,
                   "module_forward": side.module_forward,
                   "module_backward": side.module_backward, "call_graph": side.call_graph,
-                  "swap": side.swap, "unswap": side.unswap}
+                  "swap": side.swap, "unswap": side.unswap,
+                  "call_pickled": side.call_pickled, "iter": side.iter, "next": side.next,
+                  "forget": side.forget, "item": side.item, "setitem": side.setitem,
+                  "len": side.len, "enter": side.enter, "exit": side.exit,
+                  "set_globals": side.set_globals}
     wire.send(replies, {"ready": True})
     while True:
         try:
@@ -332,13 +423,17 @@ def serve(requests, replies, limit: float = 60.0) -> None:
             return
         operation = operations.get(message.get("op"))
         timed = message.get("op") != "run_cell"  # (run_cell sets its own alarm)
+        args = dict(message.get("args", {}))
+        sync = args.pop("sync", None)  # what the check changed in its objects since
         try:
             if operation is None:
                 raise wire.WireError(f"no operation {message.get('op')!r}")
+            if sync is not None:
+                side.mirrors.apply(sync)
             if timed:
                 signal.setitimer(signal.ITIMER_REAL, limit)
             try:
-                reply = operation(**message.get("args", {}))
+                reply = operation(**args)
             finally:
                 if timed:
                     signal.setitimer(signal.ITIMER_REAL, 0)
@@ -354,6 +449,13 @@ def serve(requests, replies, limit: float = 60.0) -> None:
                                "where": _where(error),
                                "traceback": "".join(traceback.format_exception(
                                    type(error), error, error.__traceback__))[-4000:]}}
+        if sync is not None:
+            try:  # what the student's code changed in the check's objects
+                reply["sync"] = side.mirrors.changes()
+            except Exception as error:  # noqa: BLE001 - e.g. a .grad that is not a Tensor
+                reply = {"error": {"type": "TypeError", "traceback": "",
+                                   "message": f"the objects the check handed over could not "
+                                              f"be sent back: {error}"}}
         try:
             wire.send(replies, reply)
         except wire.WireError as error:  # the answer returned something that cannot cross

@@ -53,11 +53,16 @@ class TensorData:
         self.array, self.requires_grad = array, requires_grad
 
 
-def encode(value, handle_of=None):
+def encode(value, handle_of=None, mirror_of=None):
     """``value`` as JSON-ready data; ``handle_of(obj)`` gives a :class:`Handle` for what
-    is not data (without it such a value is an error)."""
+    is not data (without it such a value is an error); ``mirror_of(obj)`` the number of
+    the judge's object that ``obj`` is the student's copy of, or None (see ``Mirror``)."""
     if value is None or isinstance(value, (bool, str)):
         return value
+    if mirror_of is not None and not isinstance(value, (int, float, complex)):
+        number = mirror_of(value)
+        if number is not None:
+            return {"t": "mirror", "id": int(number)}
     if isinstance(value, int) and not isinstance(value, bool):
         return value if abs(value) < 2**53 else {"t": "int", "v": str(value)}
     if isinstance(value, float):
@@ -84,17 +89,18 @@ def encode(value, handle_of=None):
     if isinstance(value, Handle):
         return {"t": "handle", "id": value.id, "kind": value.kind, "name": value.name}
     if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
-        return {"t": type(value).__name__, "v": [encode(v, handle_of) for v in value]}
+        return {"t": type(value).__name__,
+                "v": [encode(v, handle_of, mirror_of) for v in value]}
     if isinstance(value, dict) and type(value) is dict:
-        return {"t": "dict", "k": [encode(k, handle_of) for k in value],
-                "v": [encode(v, handle_of) for v in value.values()]}
+        return {"t": "dict", "k": [encode(k, handle_of, mirror_of) for k in value],
+                "v": [encode(v, handle_of, mirror_of) for v in value.values()]}
     if isinstance(value, slice):
         return {"t": "slice", "v": [encode(value.start), encode(value.stop),
                                     encode(value.step)]}
     if value is Ellipsis:
         return {"t": "ellipsis"}
     if handle_of is not None:
-        return encode(handle_of(value))
+        return encode(handle_of(value), mirror_of=mirror_of)
     raise WireError(f"{type(value).__name__} cannot cross to the other process")
 
 
@@ -137,6 +143,9 @@ def decode(data, resolve=None):
         return TensorData(decode(data["array"]), bool(data["requires_grad"]))
     if kind == "handle":
         handle = Handle(int(data["id"]), str(data["kind"]), str(data["name"]))
+        return resolve(handle) if resolve is not None else handle
+    if kind == "mirror":
+        handle = Handle(int(data["id"]), "mirror", "")
         return resolve(handle) if resolve is not None else handle
     if kind in ("list", "tuple"):
         items = [decode(v, resolve) for v in data["v"]]

@@ -318,7 +318,9 @@ def uses_function(layer: Any, function: type, x: np.ndarray, built: str) -> None
     except Exception:  # noqa: BLE001 - check_module reports the student's error
         return
     node = getattr(out, "grad_fn", None)
-    used = getattr(node, "function", None)
+    # (graded, the layer runs in the student's process and ``made_by`` names the
+    # Function that made its output there: course/judge.py)
+    used = getattr(node, "made_by", None) or getattr(node, "function", None)
     if node is not None and (used is function or hasattr(used, "__exercise__")):
         return  # the student's Function, or the reference their forward was given
     what = ("has no grad_fn (it was built outside the graph, e.g. with NumPy)"

@@ -28,6 +28,7 @@ from ..function import Function
 from ..graph import grad_parents, walk
 from ..state import (enable_grad, get_rng_state, inference_mode, is_grad_enabled, is_lazy,
                      manual_seed, no_grad, set_grad_enabled, set_rng_state, state)
+from ..nn.module import Module
 from ..tensor import Tensor
 from .checks import _student_error, checker
 from .compare import CheckFailed, Variant, compare, describe
@@ -365,22 +366,25 @@ def check_grad_switch_deeply(switch: Callable, *, depth: int = 3, seed: int = 0)
 # --- exercise 2: evaluate ----------------------------------------------------------------
 
 
-def _classifier(seed: int) -> Any:
+class RecordingClassifier(Module):
     """A small classifier with dropout that records, at every forward, the grad mode and
-    whether it was in training mode (``.calls``)."""
-    from .. import nn
+    whether it was in training mode (``.calls``). (A class of the module's own, so that a
+    grader can hand it to the student's code in another process.)"""
 
-    class RecordingClassifier(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.body = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.5),
-                                      nn.Linear(16, 3))
-            self.calls: list[tuple[bool, bool]] = []
+    def __init__(self) -> None:
+        from .. import nn
 
-        def forward(self, x: Tensor) -> Tensor:
-            self.calls.append((is_grad_enabled(), self.training))
-            return self.body(x)
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Dropout(0.5),
+                                  nn.Linear(16, 3))
+        self.calls: list[tuple[bool, bool]] = []
 
+    def forward(self, x: Tensor) -> Tensor:
+        self.calls.append((is_grad_enabled(), self.training))
+        return self.body(x)
+
+
+def _classifier(seed: int) -> Any:
     manual_seed(seed)
     return RecordingClassifier()
 
@@ -742,19 +746,30 @@ def check_checkpoint(checkpoint: Any, seed: int = 0) -> None:
 
 
 class _Counted(Function):
-    """f(x) = x, counting how many times its forward really runs"""
+    """f(x) = x, noting in ``runs`` (a list of its Watch) each time its forward really
+    runs"""
 
     oper = "Watch"
-    runs = 0
 
     @staticmethod
-    def forward(ctx, x):
-        _Counted.runs += 1
+    def forward(ctx, x, runs):
+        runs.append(x.shape)
         return x.copy()
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output
+        return grad_output, None
+
+
+class Watch(Module):
+    """Passes its input on, through a Function that notes each time it is computed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list = []
+
+    def forward(self, x: Tensor) -> Tensor:
+        return _Counted.apply(x, self.runs)
 
 
 def _models(seed: int = 0) -> list[tuple[Any, tuple]]:
@@ -764,10 +779,6 @@ def _models(seed: int = 0) -> list[tuple[Any, tuple]]:
 
     if seed:
         return _other_models(seed)
-
-    class Watch(nn.Module):
-        def forward(self, x: Tensor) -> Tensor:
-            return _Counted.apply(x)
 
     manual_seed(0)
     mlp = nn.Sequential(OrderedDict([
@@ -781,10 +792,6 @@ def _models(seed: int = 0) -> list[tuple[Any, tuple]]:
 
 def _other_models(seed: int) -> list[tuple[Any, tuple]]:
     from .. import nn
-
-    class Watch(nn.Module):
-        def forward(self, x: Tensor) -> Tensor:
-            return _Counted.apply(x)
 
     rng = np.random.default_rng(seed)
     inputs, hidden, batch = (int(n) for n in rng.integers(5, 13, size=3))
@@ -812,7 +819,9 @@ def check_layer_shapes(layer_shapes: Callable, *, seed: int = 0) -> None:
     try:
         for model, input_shape in _models(seed):
             call = f"{name}(model, {input_shape})"
-            _Counted.runs = 0
+            watches = [m for m in model.modules() if isinstance(m, Watch)]
+            for watch in watches:
+                watch.runs.clear()
             with _grad_mode_kept():
                 try:
                     got = layer_shapes(model, input_shape)
@@ -826,7 +835,7 @@ def check_layer_shapes(layer_shapes: Callable, *, seed: int = 0) -> None:
                             "inside a child (this model has a Sequential child).")
                     raise failure from None
                 lazy_after = is_lazy()
-            runs = _Counted.runs
+            runs = sum(len(watch.runs) for watch in watches)
             if lazy_after:
                 raise CheckFailed(f"{call}: lazy mode was still on after it returned: "
                                   "mg.set_mode('lazy') stays on for the rest of the program. "

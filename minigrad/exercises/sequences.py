@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_state
+from ..nn.module import Module
 from ..tensor import Tensor
 from .checks import _student_error, checker
 from .compare import CheckFailed, Variant, as_array, compare, describe
@@ -408,27 +409,32 @@ def check_lstm_cell(function: Callable, *, input_size: int = 4, hidden_size: int
 # --- sampling from a character model ------------------------------------------------------
 
 
+class CharModel(Module):
+    """Embedding, LSTM (batch_first), linear head: ``model(ids (N, L), state=None) ->
+    (logits (N, L, V), (h, c))`` (a class of this module's own, so that a grader can
+    hand it to the student's code in another process)."""
+
+    def __init__(self, vocab_size: int) -> None:
+        from .. import nn
+
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, 8)
+        self.lstm = nn.LSTM(8, 16, batch_first=True)
+        self.head = nn.Linear(16, vocab_size)
+
+    def forward(self, ids: Tensor, state: tuple | None = None) -> tuple:
+        out, state = self.lstm(self.embed(ids), state)
+        return self.head(out), state
+
+
 def tiny_char_model(vocab_size: int, seed: int = 3) -> Any:
     """What the checker samples from: embedding, LSTM (batch_first), linear head, with
     random weights made peaked enough that sampling differs from argmax and the
     temperature matters. ``model(ids (N, L), state=None) -> (logits (N, L, V), (h, c))``."""
-    from .. import nn
-
-    class CharModel(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.embed = nn.Embedding(vocab_size, 8)
-            self.lstm = nn.LSTM(8, 16, batch_first=True)
-            self.head = nn.Linear(16, vocab_size)
-
-        def forward(self, ids: Tensor, state: tuple | None = None) -> tuple:
-            out, state = self.lstm(self.embed(ids), state)
-            return self.head(out), state
-
     saved = get_rng_state()
     manual_seed(seed)
     try:
-        model = CharModel()
+        model = CharModel(vocab_size)
     finally:
         set_rng_state(saved)
     with no_grad():

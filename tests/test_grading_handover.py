@@ -1,0 +1,231 @@
+"""Checks that hand the student's code objects of their own (a model and its optimizer,
+parameters, a graph, a file to write) run in the judge, with those objects copied to the
+student's process by pickle (one way only) and what the code did to them sent back as
+data (course/mirror.py). An answer cell that rebinds or patches these checkers changes
+nothing; the student's copies and the judge's objects stay in step.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.course import judge, mirror, sandbox, wire
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _round_trip(value):
+    """``value`` pickled by the judge's side and unpickled by the student's (in this
+    process): (judge's mirrors, student's mirrors, the student's copy)."""
+    mine, theirs = mirror.Mirrors(first_new=1), mirror.Mirrors(first_new=-1)
+    payload = mirror.pickled(value, mine, 10**9, lambda obj: None)
+    copy_ = mirror.unpickled(json.loads(json.dumps(payload)), theirs, None)
+    return mine, theirs, copy_
+
+
+def _cross(changes: dict) -> dict:
+    return json.loads(json.dumps(changes))  # what the pipe carries: JSON
+
+
+def test_a_model_and_its_optimizer_stay_in_step_with_the_student_s_copies():
+    mg.manual_seed(0)
+    model = mg.nn.Sequential(mg.nn.Linear(3, 4), mg.nn.Tanh(), mg.nn.Linear(4, 2))
+    optimizer = mg.optim.Adam(model.parameters(), lr=0.1)
+    mine, theirs, (copy_model, copy_optimizer) = _round_trip((model, optimizer))
+    assert copy_optimizer.param_groups[0]["params"][0] is next(copy_model.parameters())
+
+    # the student's code trains its copy one step and switches it to eval mode
+    x, y = mg.randn(5, 3), mg.randn(5, 2)
+    copy_optimizer.zero_grad()
+    ((copy_model(x) - y) ** 2).mean().backward()
+    copy_optimizer.step()
+    copy_model.eval()
+    mine.apply(_cross(theirs.changes()))
+
+    for judged, student in zip(model.parameters(), copy_model.parameters()):
+        np.testing.assert_array_equal(judged.detach().numpy(), student.detach().numpy())
+        np.testing.assert_array_equal(judged.grad.numpy(), student.grad.numpy())
+    assert model.training is False and model[0].training is False
+    # Adam's state (made by the student's step) reached the judge's optimizer, keyed by
+    # the judge's own parameters
+    first = next(model.parameters())
+    assert optimizer.state[first]["step"] == copy_optimizer.state[
+        next(copy_model.parameters())]["step"]
+    mean, copied = (o.state[p]["exp_avg"] for o, p in (
+        (optimizer, first), (copy_optimizer, next(copy_model.parameters()))))
+    assert mean is not copied and np.asarray(mean).any()
+    np.testing.assert_array_equal(np.asarray(mean), np.asarray(copied))
+
+    # and what the check changes afterwards reaches the student's copy
+    with mg.no_grad():
+        first.mul_(0.0)
+    model.train()
+    theirs.apply(_cross(mine.changes()))
+    assert not next(copy_model.parameters()).detach().numpy().any()
+    assert copy_model.training is True
+
+
+def test_an_array_given_twice_is_one_array_there_and_aliasing_comes_back():
+    """A leaf's .grad that keeps the very array it was given (the classic
+    accumulate_grad mistake) shares memory with it in the judge too."""
+    g = np.ones(3)
+    leaf = mg.tensor(np.zeros(3), requires_grad=True)
+    mine, theirs, (copy_leaf, copy_g, copy_g_again) = _round_trip((leaf, g, g))
+    assert copy_g is copy_g_again
+    copy_leaf.grad = mg.Tensor._make(copy_g)  # keeps the array itself
+    copy_g[0] = 5.0  # and a later in-place edit shows through
+    mine.apply(_cross(theirs.changes()))
+    assert leaf.grad is not None and np.shares_memory(leaf.grad.numpy(), g)
+    assert g[0] == 5.0
+
+
+def test_a_graph_keeps_its_identity_across_the_boundary():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x.tanh() * x).sum()
+    mine, theirs, copy_node = _round_trip(loss.grad_fn)
+    order = [copy_node, *[parent for parent, _ in copy_node.next_functions if parent]]
+    sent = wire.encode(order, mirror_of=theirs.number_of)
+    back = wire.decode(json.loads(json.dumps(sent)),
+                       lambda handle: mine.resolve(handle.id))
+    assert back[0] is loss.grad_fn
+    assert back[1:] == [p for p, _ in loss.grad_fn.next_functions if p]
+
+
+def test_nothing_the_student_s_side_sends_is_unpickled_or_code():
+    t = mg.tensor([1.0])
+    mine, _, _ = _round_trip(t)
+    number = mine.number_of(t)
+    for bad in ([["array", mine.number_of(t._data), {"t": "pickle", "b64": "gAQ="}]],
+                [["tensor", number, {"data": {"a": 7, "v": {
+                    "t": "array", "dtype": "object", "shape": [1], "b64": ""}}}]],
+                [["contents", 999, {"l": []}]],
+                [["exec", number, {}]]):
+        with pytest.raises(wire.WireError):
+            mine.apply({"entries": bad})
+    np.testing.assert_array_equal(t.numpy(), [1.0])
+
+
+def test_a_link_the_student_s_code_makes_in_the_shared_folder_is_removed(tmp_path):
+    secret = tmp_path / "source.ipynb"
+    secret.write_text("the answers")
+    shared = tmp_path / "check-files"
+    (shared / "inner").mkdir(parents=True)
+    (shared / "checkpoint.pt").symlink_to(secret)
+    (shared / "inner" / "hard.pt").write_bytes(b"x")
+    os.link(shared / "inner" / "hard.pt", shared / "inner" / "second.pt")
+    (shared / "plain.pt").write_bytes(b"weights")
+    judge._only_plain_files(shared)
+    left = {p.name: p for p in shared.rglob("*")}
+    assert "checkpoint.pt" not in left and "plain.pt" in left
+    # of the two names of one file, one goes (a name left alone is a plain file again)
+    assert len({"hard.pt", "second.pt"} & set(left)) == 1
+    assert all(p.is_dir() or (not p.is_symlink() and p.stat().st_nlink == 1)
+               for p in left.values())
+    assert secret.read_text() == "the answers"
+
+
+# --- attacks on the checks that hand objects over, judged for real ---------------------------
+
+
+def _submission(stem: str, answers: dict[str, str]) -> tuple[dict, dict]:
+    source = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    submission = copy.deepcopy(source)
+    for cell in submission["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell["source"] = answers[grade_id]
+    return submission, source
+
+
+def _failing_tests(stem: str, answers: dict[str, str]) -> dict[str, str]:
+    submission, source = _submission(stem, answers)
+    result = judge.judge(submission, source, ROOT / "notebooks", timeout=60,
+                         sandboxed=sandbox.check() is None)
+    failing = {}
+    for cell in result["notebook"]["cells"]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id", "")
+        errors = [o for o in cell.get("outputs", []) if o["output_type"] == "error"]
+        if grade_id.endswith("-tests") and errors:
+            failing[grade_id] = errors[0]["evalue"]
+    return failing
+
+
+def test_rebinding_or_patching_the_mode_checks_gives_no_points():
+    """Chapter 14: grad switch and lazy shapes undone, evaluate wrong; each answer cell
+    also switches its check off, in the notebook and in minigrad.exercises."""
+    failing = _failing_tests("14_execution_modes", {
+        "my_no_grad": (
+            "import sys\n"
+            "class my_no_grad:\n"
+            "    def __enter__(self): return self\n"
+            "    def __exit__(self, *exc): return False\n"
+            "check_grad_switch = check_grad_switch_deeply = lambda *a, **k: print('right')\n"
+            "sys.modules['minigrad.exercises.modes'].check_grad_switch = check_grad_switch\n"),
+        "evaluate": (
+            "import minigrad.exercises.modes as modes\n"
+            "def evaluate(model, batches):\n"
+            "    return 0.0, 0.0\n"
+            "modes.check_evaluate = check_evaluate = lambda *a, **k: None\n"),
+        "layer_shapes": (
+            "def layer_shapes(model, input_shape):\n"
+            "    raise NotImplementedError()\n"
+            "check_layer_shapes = lambda *a, **k: None\n"),
+    })
+    assert {"my_no_grad-tests", "evaluate-tests", "layer_shapes-tests"} <= set(failing)
+    assert "recording" in failing["my_no_grad-tests"]
+    assert "my_checkpoint-tests" not in failing  # the untouched answer keeps its points
+
+
+def test_patching_the_graph_checks_gives_no_points():
+    """Chapter 4: a topological order that returns nothing and an accumulate_grad that
+    keeps the array it is given, with the checks' helpers patched to say nothing."""
+    failing = _failing_tests("04_backward_engine", {
+        "topological-order": (
+            "import minigrad.exercises.backward_engine as engine\n"
+            "engine.order_mistake = lambda *a, **k: None\n"
+            "engine.check_topological_order = lambda *a, **k: None\n"
+            "def topological_order(root):\n"
+            "    return []\n"),
+        "accumulate-grad": (
+            "def accumulate_grad(leaf, grad):\n"
+            "    if leaf.grad is None:\n"
+            "        leaf.grad = mg.Tensor._make(grad)\n"
+            "    else:\n"
+            "        leaf.grad = mg.Tensor._make(leaf.grad.numpy() + grad)\n"),
+    })
+    assert {"topological-order-tests", "accumulate-grad-tests"} <= set(failing)
+    assert "same array" in failing["accumulate-grad-tests"] \
+        or "very array" in failing["accumulate-grad-tests"]
+    assert "backward-loop-tests" not in failing  # judged on its own, on the references
+
+
+def test_a_test_cell_s_visible_data_reaches_later_cells_and_its_hidden_data_does_not():
+    class Student:
+        asked: list = []
+
+        def send(self, value):
+            return wire.encode(value)
+
+        def ask(self, op, **args):
+            self.asked.append((op, args))
+            return {}
+
+    student = Student()
+    namespace = judge.JudgeNamespace(student)
+    source = ("with_ties = np.array([1.0, 3.0, 3.0])\nshown = 2\ncheck = print\n"
+              "### BEGIN HIDDEN TESTS\nshown = 7\nsecret = np.ones(2)\n"
+              "### END HIDDEN TESTS\n")
+    namespace["np"] = np
+    exec(source.replace("### BEGIN HIDDEN TESTS", "").replace("### END HIDDEN TESTS", ""),
+         namespace)
+    judge.share_data(source, namespace, student)
+    ((op, args),) = student.asked
+    assert op == "set_globals" and sorted(args["values"]) == ["with_ties"]
+    np.testing.assert_array_equal(wire.decode(args["values"]["with_ties"]), [1.0, 3.0, 3.0])
