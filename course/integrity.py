@@ -31,6 +31,7 @@ BASES = {"Function", "Module", "Optimizer", "Dataset", "IterableDataset", "objec
          "Exception", "ValueError", "TypeError", "RuntimeError", "NamedTuple"}
 ENGINE = {"autograd", "backward", "gradcheck", "gradgradcheck", "grad_fn"}
 INTROSPECTION = {"__subclasses__", "__globals__", "__builtins__", "__code__", "__dict__",
+                 "__class__", "__bases__", "__mro__",
                  "__import__", "__closure__", "f_globals", "f_back", "f_locals",
                  "set_custom_exc", "_exit", "modules", "getrefcount", "get_objects",
                  "settrace", "setprofile", "addaudithook", "excepthook"}
@@ -176,6 +177,12 @@ def _flags(tree, exercise, rebound, own_classes, exercise_of) -> list[dict]:
                     flags.append(_flag(exercise, "tampering",
                                        f"{where} imports {module}, which an answer does not "
                                        "need (the grading ignores what it does)."))
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Call) and _last_name(node.value.func) == "type":
+            flags.append(_flag(exercise, "tampering",
+                               f"{where} changes a class through type(...) "
+                               f"(type(...).{node.attr} = ...), which an answer does not "
+                               "need: the objects a check hands over are the check's."))
         elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION:
             flags.append(_flag(exercise, "tampering",
                                f"{where} reaches into Python's internals ({_chain(node)}); "

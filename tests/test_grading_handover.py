@@ -229,3 +229,16 @@ def test_a_test_cell_s_visible_data_reaches_later_cells_and_its_hidden_data_does
     ((op, args),) = student.asked
     assert op == "set_globals" and sorted(args["values"]) == ["with_ties"]
     np.testing.assert_array_equal(wire.decode(args["values"]["with_ties"]), [1.0, 3.0, 3.0])
+
+
+@pytest.mark.parametrize("code", [
+    "def evaluate(model, batches):\n    type(model).forward = lambda self, x: x\n",
+    "def evaluate(model, batches):\n    model.__class__.forward = None\n"])
+def test_code_aimed_at_a_check_s_own_objects_is_flagged(code):
+    from minigrad.course import integrity
+
+    cells = [{"cell_type": "code", "source": code, "metadata": {"nbgrader": {
+        "grade_id": "evaluate", "solution": True, "grade": False, "locked": False}}}]
+    flags = integrity.inspect(cells, {"evaluate": "evaluate"}, [])
+    assert [f["flag"] for f in flags] == ["tampering"]
+    assert not any(f.get("zero") for f in flags)
