@@ -89,6 +89,23 @@ _PART_A = [
 ]
 # --- end of part A ---------------------------------------------------------------------------
 
+
+# --- issue 29: names the census of teaching code found programs using (constants, print
+# options, dtype names, module paths) ----------------------------------------------------------
+import math as _math  # noqa: E402
+
+from . import amp, distributed, serialization  # noqa: E402
+from .amp import autocast  # noqa: E402
+from .dtypes import bfloat16  # noqa: E402
+from .printing import set_printoptions  # noqa: E402
+
+inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
+newaxis = None
+
+_ISSUE_29 = ["amp", "autocast", "bfloat16", "distributed", "e", "inf", "nan", "newaxis", "pi",
+             "serialization", "set_printoptions"]
+# --- end of issue 29 -------------------------------------------------------------------------
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -102,7 +119,7 @@ __all__ = [
     "set_grad_enabled", "set_mode", "set_rng_state", "stack", "tensor", "walk", "where",
     "zeros", "zeros_like",
     "bool_", "double", "float", "float32", "float64", "int32", "int64", "long",
-] + _torch_functions.__all__ + _PART_A  # issue 11, parts B and A
+] + _torch_functions.__all__ + _PART_A + _ISSUE_29  # issue 11 (parts B and A), issue 29
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
 __getattr__ = _module_getattr("torch")

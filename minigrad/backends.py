@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import sys
+import types
+
+from . import amp as _amp
 from .state import manual_seed
+
+# torch.cuda.amp: the mixed-precision names under their older CUDA path (minigrad/amp.py)
+_cuda_amp = types.SimpleNamespace(GradScaler=_amp.GradScaler, autocast=_amp.autocast)
 
 
 class _Cuda:
@@ -26,6 +33,7 @@ class _Cuda:
         manual_seed(seed)
 
     manual_seed_all = manual_seed
+    amp = _cuda_amp
 
     @staticmethod
     def synchronize(device: Any = None) -> None:
@@ -62,10 +70,36 @@ class _Cudnn:
     enabled = False
     deterministic = False
     benchmark = False
+    allow_tf32 = False
 
     @staticmethod
     def is_available() -> bool:
         return False
+
+
+class _Matmul:
+    """``mg.backends.cuda.matmul.allow_tf32 = True``: accepted, changes nothing (NumPy
+    multiplies float32 in float32)."""
+
+    allow_tf32 = False
+    allow_fp16_reduced_precision_reduction = False
+    allow_bf16_reduced_precision_reduction = False
+
+
+class _BackendsCuda:
+    """``torch.backends.cuda``: the settings programs write before they train on a GPU."""
+
+    matmul = _Matmul()
+
+    @staticmethod
+    def is_built() -> bool:
+        return False
+
+    @staticmethod
+    def enable_flash_sdp(enabled: bool) -> None:
+        """Nothing to enable: attention runs on NumPy."""
+
+    enable_mem_efficient_sdp = enable_math_sdp = enable_flash_sdp
 
 
 class _Backends:
@@ -73,9 +107,14 @@ class _Backends:
     for device-picking code."""
 
     mps = _Mps()
-    cuda = _Cuda()
+    cuda = _BackendsCuda()
     cudnn = _Cudnn()
 
 
 cuda = _Cuda()
 backends = _Backends()
+
+# PyTorch's module paths (``import torch.backends.cudnn as cudnn``) name these objects
+for _name in ("cudnn", "cuda", "mps"):
+    sys.modules.setdefault(f"{__name__}.{_name}", getattr(backends, _name))
+sys.modules.setdefault(f"{__name__[:-len('.backends')]}.cuda.amp", _cuda_amp)

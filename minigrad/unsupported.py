@@ -25,12 +25,8 @@ ABSENT: dict[str, dict[str, str]] = {
         "func": "no function transforms (torch.func): " + _HIGHER,
         "distributions": "no probability distributions: draw with mg.rand/mg.randn/"
                          "mg.multinomial, or NumPy's generators",
-        "distributed": _CPU + " in one process",
-        "amp": "no mixed precision: use float32, or float64 for gradcheck",
-        "autocast": "no mixed precision: use float32, or float64 for gradcheck",
         "complex64": "no complex tensors: real float32/float64 only",
         "complex128": "no complex tensors: real float32/float64 only",
-        "bfloat16": "no bfloat16: use float32",
         "hub": "nothing is downloaded: build the model in code and load a state dict "
                "with mg.load",
         "onnx": "no export formats: save a state dict with mg.save",
@@ -46,8 +42,6 @@ ABSENT: dict[str, dict[str, str]] = {
                        "TransformerEncoderLayer's pieces",
         "TransformerDecoderLayer": "encoder layers only: a decoder layer is "
                                    "MultiheadAttention twice plus a feed-forward block",
-        "DataParallel": _CPU + " in one process",
-        "parallel": _CPU + " in one process",
     },
     "torch.nn.functional": {
         "conv3d": "2-D and 1-D convolution only",

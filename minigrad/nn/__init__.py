@@ -33,6 +33,11 @@ from .loss import HuberLoss, KLDivLoss, L1Loss, NLLLoss, SmoothL1Loss
 from .normalization import GroupNorm
 from .recurrent import GRU, GRUCell, LSTMCell, RNNCell
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from . import parallel  # noqa: E402
+from .conv import ConvTranspose1d, ConvTranspose2d  # noqa: E402
+from .dropout import Dropout1d, Dropout2d, Dropout3d  # noqa: E402
+from .parallel import DataParallel  # noqa: E402
+from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
 from ..unsupported import module_getattr as _module_getattr
 
 __all__ = [
@@ -48,6 +53,9 @@ __all__ = [
     "LeakyReLU", "MaxPool1d", "Mish", "NLLLoss", "ParameterDict", "ParameterList", "RNNCell",
     "ReLU6", "SiLU", "SmoothL1Loss", "Softplus", "TransformerEncoder", "TransformerEncoderLayer",
     "Unflatten", "Upsample",
+    # issue 29
+    "ConvTranspose1d", "ConvTranspose2d", "DataParallel", "Dropout1d", "Dropout2d",
+    "Dropout3d", "PixelShuffle", "PixelUnshuffle", "parallel",
 ]
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)

@@ -8,10 +8,17 @@ from .module import Module
 
 
 class ReLU(Module):
-    """max(0, x)"""
+    """max(0, x); ``inplace=True`` writes the result into the input (as PyTorch's)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input)
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):

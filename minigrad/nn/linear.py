@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 
+from ..device import check_device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -27,8 +28,10 @@ class Linear(Module):
     (out_features,); both start uniform in +-1/sqrt(in_features), as in PyTorch."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        if device is not None:
+            check_device(device, "Linear")
         in_features, out_features = check_sizes("Linear", in_features=in_features,
                                                 out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
@@ -82,17 +85,17 @@ class Dropout(Module):
     """In training, zero each element with probability ``p`` and scale the others by
     1/(1-p); in eval mode, the identity."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be between 0 and 1, got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}" + (", inplace=True" if self.inplace else "")
 
 
 class Flatten(Module):

@@ -1,0 +1,162 @@
+"""More of ``nn.functional`` that teaching code uses (issue 29's census): transposed
+convolutions, pixel shuffles and channel dropout. Re-exported by ``functional``.
+
+- ``conv_transpose2d`` is one Function (``ops/convolution.py``): the input gradient of a
+  convolution, used forwards (decoders, GAN generators, U-Nets upsample with it);
+  ``conv_transpose1d`` is it on an (N, C, 1, L) view, as ``conv1d`` is ``conv2d``'s.
+- ``pixel_shuffle`` / ``pixel_unshuffle`` only move elements: a reshape, a permute and a
+  reshape, so their backward is those moves undone.
+- ``dropout1d/2d/3d`` zero whole channels: one mask value per (sample, channel).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops.convolution import ConvTranspose2d
+from ..state import state
+from ..tensor import Tensor
+from .functional_checks import _check_floating, _error
+
+
+def _ints(value: Any, count: int, who: str, name: str, least: int) -> tuple[int, ...]:
+    values = (value,) * count if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(values) != count or not all(isinstance(v, (int, np.integer)) for v in values):
+        raise _error(f"{who}: {name} must be an int or {count} ints, got {value!r}", TypeError)
+    if min(values) < least:
+        raise _error(f"{who}: {name} must be at least {least}, got {value!r}", ValueError)
+    return tuple(int(v) for v in values)
+
+
+# --- transposed convolution ---------------------------------------------------------------
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The transpose of conv2d: (N, C_in, H, W) with weight (C_in, C_out, kH, kW) gives
+    (N, C_out, (H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1, ...)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The transpose of conv1d: (N, C_in, L) with weight (C_in, C_out, K)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d")
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                    dims: int, who: str) -> Tensor:
+    _check_floating(input, who)
+    if input.ndim not in (dims + 1, dims + 2):
+        layout = "(C, L)" if dims == 1 else "(C, H, W)"
+        raise _error(f"{who}: expected a {dims + 1}-D {layout} or {dims + 2}-D (N, ...) input, "
+                     f"got shape {tuple(input.shape)}")
+    if weight.ndim != dims + 2:
+        raise _error(f"{who}: weight must be {dims + 2}-D (in_channels, out_channels, "
+                     f"kernel...), got shape {tuple(weight.shape)}")
+    unbatched = input.ndim == dims + 1
+    x = input.unsqueeze(0) if unbatched else input
+    if groups != 1:
+        raise _error(f"{who}: groups={groups} is not supported by minigrad (groups=1 only)",
+                     NotImplementedError)
+    if x.shape[1] != weight.shape[0]:
+        raise _error(f"{who}: input has {x.shape[1]} channels (shape {tuple(input.shape)}) but "
+                     f"the weight of shape {tuple(weight.shape)} expects {weight.shape[0]} "
+                     "(a transposed convolution's weight is (in_channels, out_channels, ...))")
+    if bias is not None and tuple(bias.shape) != (weight.shape[1],):
+        raise _error(f"{who}: bias must have shape ({weight.shape[1]},) (one per output "
+                     f"channel), got {tuple(bias.shape)}")
+    stride = _ints(stride, dims, who, "stride", 1)
+    padding = _ints(padding, dims, who, "padding", 0)
+    output_padding = _ints(output_padding, dims, who, "output_padding", 0)
+    dilation = _ints(dilation, dims, who, "dilation", 1)
+    if any(extra >= max(s, d) for extra, s, d in zip(output_padding, stride, dilation)):
+        raise _error(f"{who}: output_padding {output_padding} must be smaller than the stride "
+                     f"{stride} or the dilation {dilation}", ValueError)
+    if dims == 1:  # the 2-D Function on an (N, C, 1, L) view
+        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
+        stride, padding = (1,) + stride, (0,) + padding
+        output_padding, dilation = (0,) + output_padding, (1,) + dilation
+    shape = ConvTranspose2d.output_shape(x, weight, None, stride, padding, output_padding,
+                                         dilation)
+    if min(shape[2:]) < 1:
+        raise _error(f"{who}: the output would be empty (size {shape[2:]}): padding "
+                     f"{padding} is too large for input shape {tuple(input.shape)} and "
+                     f"weight shape {tuple(weight.shape)}", ValueError)
+    output = ConvTranspose2d.apply(x, weight, bias, stride, padding, output_padding, dilation)
+    if dims == 1:
+        output = output.squeeze(2)
+    return output[0] if unbatched else output
+
+
+# --- pixel shuffle -------------------------------------------------------------------------
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes an r x r
+    block of pixels."""
+    r, who = int(upscale_factor), "pixel_shuffle"
+    if input.ndim < 3 or input.shape[-3] % (r * r):
+        raise _error(f"{who}: expected an input (*, C * {r}^2, H, W) with channels divisible "
+                     f"by upscale_factor^2 = {r * r}, got shape {tuple(input.shape)}")
+    *batch, channels, height, width = input.shape
+    c = channels // (r * r)
+    x = input.reshape(*batch, c, r, r, height, width)
+    nb = len(batch)
+    x = x.permute(*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2)
+    return x.reshape(*batch, c, height * r, width * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of ``pixel_shuffle``."""
+    r, who = int(downscale_factor), "pixel_unshuffle"
+    if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
+        raise _error(f"{who}: expected an input (*, C, H, W) with H and W divisible by "
+                     f"downscale_factor = {r}, got shape {tuple(input.shape)}")
+    *batch, c, height, width = input.shape
+    x = input.reshape(*batch, c, height // r, r, width // r, r)
+    nb = len(batch)
+    x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)
+    return x.reshape(*batch, c * r * r, height // r, width // r)
+
+
+# --- channel dropout -----------------------------------------------------------------------
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, dims: int,
+                     who: str) -> Tensor:
+    if not 0.0 <= p <= 1.0:
+        raise _error(f"{who}: p must be between 0 and 1, got {p}", ValueError)
+    if input.ndim not in (dims + 1, dims + 2):
+        raise _error(f"{who}: expected a {dims + 1}-D (C, ...) or {dims + 2}-D (N, C, ...) "
+                     f"input, got shape {tuple(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    keep_shape = input.shape[:input.ndim - dims] + (1,) * dims  # one draw per channel
+    keep = state.rng.random(keep_shape) >= p
+    scale = np.where(keep, 1.0 / (1.0 - p) if p < 1.0 else 0.0, 0.0).astype(input.dtype)
+    return input.mul_(Tensor._make(scale)) if inplace else input * Tensor._make(scale)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) with probability p, scale the rest by 1/(1-p)."""
+    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) with probability p, scale the rest by 1/(1-p)."""
+    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) with probability p, scale the rest."""
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
