@@ -96,14 +96,33 @@ import math as _math  # noqa: E402
 
 from . import amp, distributed, serialization  # noqa: E402
 from .amp import autocast  # noqa: E402
+from .backends import (accelerator, get_float32_matmul_precision,  # noqa: E402
+                       set_float32_matmul_precision, version)
 from .dtypes import bfloat16  # noqa: E402
 from .printing import set_printoptions  # noqa: E402
 
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 newaxis = None
+finfo, iinfo = _np.finfo, _np.iinfo  # finfo(mg.float32).eps: dtypes are NumPy's
 
-_ISSUE_29 = ["amp", "autocast", "bfloat16", "distributed", "e", "inf", "nan", "newaxis", "pi",
-             "serialization", "set_printoptions"]
+
+def compile(model=None, **options):  # noqa: A001 - PyTorch's name
+    """``torch.compile(model)``: no compiler here, so the model itself, unchanged (compiling
+    changes speed, not results); also usable as a decorator."""
+    if model is None:
+        return lambda function: function
+    return model
+
+
+class Size(tuple):
+    """``torch.Size``: a shape, a tuple of ints (minigrad's ``t.shape`` is a plain tuple)."""
+
+    def numel(self) -> int:
+        return int(_math.prod(self))
+
+_ISSUE_29 = ["Size", "accelerator", "amp", "autocast", "bfloat16", "compile", "distributed", "e",
+             "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
+             "serialization", "set_float32_matmul_precision", "set_printoptions", "version"]
 # --- end of issue 29 -------------------------------------------------------------------------
 
 __version__ = "0.1.0"

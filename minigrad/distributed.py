@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+__path__: list[str] = []  # a package without files: ``import torch.distributed.rpc`` reaches
+# the refusal in minigrad/unsupported.py, which says why
+
 REASON = ("minigrad runs in one process (no process groups); run the program without "
           "torchrun, as a single process")
 
@@ -47,3 +50,8 @@ all_gather = _refuse("all_gather")
 
 class ReduceOp:
     SUM, PRODUCT, MIN, MAX, AVG = "sum", "product", "min", "max", "avg"
+
+
+def __getattr__(name: str) -> Any:
+    """Every other name (``rpc``, ``fsdp``, ``all_gather_object`` ...) says why at once."""
+    raise AttributeError(f"torch.distributed.{name} is not supported by minigrad: {REASON}")

@@ -64,6 +64,9 @@ SOURCES = [
     ("mrdbourke/pytorch-deep-learning", r"\.py$|\.ipynb$", "Zero to Mastery PyTorch course"),
     ("bentrevett/pytorch-seq2seq", r"\.ipynb$", "sequence-to-sequence tutorials"),
 ]
+# tensor attributes whose names other objects use far more (a file's or argument's
+# ``.name``, an image's ``.resize``/``.mode``): not counted as tensor uses
+GENERIC = {"name", "names", "resize", "mode"}
 SKIP = re.compile(r"(^|/)(tests?|setup\.py|conftest\.py|test_[^/]*\.py)")
 
 
@@ -73,7 +76,7 @@ SKIP = re.compile(r"(^|/)(tests?|setup\.py|conftest\.py|test_[^/]*\.py)")
 def git(repo: str, *args: str) -> str:
     git_dir = MIRRORS / repo.replace("/", "+") / "repo"
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], check=True,
-                          capture_output=True, text=True).stdout
+                          capture_output=True, text=True, errors="replace").stdout
 
 
 def code_of(path: str, text: str) -> list[str]:
@@ -114,7 +117,10 @@ def programs():
         for path in git(repo, "ls-tree", "-r", "--name-only", commit).splitlines():
             if not re.search(pattern, path) or SKIP.search(path):
                 continue
-            text = git(repo, "show", f"{commit}:{path}")
+            try:
+                text = git(repo, "show", f"{commit}:{path}")
+            except subprocess.CalledProcessError:  # a large file the snapshot lacks
+                continue
             pieces = code_of(path, text)
             if any(re.search(r"^\s*(import torch|from torch)", p, re.M) for p in pieces):
                 yield repo, commit, path, pieces
@@ -129,10 +135,11 @@ class Uses(ast.NodeVisitor):
     def __init__(self, torch_module, names: set[str]):
         self.torch = torch_module
         self.aliases: dict[str, str] = {}  # local name -> dotted torch path
+        self.others: set[str] = set()  # local names of other modules (np, plt, os, ...)
         self.names = names
         tensor = set(dir(torch_module.Tensor))
         plain = set(dir(str)) | set(dir(list)) | set(dir(dict)) | set(dir(set))
-        self.tensor_names = {n for n in tensor - plain if not n.startswith("_")}
+        self.tensor_names = {n for n in tensor - plain - GENERIC if not n.startswith("_")}
         self.module_names = {n for n in dir(torch_module.nn.Module)
                              if not n.startswith("_")} - tensor
 
@@ -145,10 +152,13 @@ class Uses(ast.NodeVisitor):
                     self.aliases[alias.asname] = alias.name
                 else:
                     self.aliases["torch"] = "torch"
+            else:
+                self.others.add(alias.asname or alias.name.split(".")[0])
 
     def visit_ImportFrom(self, node):
         module = node.module or ""
         if node.level or not (module == "torch" or module.startswith("torch.")):
+            self.others.update(a.asname or a.name for a in node.names)
             return
         self.names.add(f"import {module}")
         for alias in node.names:
@@ -188,11 +198,26 @@ class Uses(ast.NodeVisitor):
             if self.real(dotted):
                 self.names.add(dotted)
             return  # the inner attributes are prefixes of this one
-        if node.attr in self.tensor_names and not isinstance(node.value, ast.Constant):
+        if self.not_a_tensor(node.value):
+            pass
+        elif node.attr in self.tensor_names:
             self.names.add(f"Tensor.{node.attr}")
         elif node.attr in self.module_names:
             self.names.add(f"Module.{node.attr}")
         self.generic_visit(node)
+
+    def not_a_tensor(self, receiver) -> bool:
+        """``"a b".split()``, ``np.trace(a)``, ``plt.scatter(...)``, ``path.name``: a method
+        of a literal or of another library's module is not a tensor's."""
+        return isinstance(receiver, (ast.Constant, ast.JoinedStr, ast.List, ast.Dict)) or (
+            isinstance(receiver, ast.Name) and receiver.id in self.others)
+
+    def tensor_keyword(self, method: str, keyword: str) -> bool:
+        """Is ``keyword`` one of the tensor method's (per PyTorch's docstrings)? Filters
+        out ``ax.scatter(c=...)``, Lightning's ``self.log(on_step=...)`` and the like."""
+        docs = (getattr(getattr(self.torch.Tensor, method, None), "__doc__", None) or "") + (
+            getattr(getattr(self.torch, method, None), "__doc__", None) or "")
+        return re.search(rf"\b{re.escape(keyword)}\b", docs) is not None
 
     def visit_Name(self, node):
         if node.id in self.aliases and self.real(self.aliases[node.id]):
@@ -219,10 +244,18 @@ class Uses(ast.NodeVisitor):
             if callee == "torch.Tensor" and node.args and all(
                     isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
                 self.names.add("torch.Tensor(*sizes)")
-        elif isinstance(func, ast.Attribute) and func.attr in self.tensor_names:
+        elif isinstance(func, ast.Attribute) and func.attr in self.tensor_names \
+                and not self.not_a_tensor(func.value):
             method = f"Tensor.{func.attr}"
             if func.attr == "split" and len(node.args) < 2 and not node.keywords:
                 method = None  # most likely str.split
+            if method and any(k.arg and not self.tensor_keyword(func.attr, k.arg)
+                              for k in node.keywords):
+                method = None  # another library's method of that name
+            if method is None:  # not a tensor's method: count only what it is called with
+                for child in [func.value, *node.args, *(k.value for k in node.keywords)]:
+                    self.visit(child)
+                return
             if method:
                 for keyword in node.keywords:
                     if keyword.arg:
@@ -290,8 +323,8 @@ def _lookup(dotted: str):
                 raise
             try:
                 obj = importlib.import_module(path)
-            except ImportError:
-                raise error from None
+            except ImportError as import_error:
+                raise (import_error if REFUSED in str(import_error) else error) from None
     return obj
 
 

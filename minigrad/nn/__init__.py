@@ -58,5 +58,7 @@ __all__ = [
     "Dropout3d", "PixelShuffle", "PixelUnshuffle", "parallel",
 ]
 
+from . import modules  # noqa: E402  (PyTorch's torch.nn.modules.* paths; needs __all__)
+
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
 __getattr__ = _module_getattr("torch.nn")

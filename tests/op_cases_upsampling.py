@@ -1,0 +1,108 @@
+"""Op cases for what issue 29's census added: transposed convolutions (one Function in
+minigrad/ops/convolution.py), pixel shuffles and ``Tensor.narrow`` (both composed of
+movement ops), called as a user would on minigrad and PyTorch. The NumPy references are
+written from the definitions, the slow obvious way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from op_cases import OpCase, real, torch
+from op_cases_convolution import CONV_TOLERANCE
+
+import minigrad.nn.functional as F
+
+TF = torch.nn.functional if torch is not None else None
+
+
+def _ints(value, count):
+    return (value,) * count if isinstance(value, int) else tuple(value)
+
+
+def conv_transpose2d_reference(x, weight, bias=None, stride=1, padding=0, output_padding=0,
+                               groups=1, dilation=1):
+    """Each input pixel x[n, c, h, w] adds x[n, c, h, w] * weight[c, o, i, j] at output
+    position (h s + i d, w s + j d); then ``padding`` is cut from every side."""
+    unbatched = x.ndim == 3
+    x = x[None] if unbatched else x
+    (sh, sw), (ph, pw) = _ints(stride, 2), _ints(padding, 2)
+    (oh, ow), (dh, dw) = _ints(output_padding, 2), _ints(dilation, 2)
+    n, c, height, width = x.shape
+    _, o, kh, kw = weight.shape
+    full = np.zeros((n, o, (height - 1) * sh + dh * (kh - 1) + 1 + oh,
+                     (width - 1) * sw + dw * (kw - 1) + 1 + ow))
+    for h in range(height):
+        for w in range(width):
+            for i in range(kh):
+                for j in range(kw):
+                    full[:, :, h * sh + i * dh, w * sw + j * dw] += np.einsum(
+                        "nc,co->no", x[:, :, h, w], weight[:, :, i, j])
+    out = full[:, :, ph:full.shape[2] - ph, pw:full.shape[3] - pw]
+    out = out if bias is None else out + bias[:, None, None]
+    return out[0] if unbatched else out
+
+
+def conv_transpose1d_reference(x, weight, bias=None, stride=1, padding=0, output_padding=0,
+                               groups=1, dilation=1):
+    """The 2-D reference on a height-1 image."""
+    out = conv_transpose2d_reference(x[..., None, :], weight[..., None, :], bias,
+                                     (1, stride), (0, padding), (0, output_padding), groups,
+                                     (1, dilation))
+    return out[..., 0, :]
+
+
+def pixel_shuffle_reference(x, r):
+    """out[n, c, h r + i, w r + j] = x[n, c r^2 + i r + j, h, w]"""
+    n, channels, height, width = x.shape
+    out = np.zeros((n, channels // (r * r), height * r, width * r))
+    for c in range(channels // (r * r)):
+        for i in range(r):
+            for j in range(r):
+                out[:, c, i::r, j::r] = x[:, c * r * r + i * r + j]
+    return out
+
+
+def pixel_unshuffle_reference(x, r):
+    """out[n, c r^2 + i r + j, h, w] = x[n, c, h r + i, w r + j]"""
+    n, channels, height, width = x.shape
+    out = np.zeros((n, channels * r * r, height // r, width // r))
+    for c in range(channels):
+        for i in range(r):
+            for j in range(r):
+                out[:, c * r * r + i * r + j] = x[:, c, i::r, j::r]
+    return out
+
+
+def same(id, name, reference, inputs, *args, **kwargs) -> OpCase:
+    """F.name(*tensors, *args, **kwargs) on both libraries (PyTorch spells it the same)."""
+    return OpCase(id, lambda *a: getattr(F, name)(*a, *args, **kwargs),
+                  lambda *a: reference(*a, *args, **kwargs), inputs,
+                  torch_fn=lambda *a: getattr(TF, name)(*a, *args, **kwargs),
+                  **CONV_TOLERANCE)
+
+
+CASES = [
+    # --- transposed convolution ---
+    same("conv_transpose2d", "conv_transpose2d", conv_transpose2d_reference,
+         (real(2, 3, 4, 5), real(3, 2, 3, 3), real(2))),
+    same("conv_transpose2d_stride_padding", "conv_transpose2d", conv_transpose2d_reference,
+         (real(2, 3, 4, 4), real(3, 2, 4, 4), real(2)), stride=2, padding=1),
+    same("conv_transpose2d_output_padding", "conv_transpose2d", conv_transpose2d_reference,
+         (real(1, 2, 3, 3), real(2, 3, 3, 3)), stride=2, padding=1, output_padding=1),
+    same("conv_transpose2d_dilation_pairs", "conv_transpose2d", conv_transpose2d_reference,
+         (real(1, 2, 3, 4), real(2, 2, 2, 3), real(2)), stride=(1, 2), dilation=(2, 1)),
+    same("conv_transpose2d_unbatched", "conv_transpose2d", conv_transpose2d_reference,
+         (real(2, 3, 3), real(2, 3, 2, 2)), stride=2),
+    same("conv_transpose1d", "conv_transpose1d", conv_transpose1d_reference,
+         (real(2, 3, 5), real(3, 2, 3), real(2)), stride=2, padding=1, output_padding=1),
+
+    # --- pixel shuffle (movement only) ---
+    same("pixel_shuffle", "pixel_shuffle", pixel_shuffle_reference, (real(2, 8, 2, 3),), 2),
+    same("pixel_unshuffle", "pixel_unshuffle", pixel_unshuffle_reference,
+         (real(2, 2, 4, 6),), 2),
+
+    # --- narrow: a slice of one dimension ---
+    OpCase("narrow", lambda x: x.narrow(1, 1, 2), lambda x: x[:, 1:3], (real(3, 4, 2),)),
+    OpCase("narrow_negative_start", lambda x: x.narrow(-1, -3, 2), lambda x: x[..., -3:-1],
+           (real(2, 5),)),
+]
