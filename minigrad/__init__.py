@@ -100,6 +100,8 @@ from .backends import (accelerator, get_float32_matmul_precision,  # noqa: E402
                        set_float32_matmul_precision, version)
 from .dtypes import bfloat16  # noqa: E402
 from .printing import set_printoptions  # noqa: E402
+from . import functions_more as _functions_more  # noqa: E402
+from .functions_more import *  # noqa: E402, F401, F403
 
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 newaxis = None
@@ -122,7 +124,8 @@ class Size(tuple):
 
 _ISSUE_29 = ["Size", "accelerator", "amp", "autocast", "bfloat16", "compile", "distributed", "e",
              "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
-             "serialization", "set_float32_matmul_precision", "set_printoptions", "version"]
+             "serialization", "set_float32_matmul_precision", "set_printoptions", "version",
+             ] + _functions_more.__all__
 # --- end of issue 29 -------------------------------------------------------------------------
 
 __version__ = "0.1.0"

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .ops.logical import Bitwise, BitwiseNot, Logical, LogicalNot
+from .ops.trigonometry import Acos, Asin, Atan, Cumprod
+
+
+def _dim(dim: int, ndim: int, op: str) -> int:
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"{op}: dim {dim} is out of range for a {ndim}-D tensor "
+                         f"(dims -{max(ndim, 1)} .. {max(ndim, 1) - 1})")
+    return dim % max(ndim, 1)
 
 
 class TensorCompat:
@@ -36,7 +46,80 @@ class TensorCompat:
     def logical_or(self, other): return Logical.apply(self, other, op="or")
     def logical_xor(self, other): return Logical.apply(self, other, op="xor")
 
+    # --- elementwise and scans -------------------------------------------------------------
+
+    def acos(self): return Acos.apply(self)
+    def asin(self): return Asin.apply(self)
+    def atan(self): return Atan.apply(self)
+    arccos, arcsin, arctan = acos, asin, atan
+
+    def cumprod(self, dim: int, *, dtype: Any = None):
+        """Running products along ``dim``: x_0, x_0 x_1, x_0 x_1 x_2, ..."""
+        x = self if dtype is None else self.to(dtype)
+        return Cumprod.apply(x, _dim(dim, self.ndim, "cumprod"))
+
+    def trace(self):
+        """The sum of the main diagonal of a 2-D tensor."""
+        if self.ndim != 2:
+            raise ValueError(f"trace: expected a 2-D tensor, got shape {tuple(self.shape)}")
+        return self.diag().sum()
+
     # --- movement --------------------------------------------------------------------------
+
+    def ravel(self): return self.reshape(-1)
+    def swapaxes(self, axis0: int, axis1: int): return self.transpose(axis0, axis1)
+    swapdims = swapaxes
+
+    def flip(self, *dims):
+        """The elements in reverse order along each of ``dims`` (a copy)."""
+        dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        index = [slice(None)] * self.ndim
+        for dim in dims:
+            index[_dim(dim, self.ndim, "flip")] = slice(None, None, -1)
+        return self[tuple(index)]
+
+    def fliplr(self): return self.flip(1)
+    def flipud(self): return self.flip(0)
+
+    def tile(self, *dims):
+        """``repeat``, with ``dims`` padded by ones in front when shorter than the shape."""
+        dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) \
+            else dims
+        return self.repeat(*((1,) * (self.ndim - len(dims)) + tuple(dims)))
+
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: float = 1):
+        """``self[..., index[i], ...] += alpha * source[..., i, ...]`` along ``dim``
+        (repeated indices add up): a scatter_add_ with the index spread over source."""
+        dim = _dim(dim, self.ndim, "index_add_")
+        index = np.asarray(index.numpy() if hasattr(index, "numpy") else index, np.int64)
+        shape = [1] * source.ndim
+        shape[dim] = -1
+        spread = np.broadcast_to(index.reshape(shape), tuple(source.shape))
+        return self.scatter_add_(dim, spread, source if alpha == 1 else source * alpha)
+
+    def index_add(self, dim: int, index: Any, source: Any, *, alpha: float = 1):
+        return self.clone().index_add_(dim, index, source, alpha=alpha)
+
+    # --- storage ---------------------------------------------------------------------------
+
+    def element_size(self) -> int:
+        """Bytes per element (4 for float32)."""
+        return self.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first element (tensors sharing memory share it)."""
+        return self.numpy().__array_interface__["data"][0]
+
+    def random_(self, from_: int = 0, to: int | None = None, *, generator=None):
+        """Fill with integers drawn uniformly from [from, to) (``random_(to)``: [0, to))."""
+        from .state import rng_for
+
+        low, high = (0, from_) if to is None else (from_, to)
+        if to is None and from_ == 0:
+            high = 2 ** 24 if self.dtype.kind == "f" else np.iinfo(self.dtype).max
+        values = rng_for(generator, "random_").integers(low, high, self.shape)
+        return self.copy_(values.astype(self.dtype))
+
 
     def narrow(self, dim: int, start: Any, length: int):
         """``length`` entries of dimension ``dim`` from ``start``: ``x[..., start:start+length]``

@@ -1,6 +1,7 @@
 """Op cases for what issue 29's census added: transposed convolutions (one Function in
 minigrad/ops/convolution.py), pixel shuffles and ``Tensor.narrow`` (both composed of
-movement ops), called as a user would on minigrad and PyTorch. The NumPy references are
+movement ops), the inverse trigonometric functions and cumprod (minigrad/ops/
+trigonometry.py), called as a user would on minigrad and PyTorch. The NumPy references are
 written from the definitions, the slow obvious way.
 """
 
@@ -10,6 +11,7 @@ import numpy as np
 from op_cases import OpCase, real, torch
 from op_cases_convolution import CONV_TOLERANCE
 
+import minigrad as mg
 import minigrad.nn.functional as F
 
 TF = torch.nn.functional if torch is not None else None
@@ -73,6 +75,10 @@ def pixel_unshuffle_reference(x, r):
     return out
 
 
+# a mask that puts zeros into cumprod's input (one row with one, one with two)
+ZERO_MASK = np.array([[1, 0, 1, 1], [0, 1, 0, 1]], dtype=np.float32)
+
+
 def same(id, name, reference, inputs, *args, **kwargs) -> OpCase:
     """F.name(*tensors, *args, **kwargs) on both libraries (PyTorch spells it the same)."""
     return OpCase(id, lambda *a: getattr(F, name)(*a, *args, **kwargs),
@@ -105,4 +111,15 @@ CASES = [
     OpCase("narrow", lambda x: x.narrow(1, 1, 2), lambda x: x[:, 1:3], (real(3, 4, 2),)),
     OpCase("narrow_negative_start", lambda x: x.narrow(-1, -3, 2), lambda x: x[..., -3:-1],
            (real(2, 5),)),
+
+    # --- inverse trigonometry (inputs scaled into (-1, 1)) and running products ---
+    OpCase("acos", lambda x: (x * 0.4).acos(), lambda x: np.arccos(x * 0.4), (real(3, 4),)),
+    OpCase("asin", lambda x: (x * 0.4).asin(), lambda x: np.arcsin(x * 0.4), (real(3, 4),)),
+    OpCase("atan", lambda x: x.atan(), np.arctan, (real(3, 4),)),
+    OpCase("torch_acos", lambda x: mg.acos(x * 0.4), lambda x: np.arccos(x * 0.4),
+           (real(5),), torch_fn=lambda x: torch.acos(x * 0.4)),
+    OpCase("cumprod", lambda x: x.cumprod(1), lambda x: np.cumprod(x, 1), (real(2, 5),)),
+    OpCase("cumprod_through_zeros", lambda x: (x * ZERO_MASK).cumprod(-1),
+           lambda x: np.cumprod(x * ZERO_MASK, -1), (real(2, 4),),
+           torch_fn=lambda x: (x * torch.tensor(ZERO_MASK, dtype=x.dtype)).cumprod(-1)),
 ]

@@ -36,6 +36,8 @@ from .transformer import TransformerEncoder, TransformerEncoderLayer
 from . import parallel  # noqa: E402
 from .conv import ConvTranspose1d, ConvTranspose2d  # noqa: E402
 from .dropout import Dropout1d, Dropout2d, Dropout3d  # noqa: E402
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: E402
+                   LazyLinear)
 from .parallel import DataParallel  # noqa: E402
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
 from ..unsupported import module_getattr as _module_getattr
@@ -55,7 +57,8 @@ __all__ = [
     "Unflatten", "Upsample",
     # issue 29
     "ConvTranspose1d", "ConvTranspose2d", "DataParallel", "Dropout1d", "Dropout2d",
-    "Dropout3d", "PixelShuffle", "PixelUnshuffle", "parallel",
+    "Dropout3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyLinear",
+    "PixelShuffle", "PixelUnshuffle", "parallel",
 ]
 
 from . import modules  # noqa: E402  (PyTorch's torch.nn.modules.* paths; needs __all__)
