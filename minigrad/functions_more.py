@@ -59,7 +59,7 @@ def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
         view[i] = -1
         grids.append(t.reshape(*view).expand(*shape))
     if indexing == "xy" and len(grids) >= 2:
-        grids[0], grids[1] = grids[1].transpose(0, 1), grids[0].transpose(0, 1)
+        grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
 
 

@@ -38,6 +38,10 @@ from .conv import ConvTranspose1d, ConvTranspose2d  # noqa: E402
 from .dropout import Dropout1d, Dropout2d, Dropout3d  # noqa: E402
 from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: E402
                    LazyLinear)
+from .normalization import InstanceNorm1d, InstanceNorm2d, RMSNorm  # noqa: E402
+from .padding import (ConstantPad1d, ConstantPad2d, ReflectionPad1d,  # noqa: E402
+                      ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, ZeroPad1d,
+                      ZeroPad2d)
 from .parallel import DataParallel  # noqa: E402
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
 from ..unsupported import module_getattr as _module_getattr
@@ -58,7 +62,9 @@ __all__ = [
     # issue 29
     "ConvTranspose1d", "ConvTranspose2d", "DataParallel", "Dropout1d", "Dropout2d",
     "Dropout3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyLinear",
-    "PixelShuffle", "PixelUnshuffle", "parallel",
+    "PixelShuffle", "PixelUnshuffle", "parallel", "ConstantPad1d", "ConstantPad2d",
+    "InstanceNorm1d", "InstanceNorm2d", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
+    "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d",
 ]
 
 from . import modules  # noqa: E402  (PyTorch's torch.nn.modules.* paths; needs __all__)

@@ -279,7 +279,10 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 
 def pad(input: Tensor, pad: Any, mode: str = "constant", value: float = 0.0) -> Tensor:
-    """PyTorch's ``F.pad``: ``pad`` lists (before, after) pairs from the last dim backwards."""
+    """PyTorch's ``F.pad``: ``pad`` lists (before, after) pairs from the last dim backwards;
+    ``mode`` "constant" (with ``value``), "reflect", "replicate" or "circular"."""
+    if mode != "constant":
+        return pad_by_index(input, tuple(pad), mode)
     return pad_tensor(input, tuple(pad) if not isinstance(pad, int) else pad, mode, value)
 
 
@@ -438,8 +441,8 @@ from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the he
 # --- issue 29: what the census of teaching code found missing, in functional_more.py ---------
 
 from .functional_more import (  # noqa: E402, F401  (re-exported)
-    conv_transpose1d, conv_transpose2d, dropout1d, dropout2d, dropout3d, pixel_shuffle,
-    pixel_unshuffle,
+    conv_transpose1d, conv_transpose2d, dropout1d, dropout2d, dropout3d, instance_norm,
+    pad_by_index, pixel_shuffle, pixel_unshuffle, rms_norm,
 )
 
 __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list see
@@ -452,7 +455,7 @@ __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list
     "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh", "unfold",
     "conv_transpose1d", "conv_transpose2d", "dropout1d", "dropout2d", "dropout3d",
-    "pixel_shuffle", "pixel_unshuffle",
+    "instance_norm", "pixel_shuffle", "pixel_unshuffle", "rms_norm",
 ]
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)

@@ -160,3 +160,71 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) with probability p, scale the rest."""
     return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+# --- normalization -------------------------------------------------------------------------
+
+
+def instance_norm(input: Tensor, running_mean: Any = None, running_var: Any = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None,
+                  use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its positions (group_norm with one
+    group per channel), then scale and shift per channel."""
+    if running_mean is not None or running_var is not None or not use_input_stats:
+        raise _error("instance_norm: running statistics (track_running_stats=True) are not "
+                     "supported by minigrad; normalise with each input's own statistics",
+                     NotImplementedError)
+    from .functional_ext import group_norm
+
+    if input.ndim < 3:
+        raise _error(f"instance_norm: expected an input (N, C, positions...), got shape "
+                     f"{tuple(input.shape)}")
+    return group_norm(input, input.shape[1], weight, bias, eps)
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2) + eps) over the last ``len(normalized_shape)`` dims, times
+    ``weight``; ``eps=None`` is the dtype's machine epsilon, as in PyTorch."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise _error(f"rms_norm: normalized_shape {shape} must be the last dims of the input "
+                     f"of shape {tuple(input.shape)}")
+    eps = float(np.finfo(input.dtype).eps) if eps is None else eps
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    output = input * ((input * input).mean(dim=dims, keepdim=True) + eps).rsqrt()
+    return output if weight is None else output * weight
+
+
+# --- padding by mode -----------------------------------------------------------------------
+
+
+def pad_by_index(input: Tensor, pad: tuple, mode: str) -> Tensor:
+    """``F.pad`` with ``mode`` "reflect", "replicate" or "circular": each padded
+    dimension gathered with an index array (so the gradient adds back where it came from)."""
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise _error(f"pad: a flat pad needs an even length of at most {2 * input.ndim} "
+                     f"for shape {tuple(input.shape)}, got {tuple(pad)}")
+    output = input
+    for i in range(len(pad) // 2):
+        dim, before, after = input.ndim - 1 - i, int(pad[2 * i]), int(pad[2 * i + 1])
+        size = input.shape[dim]
+        if mode == "reflect" and (before >= size or after >= size):
+            raise _error(f"pad: reflect padding ({before}, {after}) must be smaller than the "
+                         f"size {size} of dim {dim} (input shape {tuple(input.shape)})",
+                         ValueError)
+        inner = np.arange(size)
+        if mode == "reflect":
+            index = np.concatenate([inner[before:0:-1], inner, inner[-2:-2 - after:-1]])
+        elif mode == "replicate":
+            index = np.concatenate([np.zeros(before, int), inner,
+                                    np.full(after, size - 1)])
+        elif mode == "circular":
+            index = np.arange(-before, size + after) % size
+        else:
+            raise _error(f"pad: mode must be 'constant', 'reflect', 'replicate' or "
+                         f"'circular', got {mode!r}", ValueError)
+        output = output.index_select(dim, Tensor(index.astype(np.int64)))
+    return output

@@ -1,7 +1,8 @@
-"""Op cases for what issue 29's census added: transposed convolutions (one Function in
-minigrad/ops/convolution.py), pixel shuffles and ``Tensor.narrow`` (both composed of
-movement ops), the inverse trigonometric functions and cumprod (minigrad/ops/
-trigonometry.py), called as a user would on minigrad and PyTorch. The NumPy references are
+"""Op cases for what issue 29's census of teaching code added: transposed convolutions
+(one Function in minigrad/ops/convolution.py), the inverse trigonometric functions and
+cumprod (minigrad/ops/trigonometry.py), and the composites (pixel shuffles, narrow, flip,
+tile, index_add, meshgrid, instance and RMS norm, reflect/replicate/circular padding),
+each called as a user would on minigrad and PyTorch. The NumPy references are
 written from the definitions, the slow obvious way.
 """
 
@@ -79,6 +80,32 @@ def pixel_unshuffle_reference(x, r):
 ZERO_MASK = np.array([[1, 0, 1, 1], [0, 1, 0, 1]], dtype=np.float32)
 
 
+INDEX = np.array([0, 3, 0])  # index_add's rows (0 twice: the additions accumulate)
+
+
+def index_add_reference(x, index, source):
+    out = x.copy()
+    for i, row in enumerate(index):
+        out[row] += source[i]
+    return out
+
+
+def instance_norm_reference(x, weight=None, bias=None, eps=1e-5):
+    """Each (sample, channel) normalised over its positions; then per-channel affine."""
+    axes = tuple(range(2, x.ndim))
+    out = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
+
+
+def rms_norm_reference(x, weight, eps, dims=1):
+    axes = tuple(range(x.ndim - dims, x.ndim))
+    out = x / np.sqrt((x * x).mean(axes, keepdims=True) + eps)
+    return out if weight is None else out * weight
+
+
 def same(id, name, reference, inputs, *args, **kwargs) -> OpCase:
     """F.name(*tensors, *args, **kwargs) on both libraries (PyTorch spells it the same)."""
     return OpCase(id, lambda *a: getattr(F, name)(*a, *args, **kwargs),
@@ -122,4 +149,45 @@ CASES = [
     OpCase("cumprod_through_zeros", lambda x: (x * ZERO_MASK).cumprod(-1),
            lambda x: np.cumprod(x * ZERO_MASK, -1), (real(2, 4),),
            torch_fn=lambda x: (x * torch.tensor(ZERO_MASK, dtype=x.dtype)).cumprod(-1)),
+
+    # --- composites of existing ops ---
+    OpCase("flip", lambda x: x.flip(0, 2), lambda x: x[::-1, :, ::-1], (real(2, 3, 4),)),
+    OpCase("tile", lambda x: x.tile((2, 1, 2)), lambda x: np.tile(x, (2, 1, 2)),
+           (real(3, 2),)),
+    OpCase("index_add", lambda x, s: x.index_add(0, INDEX, s),
+           lambda x, s: index_add_reference(x, INDEX, s), (real(4, 3), real(3, 3)),
+           torch_fn=lambda x, s: x.index_add(0, torch.tensor(INDEX), s)),
+    OpCase("meshgrid_ij", lambda a, b: mg.meshgrid(a, b, indexing="ij")[0] * 2
+           + mg.meshgrid(a, b, indexing="ij")[1],
+           lambda a, b: np.meshgrid(a, b, indexing="ij")[0] * 2
+           + np.meshgrid(a, b, indexing="ij")[1], (real(3), real(4)),
+           torch_fn=lambda a, b: torch.meshgrid(a, b, indexing="ij")[0] * 2
+           + torch.meshgrid(a, b, indexing="ij")[1]),
+    OpCase("meshgrid_xy", lambda a, b: mg.meshgrid(a, b, indexing="xy")[0] * 2
+           + mg.meshgrid(a, b, indexing="xy")[1],
+           lambda a, b: np.meshgrid(a, b, indexing="xy")[0] * 2
+           + np.meshgrid(a, b, indexing="xy")[1], (real(3), real(4)),
+           torch_fn=lambda a, b: torch.meshgrid(a, b, indexing="xy")[0] * 2
+           + torch.meshgrid(a, b, indexing="xy")[1]),
+    OpCase("instance_norm", lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
+           instance_norm_reference, (real(2, 3, 4, 5), real(3), real(3)),
+           torch_fn=lambda x, w, b: TF.instance_norm(x, weight=w, bias=b), **CONV_TOLERANCE),
+    OpCase("instance_norm_no_affine", lambda x: F.instance_norm(x),
+           lambda x: instance_norm_reference(x), (real(2, 3, 6),),
+           torch_fn=lambda x: TF.instance_norm(x), **CONV_TOLERANCE),
+    OpCase("rms_norm", lambda x, w: F.rms_norm(x, 5, w, eps=1e-6),
+           lambda x, w: rms_norm_reference(x, w, 1e-6), (real(2, 3, 5), real(5)),
+           torch_fn=lambda x, w: TF.rms_norm(x, (5,), w, eps=1e-6), **CONV_TOLERANCE),
+    OpCase("rms_norm_default_eps_two_dims", lambda x: F.rms_norm(x, (3, 4)),
+           lambda x: rms_norm_reference(x, None, float(np.finfo(np.float32).eps), dims=2),
+           (real(2, 3, 4),), torch_fn=lambda x: TF.rms_norm(x, (3, 4)), **CONV_TOLERANCE),
+    same("pad_reflect", "pad", lambda x, pad, mode: np.pad(x, ((0, 0), (0, 0), (2, 1), (1, 2)),
+                                                              mode="reflect"),
+         (real(2, 3, 4, 5),), (1, 2, 2, 1), mode="reflect"),
+    same("pad_replicate", "pad", lambda x, pad, mode: np.pad(x, ((0, 0), (0, 0), (2, 2)),
+                                                                mode="edge"),
+         (real(2, 3, 4),), (2, 2), mode="replicate"),
+    same("pad_circular", "pad", lambda x, pad, mode: np.pad(x, ((0, 0), (0, 0), (1, 3)),
+                                                               mode="wrap"),
+         (real(2, 3, 4),), (1, 3), mode="circular"),
 ]
