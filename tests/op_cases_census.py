@@ -9,7 +9,7 @@ written from the definitions, the slow obvious way.
 from __future__ import annotations
 
 import numpy as np
-from op_cases import OpCase, real, torch
+from op_cases import OpCase, distinct, real, torch
 from op_cases_convolution import CONV_TOLERANCE
 
 import minigrad as mg
@@ -106,6 +106,41 @@ def rms_norm_reference(x, weight, eps, dims=1):
     return out if weight is None else out * weight
 
 
+def _ceil_windows(size, kernel, stride, padding):
+    """Window starts (in padded coordinates) in ceil mode, by PyTorch's rule."""
+    count = -(-(size + 2 * padding - kernel) // stride) + 1
+    if (count - 1) * stride >= size + padding:
+        count -= 1
+    return [i * stride for i in range(count)]
+
+
+def ceil_avg_pool_reference(x, kernel, stride, padding, count_include_pad):
+    """Each window's sum over the input, divided by its part inside the padded input
+    (or inside the input itself, without count_include_pad)."""
+    n, c, height, width = x.shape
+    rows, cols = (_ceil_windows(height, kernel, stride, padding),
+                  _ceil_windows(width, kernel, stride, padding))
+    out = np.zeros((n, c, len(rows), len(cols)))
+    for i, top in enumerate(rows):
+        for j, left in enumerate(cols):
+            r0, r1 = top - padding, min(top - padding + kernel, height + padding)
+            c0, c1 = left - padding, min(left - padding + kernel, width + padding)
+            inside = x[:, :, max(r0, 0):min(r1, height), max(c0, 0):min(c1, width)]
+            if count_include_pad:
+                count = (r1 - r0) * (c1 - c0)
+            else:
+                count = inside.shape[2] * inside.shape[3]
+            out[:, :, i, j] = inside.sum(axis=(2, 3)) / count
+    return out
+
+
+def ceil_max_pool_reference(x, kernel, stride):
+    n, c, height, width = x.shape
+    rows, cols = _ceil_windows(height, kernel, stride, 0), _ceil_windows(width, kernel, stride, 0)
+    return np.array([[[[x[a, b, r:r + kernel, q:q + kernel].max() for q in cols]
+                       for r in rows] for b in range(c)] for a in range(n)])
+
+
 def same(id, name, reference, inputs, *args, **kwargs) -> OpCase:
     """F.name(*tensors, *args, **kwargs) on both libraries (PyTorch spells it the same)."""
     return OpCase(id, lambda *a: getattr(F, name)(*a, *args, **kwargs),
@@ -190,4 +225,17 @@ CASES = [
     same("pad_circular", "pad", lambda x, pad, mode: np.pad(x, ((0, 0), (0, 0), (1, 3)),
                                                                mode="wrap"),
          (real(2, 3, 4),), (1, 3), mode="circular"),
+
+    # --- pooling with ceil_mode (a last, partial window) ---
+    OpCase("avg_pool2d_ceil_mode", lambda x: F.avg_pool2d(x, 2, ceil_mode=True),
+           lambda x: ceil_avg_pool_reference(x, 2, 2, 0, True), (real(2, 3, 5, 7),),
+           torch_fn=lambda x: TF.avg_pool2d(x, 2, ceil_mode=True), **CONV_TOLERANCE),
+    OpCase("avg_pool2d_ceil_mode_padding_excluded",
+           lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+           lambda x: ceil_avg_pool_reference(x, 3, 2, 1, False), (real(1, 2, 6, 8),),
+           torch_fn=lambda x: TF.avg_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                            count_include_pad=False), **CONV_TOLERANCE),
+    OpCase("max_pool2d_ceil_mode", lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True),
+           lambda x: ceil_max_pool_reference(x, 3, 2), (distinct(1, 2, 6, 8),),
+           torch_fn=lambda x: TF.max_pool2d(x, 3, 2, ceil_mode=True)),
 ]

@@ -74,9 +74,11 @@ class _Pool(Module):
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
+        self.ceil_mode = False
 
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+                + (", ceil_mode=True" if self.ceil_mode else ""))
 
 
 class _AvgPool(_Pool):
@@ -84,16 +86,26 @@ class _AvgPool(_Pool):
     counts in the mean."""
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 count_include_pad: bool = True) -> None:
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
         super().__init__(kernel_size, stride, padding)
-        self.count_include_pad = count_include_pad
+        self.count_include_pad, self.ceil_mode = count_include_pad, ceil_mode
 
 
 class MaxPool2d(_Pool):
     """The maximum of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
 
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__(kernel_size, stride, padding)
+        if dilation != 1 or return_indices:
+            raise NotImplementedError("MaxPool2d: dilation and return_indices are not "
+                                      "supported by minigrad")
+        self.ceil_mode = ceil_mode
+
     def forward(self, input: Tensor) -> Tensor:
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding,
+                            ceil_mode=self.ceil_mode)
 
 
 class AvgPool2d(_AvgPool):
@@ -101,7 +113,8 @@ class AvgPool2d(_AvgPool):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
-                            self.count_include_pad)
+                            ceil_mode=self.ceil_mode,
+                            count_include_pad=self.count_include_pad)
 
 
 class ResidualBlock(Module):
@@ -198,6 +211,9 @@ class AvgPool1d(_AvgPool):
     """The mean of each ``kernel_size`` window along the last dimension."""
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.ceil_mode:
+            raise self._error("ceil_mode=True is supported by minigrad for the 2-D pools "
+                              "only", NotImplementedError)
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding,
                             self.count_include_pad)
 

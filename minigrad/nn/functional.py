@@ -261,20 +261,36 @@ def _pool_arguments(input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     return x, unbatched, kernel, stride, padding
 
 
-def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
-    """The largest value in each window (its gradient goes to that element)."""
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False) -> Tensor:
+    """The largest value in each window (its gradient goes to that element).
+    ``ceil_mode``: a last, partial window where the windows do not fit exactly."""
     x, unbatched, kernel, stride, padding = _pool_arguments(input, kernel_size, stride,
                                                             padding, "max_pool2d")
-    output = MaxPool2d.apply(x, kernel, stride, padding)
+    if _positive_pair(dilation, "max_pool2d", "dilation") != (1, 1):
+        raise _error("max_pool2d: dilation is not supported by minigrad (dilation=1 only)",
+                     NotImplementedError)
+    if ceil_mode:
+        output = ceil_mode_pool(x, kernel, stride, padding, "max")
+    else:
+        output = MaxPool2d.apply(x, kernel, stride, padding)
     return output[0] if unbatched else output
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               count_include_pad: bool = True) -> Tensor:
-    """The mean of each window."""
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: Any = None) -> Tensor:
+    """The mean of each window. ``ceil_mode``: a last, partial window where the windows do
+    not fit exactly (its mean is over the part inside the padded input, as in PyTorch)."""
     x, unbatched, kernel, stride, padding = _pool_arguments(input, kernel_size, stride,
                                                             padding, "avg_pool2d")
-    output = AvgPool2d.apply(x, kernel, stride, padding, bool(count_include_pad))
+    if divisor_override is not None:
+        raise _error("avg_pool2d: divisor_override is not supported by minigrad",
+                     NotImplementedError)
+    if ceil_mode:
+        output = ceil_mode_pool(x, kernel, stride, padding, "avg", bool(count_include_pad))
+    else:
+        output = AvgPool2d.apply(x, kernel, stride, padding, bool(count_include_pad))
     return output[0] if unbatched else output
 
 
@@ -441,8 +457,8 @@ from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the he
 # --- issue 29: what the census of teaching code found missing, in functional_more.py ---------
 
 from .functional_more import (  # noqa: E402, F401  (re-exported)
-    conv_transpose1d, conv_transpose2d, dropout1d, dropout2d, dropout3d, instance_norm,
-    pad_by_index, pixel_shuffle, pixel_unshuffle, rms_norm,
+    ceil_mode_pool, conv_transpose1d, conv_transpose2d, dropout1d, dropout2d, dropout3d,
+    instance_norm, pad_by_index, pixel_shuffle, pixel_unshuffle, rms_norm,
 )
 
 __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list see

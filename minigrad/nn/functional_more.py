@@ -228,3 +228,41 @@ def pad_by_index(input: Tensor, pad: tuple, mode: str) -> Tensor:
                          f"'circular', got {mode!r}", ValueError)
         output = output.index_select(dim, Tensor(index.astype(np.int64)))
     return output
+
+
+# --- pooling with ceil_mode ------------------------------------------------------------------
+
+
+def _ceil_extra(size: int, kernel: int, stride: int, padding: int) -> int:
+    """How far past the padded input the last window reaches in ceil mode (PyTorch's rule:
+    one more window if the division leaves a rest, unless it would start in the right
+    padding)."""
+    out = -(-(size + 2 * padding - kernel) // stride) + 1
+    if (out - 1) * stride >= size + padding:
+        out -= 1
+    return max(0, (out - 1) * stride + kernel - (size + 2 * padding))
+
+
+def ceil_mode_pool(x: Tensor, kernel: tuple, stride: tuple, padding: tuple, kind: str,
+                   count_include_pad: bool = True) -> Tensor:
+    """max_pool2d / avg_pool2d of (N, C, H, W) with ``ceil_mode=True``: the input gets the
+    overhang on its bottom and right (-inf for max, 0 for the mean); a mean divides by the
+    part of each window inside the (padded) input, as PyTorch does."""
+    from ..ops.convolution import AvgPool2d, MaxPool2d
+
+    extra = tuple(_ceil_extra(size, k, s, p) for size, k, s, p in
+                  zip(x.shape[2:], kernel, stride, padding))
+    if kind == "max":
+        grown = x.pad(((0, 0), (0, 0), (0, extra[0]), (0, extra[1])), value=-np.inf)
+        return MaxPool2d.apply(grown, kernel, stride, padding)
+    grown = x.pad(((0, 0), (0, 0), (0, extra[0]), (0, extra[1])))
+    sums = AvgPool2d.apply(grown, kernel, stride, padding, True) * float(np.prod(kernel))
+    # the divisor: window elements inside the input (and inside its padding, if counted)
+    (ph, pw), (eh, ew) = padding, extra
+    counted = np.ones(tuple(x.shape[2:]), dtype=x.dtype)
+    counted = np.pad(counted, ((ph, ph), (pw, pw)), constant_values=float(count_include_pad))
+    counted = np.pad(counted, ((0, eh), (0, ew)))
+    windows = np.lib.stride_tricks.sliding_window_view(counted, kernel)[::stride[0],
+                                                                       ::stride[1]]
+    divisor = windows.sum(axis=(-2, -1))
+    return sums / Tensor._make(divisor.astype(x.dtype))
