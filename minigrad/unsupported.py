@@ -47,10 +47,6 @@ ABSENT: dict[str, dict[str, str]] = {
     },
     "torch.nn": {
         "Conv3d": "2-D and 1-D convolution only: reshape volumes into 2-D slices",
-        "Transformer": "encoder layers only: build a decoder from MultiheadAttention and "
-                       "TransformerEncoderLayer's pieces",
-        "TransformerDecoderLayer": "encoder layers only: a decoder layer is "
-                                   "MultiheadAttention twice plus a feed-forward block",
     },
     "torch.nn.functional": {
         "conv3d": "2-D and 1-D convolution only",

@@ -390,3 +390,32 @@ def test_step_lr_accepts_a_float_step_size_as_pytorch(torch):
             scheduler.step()
         lrs.append(opt.param_groups[0]["lr"])
     assert lrs[0] == lrs[1]
+
+
+@pytest.mark.parametrize("batch_first, norm_first", [(False, False), (True, True)])
+def test_transformer_matches_pytorch_in_values_and_gradients(batch_first, norm_first, torch):
+    options = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2,
+                   dim_feedforward=16, dropout=0.0, batch_first=batch_first,
+                   norm_first=norm_first)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's note about its nested-tensor fast path
+        theirs = torch.nn.Transformer(**options)
+    ours = nn.Transformer(**options)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    ours.load_state_dict(theirs.state_dict())
+    rng = np.random.default_rng(0)
+    src, tgt = (rng.standard_normal(shape).astype(np.float32) for shape in ((5, 3, 8),
+                                                                            (4, 3, 8)))
+    if batch_first:
+        src, tgt = src.transpose(1, 0, 2).copy(), tgt.transpose(1, 0, 2).copy()
+    results = []
+    for lib, model in ((mg, ours), (torch, theirs)):
+        mask = type(model).generate_square_subsequent_mask(4)
+        out = model(lib.tensor(src), lib.tensor(tgt), tgt_mask=mask)
+        (out * lib.tensor(np.linspace(-1, 1, out.numel(), dtype=np.float32)
+                          .reshape(tuple(out.shape)))).sum().backward()
+        grads = {k: p.grad.numpy() for k, p in model.named_parameters()}
+        results.append((out.detach().numpy(), grads))
+    np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-5)
+    for name, grad in results[1][1].items():
+        np.testing.assert_allclose(results[0][1][name], grad, atol=1e-4, err_msg=name)

@@ -43,6 +43,8 @@ from .padding import (ConstantPad1d, ConstantPad2d, ReflectionPad1d,  # noqa: E4
                       ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, ZeroPad1d,
                       ZeroPad2d)
 from .parallel import DataParallel  # noqa: E402
+from .transformer import (Transformer, TransformerDecoder,  # noqa: E402
+                          TransformerDecoderLayer)
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
 from ..unsupported import module_getattr as _module_getattr
 
@@ -64,7 +66,8 @@ __all__ = [
     "Dropout3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyLinear",
     "PixelShuffle", "PixelUnshuffle", "parallel", "ConstantPad1d", "ConstantPad2d",
     "InstanceNorm1d", "InstanceNorm2d", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
-    "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d",
+    "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "Transformer",
+    "TransformerDecoder", "TransformerDecoderLayer",
 ]
 
 from . import modules  # noqa: E402  (PyTorch's torch.nn.modules.* paths; needs __all__)
