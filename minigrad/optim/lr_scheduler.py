@@ -82,8 +82,8 @@ class StepLR(LRScheduler):
         # a float is accepted, as PyTorch does (lr = base_lr * gamma ** (t // 1.0))
         if isinstance(step_size, bool) or not (isinstance(step_size, (int, float))
                                                and step_size > 0):
-            raise ValueError(f"StepLR: step_size must be a positive number, got "
-                             f"{step_size!r}")
+            raise ValueError(f"StepLR: step_size must be a positive int, got {step_size!r} "
+                             "(a float such as 1.0 is accepted too, as in PyTorch)")
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer)

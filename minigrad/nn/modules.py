@@ -3,7 +3,8 @@
 
 minigrad's layers live in the files of ``minigrad/nn``; each path below is a small module
 that names the same classes (``nn.modules.linear.Linear is nn.Linear``). They are made
-here, once, rather than as files that would only repeat imports.
+here, once, rather than as files that would only repeat imports (each is registered in
+``sys.modules``, so ``import torch.nn.modules.loss`` finds it).
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import sys
 import types
 
-from .. import conv as _conv
-from .. import dropout as _dropout
-from .. import module as _module
+from . import conv as _conv
+from . import dropout as _dropout
+from . import module as _module
 
 _nn = sys.modules[__name__.rsplit(".", 1)[0]]
 LAYERS = {name: getattr(_nn, name) for name in _nn.__all__
