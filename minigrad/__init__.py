@@ -93,6 +93,7 @@ _PART_A = [
 # --- issue 29: names the census of teaching code found programs using (constants, print
 # options, dtype names, module paths) ----------------------------------------------------------
 import math as _math  # noqa: E402
+import types as _types  # noqa: E402
 
 from . import amp, distributed, serialization  # noqa: E402
 from .amp import autocast  # noqa: E402
@@ -116,13 +117,18 @@ def compile(model=None, **options):  # noqa: A001 - PyTorch's name
     return model
 
 
+# torch.random: the generator functions under their module's name
+random = _types.SimpleNamespace(manual_seed=manual_seed, seed=seed, initial_seed=initial_seed,
+                                get_rng_state=get_rng_state, set_rng_state=set_rng_state)
+
+
 class Size(tuple):
     """``torch.Size``: a shape, a tuple of ints (minigrad's ``t.shape`` is a plain tuple)."""
 
     def numel(self) -> int:
         return int(_math.prod(self))
 
-_ISSUE_29 = ["Size", "accelerator", "amp", "autocast", "bfloat16", "compile", "distributed", "e",
+_ISSUE_29 = ["Size", "random", "accelerator", "amp", "autocast", "bfloat16", "compile", "distributed", "e",
              "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
              "serialization", "set_float32_matmul_precision", "set_printoptions", "version",
              ] + _functions_more.__all__

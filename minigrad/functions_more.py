@@ -38,6 +38,60 @@ def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *,
     return input.index_add(dim, index, source, alpha=alpha)
 
 
+def cosh(input: Tensor) -> Tensor: return input.cosh()
+def sinh(input: Tensor) -> Tensor: return input.sinh()
+def logit(input: Tensor, eps: float | None = None) -> Tensor: return input.logit(eps)
+def isnan(input: Tensor) -> Tensor: return input.isnan()
+def isinf(input: Tensor) -> Tensor: return input.isinf()
+def isfinite(input: Tensor) -> Tensor: return input.isfinite()
+def is_floating_point(input: Tensor) -> bool: return input.is_floating_point()
+def select(input: Tensor, dim: int, index: int) -> Tensor: return input.select(dim, index)
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return input.diagonal(offset, dim1, dim2)
+
+
+def bitwise_and(input: Tensor, other: Any) -> Tensor: return input.bitwise_and(other)
+def bitwise_or(input: Tensor, other: Any) -> Tensor: return input.bitwise_or(other)
+def bitwise_xor(input: Tensor, other: Any) -> Tensor: return input.bitwise_xor(other)
+
+
+def range(start: float, end: float, step: float = 1, *, dtype: Any = None) -> Tensor:  # noqa: A001
+    """PyTorch's deprecated ``torch.range``: like arange, but ``end`` included, and float
+    (the default dtype) unless ``dtype`` says otherwise."""
+    import numpy as np
+
+    from .factories import tensor
+
+    count = int(np.floor((end - start) / step)) + 1
+    values = start + step * np.arange(count)
+    return tensor(values, dtype=dtype if dtype is not None else "float32")
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Sum over the last ``dims`` dims of a and the first ``dims`` of b (or the dims given
+    as two lists), through einsum."""
+    from .torch_functions import einsum
+
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    if isinstance(dims, int):
+        dims_a = [a.ndim - dims + i for i in _steps(dims)]
+        dims_b = list(_steps(dims))
+    else:
+        dims_a, dims_b = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+    left = list(letters[:a.ndim])
+    right = list(letters[a.ndim:a.ndim + b.ndim])
+    for i, j in zip(dims_a, dims_b):
+        right[j % b.ndim] = left[i % a.ndim]
+    summed = {left[i % a.ndim] for i in dims_a}
+    out = [c for c in left if c not in summed] + [c for c in right if c not in summed]
+    return einsum(f"{''.join(left)},{''.join(right)}->{''.join(out)}", a, b)
+
+
+def _steps(count: int):
+    """0 .. count - 1 (this module's ``range`` is PyTorch's)."""
+    return iter(__import__("builtins").range(count))
+
+
 def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
     """Grids from 1-D tensors: with ``indexing="ij"`` output i varies along dim i; with
     ``"xy"`` the first two dims are swapped (NumPy's default). Differentiable (expand)."""
@@ -63,6 +117,8 @@ def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-__all__ = ["acos", "arccos", "arcsin", "arctan", "asin", "atan", "bitwise_not", "cumprod",
-           "flip", "index_add", "logical_and", "logical_not", "logical_or", "logical_xor",
-           "meshgrid", "ravel", "tile", "trace"]
+__all__ = ["acos", "arccos", "arcsin", "arctan", "asin", "atan", "bitwise_and", "bitwise_not",
+           "bitwise_or", "bitwise_xor", "cosh", "cumprod", "diagonal", "flip", "index_add",
+           "is_floating_point", "isfinite", "isinf", "isnan", "logical_and", "logical_not",
+           "logical_or", "logical_xor", "logit", "meshgrid", "range", "ravel", "select", "sinh",
+           "tensordot", "tile", "trace"]

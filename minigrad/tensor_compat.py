@@ -64,7 +64,46 @@ class TensorCompat:
             raise ValueError(f"trace: expected a 2-D tensor, got shape {tuple(self.shape)}")
         return self.diag().sum()
 
+    def cosh(self): return (self.exp() + (-self).exp()) * 0.5
+    def sinh(self): return (self.exp() - (-self).exp()) * 0.5
+
+    def logit(self, eps: float | None = None):
+        """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given."""
+        p = self if eps is None else self.clamp(eps, 1 - eps)
+        return (p / (1 - p)).log()
+
+    def isnan(self): return self != self
+    def isinf(self): return self.abs() == float("inf")
+    def isfinite(self): return (self - self) == 0  # inf - inf and nan - nan are nan
+
+    def clamp_min_(self, min): return self.clamp_(min=min)
+    def clamp_max_(self, max): return self.clamp_(max=max)
+    def half(self): return self.to(np.float16)
+
     # --- movement --------------------------------------------------------------------------
+
+    def select(self, dim: int, index: int):
+        """The slice at ``index`` of dimension ``dim`` (that dimension removed)."""
+        position = [slice(None)] * self.ndim
+        position[_dim(dim, self.ndim, "select")] = index
+        return self[tuple(position)]
+
+    def unflatten(self, dim: int, sizes):
+        """Dimension ``dim`` split into ``sizes`` (one may be -1)."""
+        dim = _dim(dim, self.ndim, "unflatten")
+        return self.reshape(*self.shape[:dim], *sizes, *self.shape[dim + 1:])
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1):
+        """The diagonal of dims ``dim1``, ``dim2`` (``offset`` above it if positive), as
+        the last dimension; differentiable (an index gather)."""
+        dim1, dim2 = _dim(dim1, self.ndim, "diagonal"), _dim(dim2, self.ndim, "diagonal")
+        x = self.movedim((dim1, dim2), (-2, -1)) if hasattr(self, "movedim") else \
+            self.permute(*[d for d in range(self.ndim) if d not in (dim1, dim2)], dim1, dim2)
+        rows, columns = x.shape[-2], x.shape[-1]
+        start_row, start_column = max(-offset, 0), max(offset, 0)
+        count = max(0, min(rows - start_row, columns - start_column))
+        steps = np.arange(count)
+        return x[..., start_row + steps, start_column + steps]
 
     def ravel(self): return self.reshape(-1)
     def swapaxes(self, axis0: int, axis1: int): return self.transpose(axis0, axis1)

@@ -238,4 +238,20 @@ CASES = [
     OpCase("max_pool2d_ceil_mode", lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True),
            lambda x: ceil_max_pool_reference(x, 3, 2), (distinct(1, 2, 6, 8),),
            torch_fn=lambda x: TF.max_pool2d(x, 3, 2, ceil_mode=True)),
+
+    # --- more composites (issue 29's tail) ---
+    OpCase("diagonal_offset", lambda x: x.diagonal(1, 1, 2),
+           lambda x: np.diagonal(x, 1, 1, 2), (real(2, 3, 4),)),
+    OpCase("select", lambda x: x.select(1, 2), lambda x: x[:, 2], (real(2, 3, 4),)),
+    OpCase("unflatten", lambda x: x.unflatten(1, (2, -1)), lambda x: x.reshape(2, 2, 3),
+           (real(2, 6),)),
+    OpCase("logit", lambda x: (x * 0.2 + 0.5).logit(), lambda x: np.log(
+        (x * 0.2 + 0.5) / (0.5 - x * 0.2)), (real(3, 4),)),
+    OpCase("cosh_sinh", lambda x: x.cosh() + x.sinh() * 2, lambda x: np.cosh(x)
+           + 2 * np.sinh(x), (real(3, 4),)),
+    OpCase("tensordot", lambda a, b: mg.tensordot(a, b, 2), lambda a, b: np.tensordot(a, b, 2),
+           (real(2, 3, 4), real(3, 4, 5)), torch_fn=lambda a, b: torch.tensordot(a, b, 2),
+           **CONV_TOLERANCE),
+    same("prelu", "prelu", lambda x, w: np.maximum(x, 0) + w[:, None] * np.minimum(x, 0),
+         (real(2, 3, 4, away_from=(0.0,)), real(3))),
 ]

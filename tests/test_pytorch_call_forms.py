@@ -419,3 +419,29 @@ def test_transformer_matches_pytorch_in_values_and_gradients(batch_first, norm_f
     np.testing.assert_allclose(results[0][0], results[1][0], atol=1e-5)
     for name, grad in results[1][1].items():
         np.testing.assert_allclose(results[0][1][name], grad, atol=1e-4, err_msg=name)
+
+
+def test_embedding_padding_row_starts_at_zero_and_gets_no_gradient(torch):
+    ours, theirs = nn.Embedding(5, 3, padding_idx=0), torch.nn.Embedding(5, 3, padding_idx=0)
+    assert not ours.weight.numpy()[0].any()
+    ours.load_state_dict(theirs.state_dict())
+    index = np.array([[0, 2, 0, 4]])
+    ours(mg.tensor(index)).sum().backward()
+    theirs(torch.tensor(index)).sum().backward()
+    np.testing.assert_array_equal(ours.weight.grad.numpy(), theirs.weight.grad.numpy())
+
+
+def test_prelu_and_upsampling_nearest_have_pytorchs_parameters_and_outputs(torch):
+    x = np.random.default_rng(0).standard_normal((2, 3, 2, 2)).astype(np.float32)
+    for make in (lambda m: m.PReLU(3), lambda m: m.UpsamplingNearest2d(scale_factor=2)):
+        ours, theirs = make(nn), make(torch.nn)
+        assert list(ours.state_dict()) == list(theirs.state_dict())
+        np.testing.assert_allclose(as_array(ours(mg.tensor(x))),
+                                   as_array(theirs(torch.tensor(x))))
+
+
+def test_range_includes_its_end_as_pytorchs_deprecated_range(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = torch.range(0, 1, 0.25)
+    np.testing.assert_array_equal(mg.range(0, 1, 0.25).numpy(), expected.numpy())

@@ -34,7 +34,8 @@ from .normalization import GroupNorm
 from .recurrent import GRU, GRUCell, LSTMCell, RNNCell
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 from . import parallel  # noqa: E402
-from .conv import ConvTranspose1d, ConvTranspose2d  # noqa: E402
+from .activation import PReLU  # noqa: E402
+from .conv import ConvTranspose1d, ConvTranspose2d, UpsamplingNearest2d  # noqa: E402
 from .dropout import Dropout1d, Dropout2d, Dropout3d  # noqa: E402
 from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: E402
                    LazyLinear)
@@ -67,7 +68,7 @@ __all__ = [
     "PixelShuffle", "PixelUnshuffle", "parallel", "ConstantPad1d", "ConstantPad2d",
     "InstanceNorm1d", "InstanceNorm2d", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
     "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "Transformer",
-    "TransformerDecoder", "TransformerDecoderLayer",
+    "TransformerDecoder", "TransformerDecoderLayer", "PReLU", "UpsamplingNearest2d",
 ]
 
 from . import modules  # noqa: E402  (PyTorch's torch.nn.modules.* paths; needs __all__)

@@ -349,3 +349,10 @@ class ConvTranspose1d(_ConvTransposeNd):
     dilation (K - 1) + output_padding + 1."""
 
     dims = 1
+
+
+class UpsamplingNearest2d(Upsample):
+    """``Upsample(mode="nearest")`` under its older name."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")

@@ -21,7 +21,7 @@ from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEn
 from ..ops.normalization import LayerNorm
 from ..ops.reduce import normalize_dims
 from ..state import state
-from ..tensor import Tensor, pad_tensor
+from ..tensor import Tensor, pad_tensor, where
 from .functional_checks import (REDUCTIONS, _check_floating, _check_reduction,  # noqa: F401
                                 _class_targets, _error, _reduce, _same_padding)
 from ..unsupported import module_getattr as _module_getattr
@@ -95,9 +95,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return output + bias if bias is not None else output
 
 
-def embedding(input: Tensor | np.ndarray, weight: Tensor) -> Tensor:
+def embedding(input: Tensor | np.ndarray, weight: Tensor,
+              padding_idx: int | None = None) -> Tensor:
     """Rows of ``weight`` picked by the integer ``input`` (backward adds each row's
-    gradient up, so a repeated index accumulates)."""
+    gradient up, so a repeated index accumulates). Row ``padding_idx`` gets no gradient."""
     indices = input.numpy() if isinstance(input, Tensor) else np.asarray(input)
     if indices.dtype.kind not in "iu":
         raise _error(f"embedding: indices must be integers, got {indices.dtype} "
@@ -107,6 +108,10 @@ def embedding(input: Tensor | np.ndarray, weight: Tensor) -> Tensor:
         bad = indices.max() if indices.max() >= num else indices.min()
         raise _error(f"embedding: index {bad} is out of range for an embedding with "
                      f"{num} rows (valid: 0 to {num - 1})", IndexError)
+    if padding_idx is not None:  # that row's value, without a path back to the weight
+        padding = indices == padding_idx % num
+        if padding.any():
+            return where(Tensor(padding[..., None]), weight.detach()[indices], weight[indices])
     return weight[indices]
 
 
@@ -458,7 +463,7 @@ from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the he
 
 from .functional_more import (  # noqa: E402, F401  (re-exported)
     ceil_mode_pool, conv_transpose1d, conv_transpose2d, dropout1d, dropout2d, dropout3d,
-    instance_norm, pad_by_index, pixel_shuffle, pixel_unshuffle, rms_norm,
+    instance_norm, pad_by_index, pixel_shuffle, pixel_unshuffle, prelu, rms_norm,
 )
 
 __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list see
@@ -471,7 +476,7 @@ __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list
     "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh", "unfold",
     "conv_transpose1d", "conv_transpose2d", "dropout1d", "dropout2d", "dropout3d",
-    "instance_norm", "pixel_shuffle", "pixel_unshuffle", "rms_norm",
+    "instance_norm", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm",
 ]
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)

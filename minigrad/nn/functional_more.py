@@ -266,3 +266,17 @@ def ceil_mode_pool(x: Tensor, kernel: tuple, stride: tuple, padding: tuple, kind
                                                                        ::stride[1]]
     divisor = windows.sum(axis=(-2, -1))
     return sums / Tensor._make(divisor.astype(x.dtype))
+
+
+# --- a learned-slope activation ------------------------------------------------------------
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x); ``weight`` has 1 element or one per channel (dim 1)."""
+    if weight.numel() > 1:
+        if input.ndim < 2 or input.shape[1] != weight.numel():
+            raise _error(f"prelu: weight has {weight.numel()} elements, one per channel, but "
+                         f"the input of shape {tuple(input.shape)} has "
+                         f"{input.shape[1] if input.ndim > 1 else 1} channels (dim 1)")
+        weight = weight.reshape(weight.numel(), *(1,) * (input.ndim - 2))
+    return input.relu() - weight * (-input).relu()

@@ -63,19 +63,29 @@ class Embedding(Module):
     """A table of ``num_embeddings`` vectors of size ``embedding_dim``; integer indices
     pick rows. ``weight`` starts N(0, 1), as in PyTorch."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int,
+                 padding_idx: int | None = None, *, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         num_embeddings, embedding_dim = check_sizes("Embedding", num_embeddings=num_embeddings,
                                                     embedding_dim=embedding_dim)
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within the "
+                                 f"{num_embeddings} rows")
+            padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
         self.weight = new_parameter(num_embeddings, embedding_dim, dtype=dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
+        if self.padding_idx is not None:  # the padding row starts at zero, as in PyTorch
+            self.weight._data[self.padding_idx] = 0.0
 
     def forward(self, input: Any) -> Tensor:
-        return F.embedding(input, self.weight)
+        return F.embedding(input, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
