@@ -6,7 +6,8 @@ options it is given (``profile=`` resets them all first, as in PyTorch).
 
 from __future__ import annotations
 
-DEFAULTS = {"precision": 4, "threshold": 200, "edgeitems": 3, "linewidth": 75,
+# None: NumPy's own setting (np.set_printoptions), as before set_printoptions existed
+DEFAULTS = {"precision": 4, "threshold": 200, "edgeitems": None, "linewidth": None,
             "sci_mode": None}
 PROFILES = {"default": DEFAULTS,
             "short": {**DEFAULTS, "precision": 2, "threshold": 1000, "edgeitems": 2},
@@ -31,8 +32,11 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 def numpy_options() -> dict:
     """The options as ``np.array2string`` keywords."""
-    keywords = {"precision": options["precision"], "threshold": options["threshold"],
-                "edgeitems": options["edgeitems"], "max_line_width": options["linewidth"]}
+    keywords = {"precision": options["precision"], "threshold": options["threshold"]}
+    if options["edgeitems"] is not None:
+        keywords["edgeitems"] = options["edgeitems"]
+    if options["linewidth"] is not None:
+        keywords["max_line_width"] = options["linewidth"]
     if options["sci_mode"] is not None:
         keywords["suppress_small"] = not options["sci_mode"]
     return keywords
