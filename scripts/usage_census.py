@@ -448,11 +448,11 @@ def top_missing(data: dict, limit: int) -> list[tuple[str, int, str]]:
     return sorted(rows, key=lambda r: (-r[1], r[0]))[:limit]
 
 
-def render_block(data: dict, limit: int = 25) -> str:
+def render_block(data: dict, link: str, limit: int = 25) -> str:
     """The figure and the top missing names: for the README and pytorch_coverage.md."""
     out = [BEGIN, summary(data), "",
            f"Most used names minigrad lacks (of {len(data['programs'])} programs; the full "
-           "table is [docs/census/README.md](docs/census/README.md)):", "",
+           f"table is [docs/census/README.md]({link})):", "",
            "| name | programs | status |", "| --- | --- | --- |"]
     out += [f"| `{n}` | {c} | {s} |" for n, c, s in top_missing(data, limit)]
     return "\n".join(out + [END])
@@ -516,10 +516,11 @@ def dump(data: dict) -> str:
 
 
 def outputs(data: dict) -> dict[Path, str]:
-    block = render_block(data)
     return {DATA: dump(data), TABLE: render_table(data),
-            README: replace_block(README.read_text(), block),
-            COVERAGE: replace_block(COVERAGE.read_text(), block)}
+            README: replace_block(README.read_text(),
+                                  render_block(data, "docs/census/README.md")),
+            COVERAGE: replace_block(COVERAGE.read_text(),
+                                    render_block(data, "census/README.md"))}
 
 
 def main(argv: list[str]) -> int:
