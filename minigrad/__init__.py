@@ -89,6 +89,51 @@ _PART_A = [
 ]
 # --- end of part A ---------------------------------------------------------------------------
 
+
+# --- issue 29: names the census of teaching code found programs using (constants, print
+# options, dtype names, module paths) ----------------------------------------------------------
+import math as _math  # noqa: E402
+import types as _types  # noqa: E402
+
+from . import amp, distributed, serialization  # noqa: E402
+from .amp import autocast  # noqa: E402
+from .backends import (accelerator, get_float32_matmul_precision,  # noqa: E402
+                       set_float32_matmul_precision, version)
+from .dtypes import bfloat16  # noqa: E402
+from .printing import set_printoptions  # noqa: E402
+from . import functions_more as _functions_more  # noqa: E402
+from .functions_more import *  # noqa: E402, F401, F403
+
+inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
+newaxis = None
+finfo, iinfo = _np.finfo, _np.iinfo  # finfo(mg.float32).eps: dtypes are NumPy's
+
+
+def compile(model=None, **options):  # noqa: A001 - PyTorch's name
+    """``torch.compile(model)``: no compiler here, so the model itself, unchanged (compiling
+    changes speed, not results); also usable as a decorator."""
+    if model is None:
+        return lambda function: function
+    return model
+
+
+# torch.random: the generator functions under their module's name
+random = _types.SimpleNamespace(manual_seed=manual_seed, seed=seed, initial_seed=initial_seed,
+                                get_rng_state=get_rng_state, set_rng_state=set_rng_state)
+
+
+class Size(tuple):
+    """``torch.Size``: a shape, a tuple of ints (minigrad's ``t.shape`` is a plain tuple)."""
+
+    def numel(self) -> int:
+        return int(_math.prod(self))
+
+_ISSUE_29 = ["Size", "random", "accelerator", "amp", "autocast", "bfloat16", "compile", "distributed", "e",
+             "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
+             "serialization", "set_float32_matmul_precision", "set_printoptions", "version",
+             ] + _functions_more.__all__
+# --- end of issue 29 -------------------------------------------------------------------------
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -102,7 +147,7 @@ __all__ = [
     "set_grad_enabled", "set_mode", "set_rng_state", "stack", "tensor", "walk", "where",
     "zeros", "zeros_like",
     "bool_", "double", "float", "float32", "float64", "int32", "int64", "long",
-] + _torch_functions.__all__ + _PART_A  # issue 11, parts B and A
+] + _torch_functions.__all__ + _PART_A + _ISSUE_29  # issue 11 (parts B and A), issue 29
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
 __getattr__ = _module_getattr("torch")

@@ -107,14 +107,16 @@ def once_differentiable(backward: Callable) -> Callable:
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
          retain_graph: bool | None = None, create_graph: bool = False,
-         allow_unused: bool | None = None, materialize_grads: bool = False) -> tuple:
+         only_inputs: bool = True, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple:
     """The gradients of ``outputs`` with respect to ``inputs`` (one Tensor or a sequence;
     leaves or intermediate results), as a tuple, without touching any ``.grad``.
 
     ``grad_outputs``: the gradient of each output (None for a one-element output).
     An input that the outputs do not depend on raises, unless ``allow_unused=True``
     (then its gradient is None, or zeros with ``materialize_grads=True``). First order
-    only: ``create_graph=True`` raises ``NotImplementedError``."""
+    only: ``create_graph=True`` raises ``NotImplementedError``. ``only_inputs`` is
+    accepted and ignored, as PyTorch does (deprecated there)."""
     tensors, gradients = roots(outputs, grad_outputs, create_graph, "grad")
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     for i, t in enumerate(inputs):

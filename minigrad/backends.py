@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import sys
+import types
+
+from . import amp as _amp
 from .state import manual_seed
+
+# torch.cuda.amp: the mixed-precision names under their older CUDA path (minigrad/amp.py)
+_cuda_amp = types.SimpleNamespace(GradScaler=_amp.GradScaler, autocast=_amp.autocast)
 
 
 class _Cuda:
@@ -26,6 +33,7 @@ class _Cuda:
         manual_seed(seed)
 
     manual_seed_all = manual_seed
+    amp = _cuda_amp
 
     @staticmethod
     def synchronize(device: Any = None) -> None:
@@ -39,10 +47,18 @@ class _Cuda:
     def is_bf16_supported() -> bool:
         return False
 
+    # memory statistics: nothing allocated on a GPU (what PyTorch answers without CUDA)
+    @staticmethod
+    def memory_allocated(device: Any = None) -> int:
+        return 0
+
+    max_memory_allocated = memory_reserved = max_memory_reserved = memory_allocated
+
     def __getattr__(self, name: str) -> Any:
-        raise AttributeError(f"mg.cuda.{name}: minigrad has no CUDA (it runs on the CPU); "
-                             "only is_available(), device_count(), manual_seed(_all), "
-                             "synchronize() and empty_cache() exist, for portable code")
+        raise AttributeError(f"torch.cuda.{name} is not supported by minigrad: there is no "
+                             "CUDA (it runs on the CPU); only is_available(), device_count(), "
+                             "manual_seed(_all), synchronize(), empty_cache() and the memory "
+                             "statistics (0) exist, for portable code")
 
 
 class _Mps:
@@ -62,10 +78,36 @@ class _Cudnn:
     enabled = False
     deterministic = False
     benchmark = False
+    allow_tf32 = False
 
     @staticmethod
     def is_available() -> bool:
         return False
+
+
+class _Matmul:
+    """``mg.backends.cuda.matmul.allow_tf32 = True``: accepted, changes nothing (NumPy
+    multiplies float32 in float32)."""
+
+    allow_tf32 = False
+    allow_fp16_reduced_precision_reduction = False
+    allow_bf16_reduced_precision_reduction = False
+
+
+class _BackendsCuda:
+    """``torch.backends.cuda``: the settings programs write before they train on a GPU."""
+
+    matmul = _Matmul()
+
+    @staticmethod
+    def is_built() -> bool:
+        return False
+
+    @staticmethod
+    def enable_flash_sdp(enabled: bool) -> None:
+        """Nothing to enable: attention runs on NumPy."""
+
+    enable_mem_efficient_sdp = enable_math_sdp = enable_flash_sdp
 
 
 class _Backends:
@@ -73,9 +115,59 @@ class _Backends:
     for device-picking code."""
 
     mps = _Mps()
-    cuda = _Cuda()
+    cuda = _BackendsCuda()
     cudnn = _Cudnn()
+
+
+class _Accelerator:
+    """``torch.accelerator``: none here (``is_available()`` False, ``current_accelerator()``
+    None), so programs that pick ``current_accelerator() or "cpu"`` pick the CPU."""
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+    @staticmethod
+    def current_accelerator(check_available: bool = False) -> None:
+        return None
+
+    @staticmethod
+    def device_count() -> int:
+        return 0
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"torch.accelerator.{name} is not supported by minigrad: there "
+                             "is no accelerator (it runs on the CPU)")
+
+
+class _Version:
+    """``torch.version``: no CUDA or ROCm build."""
+
+    cuda = None
+    hip = None
+    __version__ = "2.0.0+minigrad"
 
 
 cuda = _Cuda()
 backends = _Backends()
+accelerator = _Accelerator()
+version = _Version()
+_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Accepted ("highest", "high", "medium") and remembered; NumPy multiplies float32 in
+    float32 whatever it is."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"set_float32_matmul_precision: expected 'highest', 'high' or "
+                           f"'medium', got {precision!r}")
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _matmul_precision[0]
+
+# PyTorch's module paths (``import torch.backends.cudnn as cudnn``) name these objects
+for _name in ("cudnn", "cuda", "mps"):
+    sys.modules.setdefault(f"{__name__}.{_name}", getattr(backends, _name))
+sys.modules.setdefault(f"{__name__[:-len('.backends')]}.cuda.amp", _cuda_amp)

@@ -29,8 +29,29 @@ DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool
           "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "short": np.int16}
 
 
+class UnsupportedDtype:
+    """A PyTorch dtype NumPy lacks (``mg.bfloat16``). Programs name it (a table of dtypes,
+    a choice made only on a GPU), so the name exists; making a tensor of it says why not."""
+
+    is_floating_point, is_complex = True, False
+
+    def __init__(self, name: str, advice: str) -> None:
+        self.name, self.advice = name, advice
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def error(self) -> TypeError:
+        return TypeError(f"torch.{self.name} is not supported by minigrad: {self.advice}")
+
+
+bfloat16 = UnsupportedDtype("bfloat16", "NumPy has no bfloat16; use float32 (or float16)")
+
+
 def as_dtype(dtype: Any) -> np.dtype:
     """``"float32"``, ``np.float64``, ``mg.int64``, ``float``, ``bool`` ... -> a NumPy dtype."""
+    if isinstance(dtype, UnsupportedDtype) or dtype in ("bfloat16", "torch.bfloat16"):
+        raise bfloat16.error() if not isinstance(dtype, UnsupportedDtype) else dtype.error()
     if isinstance(dtype, str):
         name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
         if name in DTYPES:

@@ -33,6 +33,19 @@ def _new(array: np.ndarray, dtype: Any, requires_grad: bool, device: Any = None,
     return t.requires_grad_(True) if requires_grad else t
 
 
+def _sizes(size: tuple, keywords: dict, who: str) -> tuple:
+    """The shape from ``zeros(2, 3)``, ``zeros((2, 3))`` or PyTorch's ``zeros(size=(2, 3))``."""
+    if set(keywords) - {"size"}:
+        unknown = ", ".join(sorted(set(keywords) - {"size"}))
+        raise TypeError(f"{who}() got an unexpected keyword argument: {unknown}")
+    if "size" in keywords:
+        if size:
+            raise TypeError(f"{who}(): give the shape once, as positions or as size=, "
+                            f"not both (got {size} and size={keywords['size']})")
+        size = (keywords["size"],)
+    return _unpack_shape(size)
+
+
 def _float(dtype: Any) -> np.dtype:
     """The dtype to make floats in: ``dtype`` if it is floating, else the default."""
     if dtype is not None and as_dtype(dtype).kind == "f":
@@ -40,20 +53,23 @@ def _float(dtype: Any) -> np.dtype:
     return state.default_dtype
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _new(np.zeros(_unpack_shape(size), dtype=_float(dtype)), dtype, requires_grad,
-                device, "zeros")
+def zeros(*size, dtype=None, device=None, requires_grad=False,
+          **keywords) -> Tensor:
+    return _new(np.zeros(_sizes(size, keywords, "zeros"), dtype=_float(dtype)), dtype,
+                requires_grad, device, "zeros")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _new(np.ones(_unpack_shape(size), dtype=_float(dtype)), dtype, requires_grad,
-                device, "ones")
+def ones(*size, dtype=None, device=None, requires_grad=False,
+         **keywords) -> Tensor:
+    return _new(np.ones(_sizes(size, keywords, "ones"), dtype=_float(dtype)), dtype,
+                requires_grad, device, "ones")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad=False,
+          **keywords) -> Tensor:
     """Uninitialized in PyTorch; zeros here (NumPy's empty would show leftover memory)."""
-    return _new(np.zeros(_unpack_shape(size), dtype=_float(dtype)), dtype, requires_grad,
-                device, "empty")
+    return _new(np.zeros(_sizes(size, keywords, "empty"), dtype=_float(dtype)), dtype,
+                requires_grad, device, "empty")
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -144,6 +160,7 @@ def _legacy(name: str, dtype: Any):
             return Tensor(data[0], dtype=dtype)
         return zeros(*data, dtype=dtype)
 
+    constructor.legacy_dtype = np.dtype(dtype)  # for t.type(torch.FloatTensor)
     constructor.__name__ = constructor.__qualname__ = name
     constructor.__doc__ = (f"PyTorch's legacy constructor: ``{name}(data)`` is "
                            f"``mg.tensor(data, dtype={np.dtype(dtype).name})``, "
@@ -168,17 +185,19 @@ def _draw_dtype(dtype) -> np.dtype:
         else _float(None)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False,
+         **keywords) -> Tensor:
     """Uniform on [0, 1)."""
     rng = rng_for(generator, "rand")
-    return _new(rng.random(_unpack_shape(size), dtype=_draw_dtype(dtype)), dtype,
+    return _new(rng.random(_sizes(size, keywords, "rand"), dtype=_draw_dtype(dtype)), dtype,
                 requires_grad, device, "rand")
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False,
+          **keywords) -> Tensor:
     """Standard normal."""
     rng = rng_for(generator, "randn")
-    return _new(rng.standard_normal(_unpack_shape(size), dtype=_draw_dtype(dtype)), dtype,
+    return _new(rng.standard_normal(_sizes(size, keywords, "randn"), dtype=_draw_dtype(dtype)), dtype,
                 requires_grad, device, "randn")
 
 

@@ -173,3 +173,28 @@ def _why(error: BaseException) -> str:
     if "pickle" in str(error):
         return "it holds Python objects, which minigrad does not load"
     return f"it could not be read ({type(error).__name__})"
+
+
+# --- PyTorch's allow-lists for unpickling: nothing is unpickled here, so nothing to allow ---
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """``torch.serialization.add_safe_globals``: accepted; minigrad's files hold no pickle,
+    so there are no classes to allow."""
+
+
+def get_safe_globals() -> list:
+    return []
+
+
+class safe_globals:  # noqa: N801 - PyTorch's name
+    """``with torch.serialization.safe_globals([...]):`` accepted (nothing is unpickled)."""
+
+    def __init__(self, safe_globals: list) -> None:
+        self.safe_globals = safe_globals
+
+    def __enter__(self) -> safe_globals:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        return None

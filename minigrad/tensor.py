@@ -30,6 +30,8 @@ from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat
                   Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.reduce import normalize_dims
 from .state import no_grad, rng_for, state
+from .printing import numpy_options as numpy_print_options
+from .tensor_compat import TensorCompat
 from .unsupported import absent
 from .versions import VersionCounter, counter_of, record_write
 
@@ -56,7 +58,7 @@ def _keep(keepdim, keepdims):
     return bool(keepdims) if keepdims is not None else bool(keepdim)
 
 
-class Tensor:
+class Tensor(TensorCompat):
     """A NumPy array plus autograd: ``data``, ``grad``, ``requires_grad``, ``grad_fn``."""
 
     # Every op makes a Tensor, so making one must be cheap: the attributes every tensor
@@ -80,6 +82,10 @@ class Tensor:
                  label: str | None = None, device: Any = None) -> None:
         if device is not None:
             check_device(device, "tensor")
+        sizes = _legacy_sizes(data, requires_grad, dtype, label)
+        if sizes is not None:  # PyTorch's legacy Tensor(2, 3, 4): a shape, zero-filled here
+            data, requires_grad, dtype, label = np.zeros(sizes, state.default_dtype), False, \
+                None, None
         if not isinstance(requires_grad, (bool, np.bool_)):
             raise TypeError(
                 f"Tensor: requires_grad must be True or False, got {requires_grad!r}. "
@@ -334,6 +340,7 @@ class Tensor:
         converts (a dtype, or a name such as ``'torch.DoubleTensor'``)."""
         if dtype is None:
             return "torch." + TYPE_NAMES.get(self.dtype.name, self.dtype.name + "Tensor")
+        dtype = getattr(dtype, "legacy_dtype", dtype)  # t.type(torch.FloatTensor)
         if isinstance(dtype, str) and dtype.removeprefix("torch.") in TYPE_NAMES.values():
             name = dtype.removeprefix("torch.")
             dtype = next(k for k, v in TYPE_NAMES.items() if v == name)
@@ -477,9 +484,11 @@ class Tensor:
         self._modify(SetItem, value, _index(index))
 
     def add_(self, other: Any, alpha: float = 1) -> Tensor:
+        other, alpha = _deprecated_alpha_first(other, alpha)
         return self._modify(Add, other if alpha == 1 else other * alpha)
 
     def sub_(self, other: Any, alpha: float = 1) -> Tensor:
+        other, alpha = _deprecated_alpha_first(other, alpha)
         return self._modify(Sub, other if alpha == 1 else other * alpha)
 
     def mul_(self, other: Any) -> Tensor:
@@ -1122,7 +1131,7 @@ class Tensor:
             body = f"<unrealized, shape={self.shape}"
         else:
             body = np.array2string(self._data, separator=", ", prefix="tensor(",
-                                   precision=4, threshold=200)
+                                   **numpy_print_options())
         # as PyTorch, the dtypes a tensor gets by default (from floats, ints, bools) go unsaid
         if self.dtype not in (state.default_dtype, np.int64, np.bool_) or self._data is None:
             extras.append(f"dtype={self.dtype}")
@@ -1143,6 +1152,23 @@ class Tensor:
 
 
 tensor_class.register(Tensor)  # the engine reaches Tensor through tensor_class.py
+
+
+def _legacy_sizes(*arguments: Any) -> tuple | None:
+    """The shape in PyTorch's legacy ``Tensor(2, 3, 4)`` (two or more ints), else None."""
+    ints = [a for a in arguments if a is not None]
+    if len(ints) >= 2 and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+                              for a in ints) and ints == list(arguments[:len(ints)]):
+        return tuple(int(a) for a in ints)
+    return None
+
+
+def _deprecated_alpha_first(other: Any, alpha: Any) -> tuple:
+    """PyTorch still runs the deprecated ``add_(alpha, other)`` (old SGD code:
+    ``p.data.add_(-lr, p.grad.data)``): a number first and a tensor second swap roles."""
+    if isinstance(alpha, Tensor) and isinstance(other, (int, float, np.number)):
+        return alpha, other
+    return other, alpha
 
 
 def _array_from(data: Any) -> np.ndarray:

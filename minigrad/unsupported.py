@@ -7,6 +7,9 @@ The README's "PyTorch coverage" table is generated from this list.
 
 from __future__ import annotations
 
+import importlib.abc
+import sys
+
 _CPU = "minigrad runs on the CPU with NumPy; there is no GPU or other device to use"
 _HIGHER = ("minigrad records first-order gradients only (no create_graph=True), so "
            "Jacobians, Hessians and gradients of gradients are not available")
@@ -19,22 +22,24 @@ ABSENT: dict[str, dict[str, str]] = {
                   "numpy.linalg",
         "sparse": "no sparse tensors: every tensor is a dense NumPy array",
         "jit": "no compiler: minigrad runs Python eagerly (or defers with mg.lazy())",
-        "compile": "no compiler: call the model directly (mg.lazy() shows a graph before "
-                   "it runs)",
         "vmap": "no function transforms: write the batch dimension into your code",
         "func": "no function transforms (torch.func): " + _HIGHER,
         "distributions": "no probability distributions: draw with mg.rand/mg.randn/"
                          "mg.multinomial, or NumPy's generators",
-        "distributed": _CPU + " in one process",
-        "amp": "no mixed precision: use float32, or float64 for gradcheck",
-        "autocast": "no mixed precision: use float32, or float64 for gradcheck",
         "complex64": "no complex tensors: real float32/float64 only",
         "complex128": "no complex tensors: real float32/float64 only",
-        "bfloat16": "no bfloat16: use float32",
         "hub": "nothing is downloaded: build the model in code and load a state dict "
                "with mg.load",
         "onnx": "no export formats: save a state dict with mg.save",
         "quantization": "no quantized tensors: float32/float64 only",
+        "multiprocessing": "minigrad runs in one process; run the work in a loop (or use "
+                           "Python's multiprocessing on NumPy arrays)",
+        "fx": "no graph capture: minigrad's graph is the autograd graph (t.grad_fn, drawn "
+              "by the widgets)",
+        "profiler": "no profiler: time steps with time.perf_counter(), or cProfile",
+        "futures": "no asynchronous work: every op runs when it is called",
+        "export": "no export formats: save a state dict with mg.save",
+        "ao": "no quantized tensors: float32/float64 only",
     },
     "torch.Tensor": {
         "share_memory_": "one process: nothing to share between processes",
@@ -42,12 +47,6 @@ ABSENT: dict[str, dict[str, str]] = {
     },
     "torch.nn": {
         "Conv3d": "2-D and 1-D convolution only: reshape volumes into 2-D slices",
-        "Transformer": "encoder layers only: build a decoder from MultiheadAttention and "
-                       "TransformerEncoderLayer's pieces",
-        "TransformerDecoderLayer": "encoder layers only: a decoder layer is "
-                                   "MultiheadAttention twice plus a feed-forward block",
-        "DataParallel": _CPU + " in one process",
-        "parallel": _CPU + " in one process",
     },
     "torch.nn.functional": {
         "conv3d": "2-D and 1-D convolution only",
@@ -60,6 +59,43 @@ ABSENT: dict[str, dict[str, str]] = {
         "functional": "no torch.autograd.functional: " + _HIGHER,
     },
 }
+
+
+# module paths below a refused name: importing one says why (``import torch.fx``,
+# ``from torch.utils.tensorboard import SummaryWriter``, ``torch.distributed.rpc``)
+REFUSED_MODULES = {
+    **{f"torch.{name}": reason for name, reason in ABSENT["torch"].items()},
+    "torch.distributed": _CPU + " in one process (mg.distributed.is_available() is False)",
+    "torch.utils.tensorboard": "no TensorBoard: print the values, or plot them with "
+                               "matplotlib",
+    "torch.utils.data.distributed": _CPU + " in one process: use a RandomSampler",
+}
+
+
+def refused_module(torch_name: str) -> str | None:
+    """Why ``torch_name`` (or the package it is in) is left out, or None."""
+    for path, reason in REFUSED_MODULES.items():
+        if torch_name == path or torch_name.startswith(path + "."):
+            return reason
+    return None
+
+
+class _RefusedModuleFinder(importlib.abc.MetaPathFinder):
+    """Consulted last, for a minigrad module that does not exist: if it is PyTorch's and
+    left out on purpose, the import error says why (and what to use)."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname.startswith("minigrad."):
+            torch_name = "torch" + fullname[len("minigrad"):]
+            reason = refused_module(torch_name)
+            if reason:
+                raise ModuleNotFoundError(f"{torch_name} is not supported by minigrad: "
+                                          f"{reason}", name=fullname)
+        return None
+
+
+if not any(isinstance(f, _RefusedModuleFinder) for f in sys.meta_path):
+    sys.meta_path.append(_RefusedModuleFinder())
 
 
 def absent(namespace: str, name: str) -> AttributeError:

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LIST = ROOT / "docs" / "pytorch_coverage.md"
 README = ROOT / "README.md"
 BEGIN, END = "<!-- coverage table: begin -->", "<!-- coverage table: end -->"
+CENSUS_BEGIN, CENSUS_END = "<!-- census: begin -->", "<!-- census: end -->"
 
 # namespace (PyTorch's spelling) -> (minigrad object path, torch object path)
 NAMESPACES = {
@@ -117,6 +118,15 @@ def wrap(names: list[str], width: int = 92) -> list[str]:
     return lines + [line] if line else lines
 
 
+def census_block() -> list[str]:
+    """The usage census's figure, kept as scripts/usage_census.py last wrote it."""
+    text = LIST.read_text() if LIST.exists() else ""
+    start, end = text.find(CENSUS_BEGIN), text.find(CENSUS_END)
+    if start < 0 or end < 0:
+        return []
+    return ["## What teaching code uses", "", text[start:end + len(CENSUS_END)], ""]
+
+
 def render_list(lists: dict) -> str:
     from minigrad.unsupported import ABSENT
 
@@ -125,6 +135,7 @@ def render_list(lists: dict) -> str:
            "`tests/test_pytorch_coverage.py`. For each namespace: the PyTorch names "
            "minigrad has (same name, same meaning), minigrad's own extras, and what it "
            "leaves out on purpose (asking for those raises an error that says why).", ""]
+    out += census_block()
     for namespace, kinds in lists.items():
         out += [f"## `{namespace}`", "", f"Supported ({len(kinds['supported'])}):", ""]
         out += wrap(kinds["supported"]) + [""]

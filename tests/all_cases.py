@@ -9,6 +9,7 @@ from op_cases_convolution import CASES as CONVOLUTION_CASES
 from op_cases_linear_attention import CASES as LINEAR_ATTENTION_CASES
 from op_cases_nn_more import CASES as NN_MORE_CASES
 from op_cases_tensor_ops import CASES as TENSOR_OPS_CASES
+from op_cases_census import CASES as CENSUS_CASES
 
 CASES = (ENGINE_CASES + ACTIVATION_LOSS_CASES + CONVOLUTION_CASES + LINEAR_ATTENTION_CASES
-         + NN_MORE_CASES + TENSOR_OPS_CASES)
+         + NN_MORE_CASES + TENSOR_OPS_CASES + CENSUS_CASES)

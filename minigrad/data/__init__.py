@@ -14,7 +14,8 @@ Also importable as ``minigrad.utils.data``, PyTorch's path.
 """
 
 from .dataloader import DataLoader, default_collate
-from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
+                      random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                       SubsetRandomSampler)
 from .datasets import (CharTokenizer, load_digits, make_char_corpus, make_char_lm_dataset,
@@ -22,7 +23,8 @@ from .datasets import (CharTokenizer, load_digits, make_char_corpus, make_char_l
 
 __all__ = [
     "BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
-    "CharTokenizer", "ConcatDataset", "DataLoader", "Dataset", "Subset", "TensorDataset",
+    "CharTokenizer", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "Subset",
+    "TensorDataset",
     "default_collate", "load_digits", "make_char_corpus", "make_char_lm_dataset", "make_moons",
     "make_sequence_task", "make_spirals", "random_split", "train_test_split",
 ]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor, stack
-from .dataset import Subset, TensorDataset
+from .dataset import IterableDataset, Subset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 _told_about_workers = False  # the num_workers explanation is given once per session
@@ -47,7 +47,14 @@ class DataLoader:
                  worker_init_fn: Callable | None = None, multiprocessing_context: Any = None,
                  generator: Any = None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "") -> None:
-        if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
+            raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle, "
+                             f"sampler and batch_sampler (the dataset decides the order), got "
+                             f"shuffle={shuffle}, sampler={sampler}, "
+                             f"batch_sampler={batch_sampler}")
+        if not self._iterable and not (hasattr(dataset, "__len__")
+                                       and hasattr(dataset, "__getitem__")):
             raise TypeError(
                 f"DataLoader: the dataset must support len(dataset) and dataset[i], but a "
                 f"{type(dataset).__name__} does not; wrap arrays in TensorDataset(X, y) or "
@@ -78,10 +85,12 @@ class DataLoader:
                              f"{num_workers!r}")
         if num_workers > 0:
             _explain_workers(num_workers)
-        if sampler is None:
+        if self._iterable:
+            sampler = batch_sampler = None
+        elif sampler is None:
             sampler = RandomSampler(dataset, generator=generator) if shuffle \
                 else SequentialSampler(dataset)
-        if batch_sampler is None and batch_size is not None:
+        if batch_sampler is None and batch_size is not None and not self._iterable:
             batch_sampler = BatchSampler(sampler, int(batch_size), bool(drop_last))
         self.dataset = dataset
         self.batch_size = None if batch_size is None else int(batch_size)
@@ -94,17 +103,38 @@ class DataLoader:
 
     def __len__(self) -> int:
         """The number of batches in one epoch."""
+        if self._iterable:  # as PyTorch: from the dataset's len, if it has one
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return len(self.sampler) if self.batch_sampler is None else len(self.batch_sampler)
 
     def __iter__(self) -> Iterator[Any]:
+        if self._iterable:
+            return self._stream()
         if self.batch_sampler is None:  # batch_size=None: samples one by one
             return self._samples(iter(self.sampler))
         if type(self.batch_sampler) is BatchSampler and isinstance(self.batch_sampler.sampler,
                                                                    Sampler):
             # drawn here, at the start of the epoch, not lazily at the first batch
-            order = self.batch_sampler.sampler.order()
-            return (self._fetch(batch) for batch in self.batch_sampler.batches(order))
+            return map(self._fetch, self.batch_sampler.epoch())
         return (self._fetch(batch) for batch in self.batch_sampler)
+
+    def _stream(self) -> Iterator[Any]:
+        """An IterableDataset: its samples, in its order, grouped into batches."""
+        if self.batch_size is None:
+            yield from (s if self.collate_fn is None else self.collate_fn(s)
+                        for s in self.dataset)
+            return
+        batch: list = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield (self.collate_fn or default_collate)(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield (self.collate_fn or default_collate)(batch)
 
     def _samples(self, indices: Iterator[int]) -> Iterator[Any]:
         for i in indices:

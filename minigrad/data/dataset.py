@@ -38,6 +38,23 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
+class IterableDataset(Dataset):
+    """A stream of samples: a subclass defines ``__iter__`` (and no ``dataset[i]``). The
+    DataLoader batches the samples in the order the stream gives them."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__ yielding "
+                                  "samples")
+
+    def __getitem__(self, index: int) -> Any:
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: iterate over it, "
+                        "it has no dataset[i]")
+
+    def __len__(self) -> int:
+        raise TypeError(f"{type(self).__name__} is an IterableDataset without __len__: its "
+                        "length is not known before iterating")
+
+
 class TensorDataset(Dataset):
     """Sample ``i`` is ``(tensors[0][i], tensors[1][i], ...)``: inputs and targets side by side.
 

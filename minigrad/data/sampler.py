@@ -15,6 +15,8 @@ import numpy as np
 
 from ..state import rng_for
 
+CHUNK = 1 << 16  # indices drawn at a time with replacement (num_samples may be 10**10)
+
 
 class Sampler:
     """Base class: a subclass yields indices in ``__iter__`` (and says how many in
@@ -77,7 +79,18 @@ class RandomSampler(Sampler):
         return np.concatenate([rng.permutation(n) for _ in range(passes)]
                               or [np.zeros(0, np.int64)])[:self.num_samples]
 
+    def chunks(self, size: int = CHUNK) -> Iterator[np.ndarray]:
+        """With replacement, the indices of one pass drawn ``size`` at a time, when asked
+        for (as PyTorch draws them), so ``num_samples=10**10`` costs nothing up front."""
+        rng, n, left = rng_for(self.generator), len(self.data_source), self.num_samples
+        while left > 0:
+            count = min(size, left)
+            left -= count
+            yield rng.integers(0, n, count, dtype=np.int64)
+
     def __iter__(self) -> Iterator[int]:
+        if self.replacement:
+            return (int(i) for chunk in self.chunks() for i in chunk)
         return iter(self.order().tolist())
 
     def __len__(self) -> int:
@@ -117,9 +130,18 @@ class BatchSampler(Sampler):
         self.sampler, self.batch_size, self.drop_last = sampler, int(batch_size), drop_last
 
     def __iter__(self) -> Iterator[list[int]]:
+        return (batch.tolist() for batch in self.epoch())
+
+    def epoch(self) -> Iterator[np.ndarray]:
+        """The batches of one pass, as arrays of indices. The order is drawn now, except a
+        draw with replacement, which comes a chunk of whole batches at a time."""
+        if isinstance(self.sampler, RandomSampler) and self.sampler.replacement:
+            size = self.batch_size * max(1, CHUNK // self.batch_size)
+            return (batch for chunk in self.sampler.chunks(size)
+                    for batch in self.batches(chunk))
         order = self.sampler.order() if isinstance(self.sampler, Sampler) \
             else np.asarray(list(self.sampler), dtype=np.int64)
-        return (batch.tolist() for batch in self.batches(order))
+        return self.batches(order)
 
     def batches(self, order: np.ndarray) -> Iterator[np.ndarray]:
         """``order`` cut into batches (arrays of indices)."""

@@ -33,6 +33,20 @@ from .loss import HuberLoss, KLDivLoss, L1Loss, NLLLoss, SmoothL1Loss
 from .normalization import GroupNorm
 from .recurrent import GRU, GRUCell, LSTMCell, RNNCell
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from . import parallel  # noqa: E402
+from .activation import PReLU  # noqa: E402
+from .conv import ConvTranspose1d, ConvTranspose2d, UpsamplingNearest2d  # noqa: E402
+from .dropout import Dropout1d, Dropout2d, Dropout3d  # noqa: E402
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,  # noqa: E402
+                   LazyLinear)
+from .normalization import InstanceNorm1d, InstanceNorm2d, RMSNorm  # noqa: E402
+from .padding import (ConstantPad1d, ConstantPad2d, ReflectionPad1d,  # noqa: E402
+                      ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, ZeroPad1d,
+                      ZeroPad2d)
+from .parallel import DataParallel  # noqa: E402
+from .transformer import (Transformer, TransformerDecoder,  # noqa: E402
+                          TransformerDecoderLayer)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
 from ..unsupported import module_getattr as _module_getattr
 
 __all__ = [
@@ -48,7 +62,16 @@ __all__ = [
     "LeakyReLU", "MaxPool1d", "Mish", "NLLLoss", "ParameterDict", "ParameterList", "RNNCell",
     "ReLU6", "SiLU", "SmoothL1Loss", "Softplus", "TransformerEncoder", "TransformerEncoderLayer",
     "Unflatten", "Upsample",
+    # issue 29
+    "ConvTranspose1d", "ConvTranspose2d", "DataParallel", "Dropout1d", "Dropout2d",
+    "Dropout3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyLinear",
+    "PixelShuffle", "PixelUnshuffle", "parallel", "ConstantPad1d", "ConstantPad2d",
+    "InstanceNorm1d", "InstanceNorm2d", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
+    "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "Transformer",
+    "TransformerDecoder", "TransformerDecoderLayer", "PReLU", "UpsamplingNearest2d",
 ]
+
+from . import modules  # noqa: E402  (PyTorch's torch.nn.modules.* paths; needs __all__)
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
 __getattr__ = _module_getattr("torch.nn")

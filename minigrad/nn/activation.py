@@ -8,10 +8,17 @@ from .module import Module
 
 
 class ReLU(Module):
-    """max(0, x)"""
+    """max(0, x); ``inplace=True`` writes the result into the input (as PyTorch's)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input)
+        return F.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class GELU(Module):
@@ -164,3 +171,23 @@ class ReLU6(Hardtanh):
 
     def extra_repr(self) -> str:
         return ""
+
+
+class PReLU(Module):
+    """max(0, x) + a * min(0, x) with a learned slope ``weight`` (``num_parameters`` of
+    them: 1, or one per channel, dim 1), starting at ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        from .module import new_parameter
+
+        self.num_parameters = num_parameters
+        self.weight = new_parameter(num_parameters, dtype=dtype)
+        self.weight._data[...] = init
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

@@ -74,9 +74,11 @@ class _Pool(Module):
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
+        self.ceil_mode = False
 
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+                + (", ceil_mode=True" if self.ceil_mode else ""))
 
 
 class _AvgPool(_Pool):
@@ -84,16 +86,26 @@ class _AvgPool(_Pool):
     counts in the mean."""
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 count_include_pad: bool = True) -> None:
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
         super().__init__(kernel_size, stride, padding)
-        self.count_include_pad = count_include_pad
+        self.count_include_pad, self.ceil_mode = count_include_pad, ceil_mode
 
 
 class MaxPool2d(_Pool):
     """The maximum of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
 
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__(kernel_size, stride, padding)
+        if dilation != 1 or return_indices:
+            raise NotImplementedError("MaxPool2d: dilation and return_indices are not "
+                                      "supported by minigrad")
+        self.ceil_mode = ceil_mode
+
     def forward(self, input: Tensor) -> Tensor:
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding,
+                            ceil_mode=self.ceil_mode)
 
 
 class AvgPool2d(_AvgPool):
@@ -101,7 +113,8 @@ class AvgPool2d(_AvgPool):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding,
-                            self.count_include_pad)
+                            ceil_mode=self.ceil_mode,
+                            count_include_pad=self.count_include_pad)
 
 
 class ResidualBlock(Module):
@@ -198,6 +211,9 @@ class AvgPool1d(_AvgPool):
     """The mean of each ``kernel_size`` window along the last dimension."""
 
     def forward(self, input: Tensor) -> Tensor:
+        if self.ceil_mode:
+            raise self._error("ceil_mode=True is supported by minigrad for the 2-D pools "
+                              "only", NotImplementedError)
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding,
                             self.count_include_pad)
 
@@ -255,3 +271,88 @@ def conv_extra_repr(conv: Module, dims: int) -> str:
     if conv.dilation != (1,) * dims:
         text += f", dilation={conv.dilation}"
     return text + ("" if conv.bias is not None else ", bias=False")
+
+
+class _ConvTransposeNd(Module):
+    """The transpose of a convolution (``F.conv_transpose1d/2d``): ``weight``
+    (in_channels, out_channels, *kernel_size), ``bias`` (out_channels,), initialised as
+    PyTorch does (its fan-in is out_channels * kernel elements, weight's dim 1)."""
+
+    dims = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                 bias: bool = True, dilation: Any = 1, padding_mode: str = "zeros",
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if groups != 1 or padding_mode != "zeros":
+            raise NotImplementedError(f"{name}: only groups=1 and padding_mode='zeros' are "
+                                      f"supported by minigrad, got groups={groups}, "
+                                      f"padding_mode={padding_mode!r}")
+        self.in_channels, self.out_channels = check_sizes(
+            name, in_channels=in_channels, out_channels=out_channels)
+        tuples = [_tuple(v, self.dims, name, n) for v, n in
+                  ((kernel_size, "kernel_size"), (stride, "stride"), (padding, "padding"),
+                   (output_padding, "output_padding"), (dilation, "dilation"))]
+        self.kernel_size, self.stride, self.padding, self.output_padding, self.dilation = tuples
+        self.groups, self.padding_mode = groups, padding_mode
+        self.weight = new_parameter(in_channels, out_channels, *self.kernel_size, dtype=dtype)
+        self.bias = new_parameter(out_channels, dtype=dtype) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.out_channels * math.prod(self.kernel_size))
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        self._check_input_type(input, self.weight)
+        if output_size is not None:
+            raise self._error("output_size= is not supported by minigrad; give "
+                              "output_padding to the constructor instead")
+        function = F.conv_transpose2d if self.dims == 2 else F.conv_transpose1d
+        unpack = (lambda t: t) if self.dims == 2 else (lambda t: t[0])
+        return function(input, self.weight, self.bias, unpack(self.stride),
+                        unpack(self.padding), unpack(self.output_padding), 1,
+                        unpack(self.dilation))
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if any(self.padding):
+            text += f", padding={self.padding}"
+        if any(self.output_padding):
+            text += f", output_padding={self.output_padding}"
+        if any(d != 1 for d in self.dilation):
+            text += f", dilation={self.dilation}"
+        return text + ("" if self.bias is not None else ", bias=False")
+
+
+def _tuple(value: Any, dims: int, who: str, name: str) -> tuple[int, ...]:
+    values = (value,) * dims if isinstance(value, int) else tuple(value)
+    if len(values) != dims or not all(isinstance(v, int) for v in values):
+        raise TypeError(f"{who}: {name} must be an int or {dims} ints, got {value!r}")
+    return values
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """(N, C_in, H, W) -> (N, C_out, H', W'), H' = (H - 1) stride - 2 padding +
+    dilation (kH - 1) + output_padding + 1: upsampling, as in decoders and GAN generators."""
+
+    dims = 2
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """(N, C_in, L) -> (N, C_out, L'), L' = (L - 1) stride - 2 padding +
+    dilation (K - 1) + output_padding + 1."""
+
+    dims = 1
+
+
+class UpsamplingNearest2d(Upsample):
+    """``Upsample(mode="nearest")`` under its older name."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")

@@ -21,7 +21,7 @@ from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEn
 from ..ops.normalization import LayerNorm
 from ..ops.reduce import normalize_dims
 from ..state import state
-from ..tensor import Tensor, pad_tensor
+from ..tensor import Tensor, pad_tensor, where
 from .functional_checks import (REDUCTIONS, _check_floating, _check_reduction,  # noqa: F401
                                 _class_targets, _error, _reduce, _same_padding)
 from ..unsupported import module_getattr as _module_getattr
@@ -45,8 +45,8 @@ def _positive_pair(value: Any, who: str, name: str) -> tuple[int, int]:
 # --- activations ----------------------------------------------------------------------------
 
 
-def relu(input: Tensor) -> Tensor:
-    return input.relu()
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input.relu_() if inplace else input.relu()
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -95,9 +95,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return output + bias if bias is not None else output
 
 
-def embedding(input: Tensor | np.ndarray, weight: Tensor) -> Tensor:
+def embedding(input: Tensor | np.ndarray, weight: Tensor,
+              padding_idx: int | None = None) -> Tensor:
     """Rows of ``weight`` picked by the integer ``input`` (backward adds each row's
-    gradient up, so a repeated index accumulates)."""
+    gradient up, so a repeated index accumulates). Row ``padding_idx`` gets no gradient."""
     indices = input.numpy() if isinstance(input, Tensor) else np.asarray(input)
     if indices.dtype.kind not in "iu":
         raise _error(f"embedding: indices must be integers, got {indices.dtype} "
@@ -107,19 +108,25 @@ def embedding(input: Tensor | np.ndarray, weight: Tensor) -> Tensor:
         bad = indices.max() if indices.max() >= num else indices.min()
         raise _error(f"embedding: index {bad} is out of range for an embedding with "
                      f"{num} rows (valid: 0 to {num - 1})", IndexError)
+    if padding_idx is not None:  # that row's value, without a path back to the weight
+        padding = indices == padding_idx % num
+        if padding.any():
+            return where(Tensor(padding[..., None]), weight.detach()[indices], weight[indices])
     return weight[indices]
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1/(1-p), so the
-    expected value is unchanged; identity when not training."""
+    expected value is unchanged; identity when not training. ``inplace``: into input."""
     _check_dropout_probability(p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return input.mul_(0.0) if inplace else input * 0.0
     keep = state.rng.random(input.shape) >= p
-    return input * (keep / (1.0 - p)).astype(input.dtype)
+    scale = (keep / (1.0 - p)).astype(input.dtype)
+    return input.mul_(scale) if inplace else input * scale
 
 
 def _check_dropout_probability(p: float) -> None:
@@ -259,25 +266,44 @@ def _pool_arguments(input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     return x, unbatched, kernel, stride, padding
 
 
-def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
-    """The largest value in each window (its gradient goes to that element)."""
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False) -> Tensor:
+    """The largest value in each window (its gradient goes to that element).
+    ``ceil_mode``: a last, partial window where the windows do not fit exactly."""
     x, unbatched, kernel, stride, padding = _pool_arguments(input, kernel_size, stride,
                                                             padding, "max_pool2d")
-    output = MaxPool2d.apply(x, kernel, stride, padding)
+    if _positive_pair(dilation, "max_pool2d", "dilation") != (1, 1):
+        raise _error("max_pool2d: dilation is not supported by minigrad (dilation=1 only)",
+                     NotImplementedError)
+    if ceil_mode:
+        output = ceil_mode_pool(x, kernel, stride, padding, "max")
+    else:
+        output = MaxPool2d.apply(x, kernel, stride, padding)
     return output[0] if unbatched else output
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               count_include_pad: bool = True) -> Tensor:
-    """The mean of each window."""
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: Any = None) -> Tensor:
+    """The mean of each window. ``ceil_mode``: a last, partial window where the windows do
+    not fit exactly (its mean is over the part inside the padded input, as in PyTorch)."""
     x, unbatched, kernel, stride, padding = _pool_arguments(input, kernel_size, stride,
                                                             padding, "avg_pool2d")
-    output = AvgPool2d.apply(x, kernel, stride, padding, bool(count_include_pad))
+    if divisor_override is not None:
+        raise _error("avg_pool2d: divisor_override is not supported by minigrad",
+                     NotImplementedError)
+    if ceil_mode:
+        output = ceil_mode_pool(x, kernel, stride, padding, "avg", bool(count_include_pad))
+    else:
+        output = AvgPool2d.apply(x, kernel, stride, padding, bool(count_include_pad))
     return output[0] if unbatched else output
 
 
 def pad(input: Tensor, pad: Any, mode: str = "constant", value: float = 0.0) -> Tensor:
-    """PyTorch's ``F.pad``: ``pad`` lists (before, after) pairs from the last dim backwards."""
+    """PyTorch's ``F.pad``: ``pad`` lists (before, after) pairs from the last dim backwards;
+    ``mode`` "constant" (with ``value``), "reflect", "replicate" or "circular"."""
+    if mode != "constant":
+        return pad_by_index(input, tuple(pad), mode)
     return pad_tensor(input, tuple(pad) if not isinstance(pad, int) else pad, mode, value)
 
 
@@ -433,6 +459,13 @@ from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the he
     mish, nll_loss, normalize, one_hot, relu6, silu, smooth_l1_loss, softplus,
 )
 
+# --- issue 29: what the census of teaching code found missing, in functional_more.py ---------
+
+from .functional_more import (  # noqa: E402, F401  (re-exported)
+    ceil_mode_pool, conv_transpose1d, conv_transpose2d, dropout1d, dropout2d, dropout3d,
+    instance_norm, pad_by_index, pixel_shuffle, pixel_unshuffle, prelu, rms_norm,
+)
+
 __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list see
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "attention", "avg_pool1d", "avg_pool2d",
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
@@ -442,6 +475,8 @@ __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list
     "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6",
     "scaled_dot_product_attention", "sigmoid", "silu", "smooth_l1_loss", "softmax",
     "softplus", "tanh", "unfold",
+    "conv_transpose1d", "conv_transpose2d", "dropout1d", "dropout2d", "dropout3d",
+    "instance_norm", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm",
 ]
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)

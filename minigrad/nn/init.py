@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 
-from ..state import no_grad
+import numpy as np
+
+from ..state import no_grad, rng_for
 from ..tensor import Tensor
 
 _GAINS = {"linear": 1.0, "identity": 1.0, "conv1d": 1.0, "conv2d": 1.0, "sigmoid": 1.0,
@@ -93,3 +95,25 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
 
 __all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_",
            "ones_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """A (semi-)orthogonal matrix times ``gain``, as PyTorch makes it: the Q of the QR
+    decomposition of a standard normal (rows, rest) matrix, its signs fixed by R's
+    diagonal. Tensors of more dimensions are flattened after the first."""
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are "
+                         f"supported, got shape {tuple(tensor.shape)}")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    columns = tensor.numel() // rows
+    flat = rng_for(generator, "orthogonal_").standard_normal((rows, columns))
+    if rows < columns:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < columns:
+        q = q.T
+    with no_grad():
+        return tensor.copy_(Tensor(q.reshape(tensor.shape) * gain, dtype=tensor.dtype))

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 
+from ..device import check_device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -27,8 +28,10 @@ class Linear(Module):
     (out_features,); both start uniform in +-1/sqrt(in_features), as in PyTorch."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        if device is not None:
+            check_device(device, "Linear")
         in_features, out_features = check_sizes("Linear", in_features=in_features,
                                                 out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
@@ -60,19 +63,29 @@ class Embedding(Module):
     """A table of ``num_embeddings`` vectors of size ``embedding_dim``; integer indices
     pick rows. ``weight`` starts N(0, 1), as in PyTorch."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int,
+                 padding_idx: int | None = None, *, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         num_embeddings, embedding_dim = check_sizes("Embedding", num_embeddings=num_embeddings,
                                                     embedding_dim=embedding_dim)
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} must be within the "
+                                 f"{num_embeddings} rows")
+            padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
         self.weight = new_parameter(num_embeddings, embedding_dim, dtype=dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
+        if self.padding_idx is not None:  # the padding row starts at zero, as in PyTorch
+            self.weight._data[self.padding_idx] = 0.0
 
     def forward(self, input: Any) -> Tensor:
-        return F.embedding(input, self.weight)
+        return F.embedding(input, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
@@ -82,17 +95,17 @@ class Dropout(Module):
     """In training, zero each element with probability ``p`` and scale the others by
     1/(1-p); in eval mode, the identity."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be between 0 and 1, got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}" + (", inplace=True" if self.inplace else "")
 
 
 class Flatten(Module):

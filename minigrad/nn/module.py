@@ -438,6 +438,9 @@ class Module:
             else:
                 param.grad = Tensor._make(np.zeros_like(param.grad._data))
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """``model.compile()``: no compiler here; the module runs as it is (same results)."""
+
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every sub-module (children first) and on this module."""
         for child in self.children():

@@ -144,3 +144,72 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _InstanceNorm(Module):
+    """Normalise each channel of each sample over its positions; with ``affine=True``,
+    then scale and shift per channel (PyTorch's default is ``affine=False``)."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if track_running_stats:
+            raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is "
+                                      "not supported by minigrad (each input is normalised "
+                                      "with its own statistics)")
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = self.bias = None
+        if affine:
+            self.weight = new_parameter(num_features, dtype=dtype)
+            self.weight._data[...] = 1.0
+            self.bias = new_parameter(num_features, dtype=dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        unbatched = input.ndim == self.dims + 1
+        x = input.unsqueeze(0) if unbatched else input
+        if x.ndim != self.dims + 2 or x.shape[1] != self.num_features:
+            raise self._error(f"expected an input (N, {self.num_features}, ...) with "
+                              f"{self.dims} position dims, got shape {tuple(input.shape)}")
+        output = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        return output[0] if unbatched else output
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, eps={self.eps}, affine={self.affine}"
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L)."""
+
+    dims = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) (style transfer, GAN generators)."""
+
+    dims = 2
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2) + eps) over the last dims, times ``weight`` (ones at first):
+    LayerNorm without the mean, as in Llama-style models."""
+
+    def __init__(self, normalized_shape: Any, eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) \
+            else tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self.weight = None
+        if elementwise_affine:
+            self.weight = new_parameter(*self.normalized_shape, dtype=dtype)
+            self.weight._data[...] = 1.0
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")

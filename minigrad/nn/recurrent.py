@@ -101,6 +101,10 @@ class _RecurrentBase(Module):
                     setattr(self, f"bias_hh{suffix}", new_parameter(rows, dtype=dtype))
         self.reset_parameters()
 
+    def flatten_parameters(self) -> None:
+        """PyTorch packs an RNN's weights into one GPU buffer for cuDNN; on the CPU there is
+        nothing to pack, so this does nothing (as in PyTorch without cuDNN)."""
+
     def reset_parameters(self) -> None:
         """Every weight and bias uniform in +-1/sqrt(hidden_size), as in PyTorch."""
         bound = 1 / math.sqrt(self.hidden_size)

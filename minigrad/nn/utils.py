@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 import numpy as np
@@ -72,3 +73,9 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters"]
+
+
+# torch.nn.utils.rnn (pad_sequence; packed sequences say why they are left out)
+from . import rnn_utils as rnn  # noqa: E402
+
+sys.modules[__name__ + ".rnn"] = rnn

@@ -3,7 +3,9 @@
 from .activation import GELU, Erf, LogSoftmax, Softmax
 from .activation_pointwise import ELU, Hardtanh, LeakyReLU, Mish, SiLU, Softplus
 from .attention import ScaledDotProductAttention
-from .convolution import AvgPool2d, Conv2d, MaxPool2d
+from .convolution import AvgPool2d, Conv2d, ConvTranspose2d, MaxPool2d
+from .logical import Bitwise, BitwiseNot, Logical, LogicalNot
+from .trigonometry import Acos, Asin, Atan, Cumprod
 from .elementwise import (Abs, Add, Cast, Ceil, Clamp, Compare, Cos, Div, Exp, Expm1, Floor,
                           Log, Log1p, Maximum, Minimum, Mul, Neg, Pow, ReLU, Round, Sigmoid,
                           Sign, Sin, Sqrt, Sub, Tanh, Where)
@@ -27,4 +29,6 @@ __all__ = [
     "Scatter", "ScatterAdd", "SetItem", "Sigmoid", "Sign", "Sin", "Softmax", "Split", "Sqrt",
     "Stack", "Sub", "Sum", "Tanh", "Unbind", "Unfold", "Var", "Where",
     "ELU", "Hardtanh", "LeakyReLU", "Mish", "SiLU", "Softplus",
+    "Acos", "Asin", "Atan", "Bitwise", "BitwiseNot", "ConvTranspose2d", "Cumprod", "Logical",
+    "LogicalNot",
 ]

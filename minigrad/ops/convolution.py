@@ -301,3 +301,72 @@ def _real_counts(size: int, kernel: int, stride: int, before: int, count: int) -
     in front: how many of its ``kernel`` positions fall on the real input."""
     starts = np.arange(count) * stride - before  # in unpadded coordinates
     return np.minimum(starts + kernel, size) - np.maximum(starts, 0)
+
+
+class ConvTranspose2d(Function):
+    """f(x, W, b) = the gradient of conv2d with respect to its input, applied to x
+
+    x (N, C_in, H, W), W (C_in, C_out, kH, kW): each input pixel x[n, c, h, w] adds
+    x[n, c, h, w] * W[c, :, :, :] into the output at (s h, s w) (spaced by the dilation d),
+    then ``padding`` is cut from each side; ``output_padding`` extra rows/columns at the
+    end (zero before the bias) pick one of the sizes a strided conv2d maps to one size.
+
+    forward:  every pixel's (C_out, kH, kW) contribution at once (W^T x, a matmul), added
+              into place by ``add_windows_back``
+    backward: grad_x = conv2d(grad, W) (the windows of the padded gradient against W),
+              grad_W = sum over images and pixels of x times those windows
+    """
+
+    hint = "input (N, C_in, H, W), weight (C_in, C_out, kH, kW), bias (C_out,)"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, stride, padding, output_padding, dilation):
+        ctx.save_for_backward(x, weight)
+        ctx.stride, ctx.padding, ctx.output_padding, ctx.dilation = (stride, padding,
+                                                                      output_padding, dilation)
+        n, channels, height, width = x.shape
+        _, out_channels, kh, kw = weight.shape
+        cols = np.matmul(weight.reshape(channels, -1).T, x.reshape(n, channels, -1))
+        patches = cols.reshape(n, out_channels, kh, kw, height, width).transpose(0, 1, 4, 5, 2, 3)
+        full = _transposed_full_hw(x.shape, weight.shape, stride, output_padding, dilation)
+        out = add_windows_back(patches, (n, out_channels) + full, stride, dilation)
+        (ph, pw), (oh, ow) = padding, ConvTranspose2d.output_shape(
+            x, weight, bias, stride, padding, output_padding, dilation)[2:]
+        out = out[:, :, ph:ph + oh, pw:pw + ow]
+        if bias is not None:
+            out = out + bias[:, None, None]
+        return np.ascontiguousarray(out)
+
+    @staticmethod
+    def output_shape(x, weight, bias, stride, padding, output_padding, dilation):
+        full = _transposed_full_hw(x.shape, weight.shape, stride, output_padding, dilation)
+        return (x.shape[0], weight.shape[1], full[0] - 2 * padding[0], full[1] - 2 * padding[1])
+
+    @staticmethod
+    def output_dtype(x, weight, bias, stride, padding, output_padding, dilation):
+        return np.result_type(*(a.dtype for a in (x, weight, bias) if a is not None))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        (ph, pw), height, width = ctx.padding, x.shape[2], x.shape[3]
+        full = _transposed_full_hw(x.shape, weight.shape, ctx.stride, ctx.output_padding,
+                                   ctx.dilation)
+        grad_full = np.zeros(grad_output.shape[:2] + full, dtype=grad_output.dtype)
+        grad_full[:, :, ph:ph + grad_output.shape[2], pw:pw + grad_output.shape[3]] = grad_output
+        patches = windows(grad_full, weight.shape[2:], ctx.stride, ctx.dilation)
+        patches = patches[:, :, :height, :width]  # (N, C_out, H, W, kH, kW)
+        grad_x = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_x = np.einsum("nohwij,coij->nchw", patches, weight, optimize=True)
+        if ctx.needs_input_grad[1]:
+            grad_weight = np.einsum("nchw,nohwij->coij", x, patches, optimize=True)
+        if ctx.needs_input_grad[2]:
+            grad_bias = grad_output.sum(axis=(0, 2, 3))
+        return grad_x, grad_weight, grad_bias, None, None, None, None
+
+
+def _transposed_full_hw(x_shape, weight_shape, stride, output_padding, dilation):
+    """The transposed convolution's output size before the padding is cut off."""
+    return tuple((size - 1) * s + d * (k - 1) + 1 + extra for size, k, s, extra, d in
+                 zip(x_shape[2:], weight_shape[2:], stride, output_padding, dilation))

@@ -79,8 +79,11 @@ class StepLR(LRScheduler):
     ``step_size`` steps."""
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1) -> None:
-        if not (isinstance(step_size, int) and step_size > 0):
-            raise ValueError(f"StepLR: step_size must be a positive int, got {step_size!r}")
+        # a float is accepted, as PyTorch does (lr = base_lr * gamma ** (t // 1.0))
+        if isinstance(step_size, bool) or not (isinstance(step_size, (int, float))
+                                               and step_size > 0):
+            raise ValueError(f"StepLR: step_size must be a positive int, got {step_size!r} "
+                             "(a float such as 1.0 is accepted too, as in PyTorch)")
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer)

@@ -9,5 +9,9 @@ import sys
 from .. import data
 
 sys.modules[__name__ + ".data"] = data
+# and its modules under PyTorch's paths (torch.utils.data.dataset.IterableDataset), the
+# same module objects, so a class is the same class under either name
+for _name in ("dataset", "dataloader", "sampler"):
+    sys.modules[f"{__name__}.data.{_name}"] = getattr(data, _name)
 
 __all__ = ["data"]
