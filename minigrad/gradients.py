@@ -15,7 +15,7 @@ import numpy as np
 from . import tensor_class
 from .errors import ShapeError
 from .messages import check_finite
-from .state import state
+from .state import thread
 
 
 def roots(tensors: Any, gradients: Any, create_graph: bool, who: str) -> tuple[list, list]:
@@ -84,7 +84,7 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
                 f" It returned a list of {len(grads[0])}, which counts as ONE gradient: "
                 "return a tuple instead (return grad_x, grad_y)." if listed else "")
         )
-    fitted = []
+    fitted, anomaly = [], thread.modes.anomaly
     for position, grad in enumerate(grads):
         if grad is None or not needs_input_grad[position]:
             fitted.append(None)
@@ -107,7 +107,7 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
             grad = summed
         if grad.dtype != dtype:
             grad = grad.astype(dtype)
-        if state.anomaly:
+        if anomaly:
             check_finite(grad, f"the backward of {node.describe()} (gradient for input "
                                f"{position})", args, node._trace)
         fitted.append(grad)

@@ -133,7 +133,7 @@ class Tensor:
         """As in PyTorch: the same values as a Tensor without history, sharing this
         tensor's array, so ``p.data += -lr * p.grad`` updates ``p`` without being
         recorded (and without the version counter noticing). The array is ``numpy()``."""
-        t = Tensor._make(self.numpy())
+        t = Tensor._make(self.numpy(force=True))
         t.label = self.label
         return t
 
@@ -141,7 +141,7 @@ class Tensor:
     def data(self, value: Any) -> None:
         """``p.data = other`` gives ``p`` other's values (shared), keeping its history."""
         if isinstance(value, Tensor):
-            array = value.numpy()
+            array = value.numpy(force=True)
         else:
             array = np.asarray(value)
             if array.dtype.kind not in "biufc":
@@ -218,8 +218,19 @@ class Tensor:
             autograd.realize(self)
         return self
 
-    def numpy(self) -> np.ndarray:
-        return self._data if self._lazy_node is None else self.realize()._data
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array, sharing this tensor's memory (no copy).
+
+        For a tensor that requires grad the array is a read-only view: the engine may
+        have saved that very array for backward, so writing into it would make gradients
+        silently wrong (PyTorch refuses ``numpy()`` there altogether). Reading works as
+        usual; to write, ``t.detach().numpy()`` or ``t.numpy(force=True)`` give the
+        writable array, as in PyTorch (and the edit is then yours to answer for)."""
+        array = self._data if self._lazy_node is None else self.realize()._data
+        if self._requires_grad and not force:
+            array = array.view()
+            array.flags.writeable = False
+        return array
 
     # --- NumPy interop: explicit, so that NumPy never cuts a tensor from its graph ----------
     # np.asarray(t) gives the array, as t.numpy() does, but raises for a tensor that
@@ -277,7 +288,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same data (shared, like PyTorch), without history."""
-        t = Tensor._make(self.numpy())
+        t = Tensor._make(self.numpy(force=True))
         t._version_counter, t.label = counter_of(self), self.label
         return t
 

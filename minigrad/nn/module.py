@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from ..state import no_grad, state
+from ..state import no_grad, state, thread
 from ..device import not_on_cpu
 from ..tensor import Tensor, as_dtype, parse_to
 
@@ -211,11 +211,12 @@ class Module:
         # it (through containers such as ModuleList, which are never called themselves),
         # nested in that module's group: "encoder" + "layers.0" -> "encoder.layers.0".
         # The outermost module called opens no group of its own.
-        caller, outer_group = state.module, state.group
+        modes = thread.modes  # this thread's (a layer called in another thread: its own)
+        caller, outer_group = modes.module, modes.group
         path = caller._path_of(self) if caller is not None else None
-        state.module = self
+        modes.module = self
         if path is not None:
-            state.group = path if outer_group is None else f"{outer_group}.{path}"
+            modes.group = path if outer_group is None else f"{outer_group}.{path}"
         try:
             return self.forward(*args, **kwargs)
         except Exception as error:
@@ -227,7 +228,7 @@ class Module:
                     error.add_note(f"(raised in layer {error.layer})")
             raise
         finally:
-            state.module, state.group = caller, outer_group
+            modes.module, modes.group = caller, outer_group
 
     def _path_of(self, descendant: Module) -> str | None:
         """``descendant``'s path below this module (``fc1``, ``layers.0``), searched one

@@ -217,7 +217,7 @@ class Optimizer:
             for param in group["params"]:
                 if param.grad is None:
                     continue
-                values, grad = param.numpy(), param.grad.numpy()
+                values, grad = param.numpy(force=True), param.grad.numpy()
                 if grad.dtype != values.dtype:  # state and updates keep the parameter's dtype
                     grad = grad.astype(values.dtype)
                 realize_readers(param)  # a deferred op that reads it computes first
