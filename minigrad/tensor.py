@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
+import warnings
 import weakref
 from collections import namedtuple
 from collections.abc import Callable
@@ -64,7 +66,7 @@ class Tensor:
     # attributes, written to the instance only when they change.
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_index", "__weakref__",
                  "__dict__")
-    grad: Tensor | None = None
+    _grad: Tensor | None = None  # .grad (a property: an assigned gradient is checked)
     label: str | None = None
     _base: Tensor | None = None  # for a view: the tensor whose data it shows
     _hooks: dict | None = None  # a dict once a hook is registered
@@ -86,6 +88,13 @@ class Tensor:
                 "PyTorch's legacy Tensor(2, 3) (a shape) is mg.empty(2, 3) or "
                 "mg.zeros(2, 3) here; Tensor(data) takes the values.")
         if isinstance(data, Tensor):
+            if data.requires_grad:  # PyTorch warns: the result has none of its history
+                warnings.warn(
+                    "tensor: to copy a tensor, use t.detach().clone() (or "
+                    "t.detach().clone().requires_grad_(True)) rather than mg.tensor(t): "
+                    f"the new tensor (shape {tuple(data.shape)}) is cut from t's graph, so "
+                    "no gradient will flow back through it.", UserWarning,
+                    stacklevel=_caller_level())
             data = data.numpy()
         if dtype is not None:
             array = np.array(data, dtype=as_dtype(dtype))
@@ -152,6 +161,23 @@ class Tensor:
                             f"floating point, got {array.dtype} (shape {array.shape})")
         realize_readers(self)  # deferred ops that read the old array run first
         self._data = array
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient backward accumulated (a Tensor without history), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        """``t.grad = g`` is checked as in PyTorch: a Tensor (or None) of ``t``'s shape and
+        dtype, so an optimizer never broadcasts a wrong one or fails later."""
+        if value is not None:
+            _check_assigned_grad(self, value)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     # ``t.requires_grad = True`` checks as requires_grad_() does; reading it costs one C call
     requires_grad = property(operator.attrgetter("_requires_grad"),
@@ -1509,6 +1535,36 @@ def _promoted(tensors: list) -> list:
     return [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
 
 
+def _caller_level() -> int:
+    """The ``stacklevel`` of a warning that points at the first caller outside minigrad."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("minigrad."):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _check_assigned_grad(tensor: Tensor, grad: Any) -> None:
+    """What ``tensor.grad = grad`` accepts (PyTorch's checks): a Tensor of the same shape
+    and dtype."""
+    name = f" '{tensor.label}'" if tensor.label else ""
+    which = f"the tensor{name} (shape {tuple(tensor.shape)}, {tensor.dtype})"
+    if not isinstance(grad, Tensor):
+        shape = f" of shape {np.shape(grad)}" if hasattr(grad, "shape") else ""
+        raise TypeError(
+            f"grad: assigned grad expected to be a Tensor or None, but got "
+            f"{type(grad).__name__}{shape} for {which}. Wrap it: t.grad = mg.tensor(array) "
+            "(or set t.grad = None).")
+    if tuple(grad.shape) != tuple(tensor.shape):
+        raise ShapeError(
+            f"grad: assigned grad has data of a different size: shape {tuple(grad.shape)} "
+            f"for {which}. A gradient has its tensor's shape; an optimizer would broadcast "
+            "a wrong one silently, so it is refused here, as in PyTorch.")
+    if grad.dtype != tensor.dtype:
+        raise TypeError(
+            f"grad: assigned grad has data of a different type: {grad.dtype} for {which}. "
+            f"Convert it first: t.grad = g.to({tensor.dtype.name}).")
+
+
 def where(condition, input=None, other=None) -> Tensor:
     """Elements of ``input`` where ``condition`` holds, of ``other`` elsewhere.
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as in PyTorch."""
@@ -1516,6 +1572,11 @@ def where(condition, input=None, other=None) -> Tensor:
         condition = condition if isinstance(condition, Tensor) else Tensor(condition)
         return condition.nonzero(as_tuple=True)
     condition = condition.numpy() if isinstance(condition, Tensor) else np.asarray(condition)
+    if condition.dtype != np.bool_:  # as PyTorch: nonzero is not taken to mean True
+        raise TypeError(
+            f"where: expected condition to be a bool tensor, but got {condition.dtype} "
+            f"(shape {condition.shape}); a float condition is not read as 'nonzero is "
+            "True'. Compare first: mg.where(x > 0, a, b), or cond.bool().")
     if isinstance(input, Tensor):
         input, other = _operands(input, other)
     elif isinstance(other, Tensor):
