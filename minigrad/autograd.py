@@ -76,8 +76,8 @@ def backward_steps(tensor: Any, gradient: Any = None,
     return _backward([tensor], [gradient], retain_graph, report=True)
 
 
-def gradients_of(inputs: list, tensors: list, gradients: list,
-                 retain_graph: bool) -> dict[int, np.ndarray | None]:
+def gradients_of(inputs: list, tensors: list, gradients: list, retain_graph: bool,
+                 who: str = "backward") -> dict[int, np.ndarray | None]:
     """Run the backward pass from ``tensors`` and return ``{id(input): its gradient}``
     (None where none arrived) instead of accumulating into any ``.grad`` (what
     ``mg.autograd.grad`` and ``backward(inputs=...)`` need). A leaf's gradient is caught
@@ -89,7 +89,7 @@ def gradients_of(inputs: list, tensors: list, gradients: list,
 
     handles = [t.register_hook(catch(id(t))) for t in inputs if not t.is_leaf]
     try:
-        for _ in _backward(tensors, gradients, retain_graph, False, captured):
+        for _ in _backward(tensors, gradients, retain_graph, False, captured, who):
             pass
     finally:
         for handle in handles:
@@ -98,7 +98,7 @@ def gradients_of(inputs: list, tensors: list, gradients: list,
 
 
 def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
-              captured: dict | None = None) -> Iterator[BackwardStep]:
+              captured: dict | None = None, who: str = "backward") -> Iterator[BackwardStep]:
     """The one implementation of all three: ``report`` only decides whether each step is
     handed out (``backward`` skips making them; that is all). ``captured`` (from
     ``gradients_of``): the leaves' gradients go there instead of into ``.grad``."""
@@ -107,7 +107,7 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
     pending: dict = {}  # node -> the gradient for each of its outputs
     held: dict = {}  # id of a leaf with hooks -> [leaf, the sum of its gradients so far]
     for tensor, gradient in zip(tensors, gradients):
-        seed = seed_gradient(tensor, gradient)
+        seed = seed_gradient(tensor, gradient, who)
         root = tensor.grad_fn
         if root is None:  # backward of a leaf: its gradient is the seed itself
             _accumulate_into_leaf(tensor, seed, own, False, captured, held)

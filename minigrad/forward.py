@@ -39,7 +39,7 @@ def run_forward(cls: type, ctx: Any, arrays: list, kwargs: dict, args: tuple,
         modes = thread.modes
     if modes.anomaly:
         where = f"{cls.oper} (forward" + (f", group {modes.group})" if modes.group else ")")
-        check_finite(outputs, where, args, received=arrays)
+        check_finite(outputs, where, args, received=[*arrays, *kwargs.values()])
     return outputs
 
 

@@ -339,6 +339,12 @@ class Function:
             raise TypeError(f"{name} is a Function class, used through its static methods: "
                             f"call {name}.apply(...) with the inputs, not {name}(...)")
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = type(self).__name__  # MyMul()(a, b): the second classic try
+        raise TypeError(f"{name}()(...) calls an instance of the Function class, and "
+                        f"Functions are not used through instances (PyTorch's legacy "
+                        f"form): call {name}.apply(...) with the inputs, on the class")
+
     @staticmethod
     def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("write forward(ctx, *inputs) in your Function subclass")

@@ -40,27 +40,32 @@ def roots(tensors: Any, gradients: Any, create_graph: bool, who: str) -> tuple[l
     return tensors, gradients
 
 
-def seed_gradient(tensor: Any, gradient: Any) -> np.ndarray:
-    """The gradient backward starts from: ones for a one-element tensor, or ``gradient``."""
+def seed_gradient(tensor: Any, gradient: Any, who: str = "backward") -> np.ndarray:
+    """The gradient backward starts from: ones for a one-element tensor, or ``gradient``.
+    ``who``: ``"backward"`` or ``"grad"`` (``mg.autograd.grad``, whose argument is
+    ``grad_outputs=``), for the messages."""
+    argument = "gradient" if who == "backward" else "grad_outputs"
     tensor.realize()
     if not tensor.requires_grad:
         raise RuntimeError(
-            f"backward: this tensor (shape {tensor.shape}) does not require grad and has no "
+            f"{who}: this tensor (shape {tensor.shape}) does not require grad and has no "
             "grad_fn, so there is nothing to differentiate. Create the inputs with "
             "requires_grad=True, and do not compute it inside no_grad()."
         )
     if gradient is None:
         if tensor._data.size != 1:
             raise RuntimeError(
-                f"backward: grad can be implicitly created only for a tensor with one "
+                f"{who}: grad can be implicitly created only for a tensor with one "
                 f"element, but this one has shape {tensor.shape}. Reduce it first (e.g. "
-                f".sum() or .mean()), or pass gradient= a tensor of shape {tensor.shape}."
+                f".sum() or .mean()), or pass {argument}= a tensor of shape {tensor.shape}."
             )
         return np.ones(tensor.shape, dtype=tensor.dtype)
+    if isinstance(gradient, tensor_class.Tensor):
+        gradient = gradient.numpy()
     gradient = np.asarray(gradient, dtype=tensor.dtype)
     if gradient.shape != tensor.shape:
         raise ShapeError(
-            f"backward: gradient has shape {gradient.shape} but the tensor has shape "
+            f"{who}: {argument} has shape {gradient.shape} but the tensor has shape "
             f"{tensor.shape}; they must be equal"
         )
     return gradient

@@ -52,6 +52,12 @@ def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
             return {type(value).__name__: [encode(v) for v in value]}
         if value is None or isinstance(value, (bool, int, float, str)):
             return value
+        if hasattr(value, "state_dict"):  # mg.save(model): PyTorch would pickle the object
+            kind = type(value).__name__
+            raise TypeError(
+                f"save: cannot store a {kind} object itself (that would need pickle, which "
+                f"can run code when loaded); save its state: mg.save(x.state_dict(), path), "
+                f"and later x.load_state_dict(mg.load(path)) on a new {kind}")
         raise TypeError(
             f"save: cannot store a {type(value).__name__}; minigrad saves dicts, lists, "
             "tuples, numbers, strings, None, NumPy arrays and Tensors (no pickle)"

@@ -105,8 +105,8 @@ class Generator:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"manual_seed: the seed must be an int, got "
                             f"{type(seed).__name__} {seed!r}")
-        if not -2**63 <= seed < 2**64:  # PyTorch: "Overflow when unpacking long"
-            raise RuntimeError(
+        if not -2**63 <= seed < 2**64:  # PyTorch: "Overflow when unpacking long long"
+            raise ValueError(
                 f"manual_seed: the seed {seed} does not fit in 64 bits; give an int from "
                 f"-2**63 to 2**64 - 1 (a larger one would silently wrap around to another "
                 f"seed's numbers: 2**64 + 7 would repeat manual_seed(7))")

@@ -164,8 +164,20 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        """The gradient backward accumulated (a Tensor without history), or None."""
-        return self._grad
+        """The gradient backward accumulated (a Tensor without history), or None. A
+        non-leaf tensor's stays None unless ``retain_grad()`` was called: reading it then
+        warns, as in PyTorch."""
+        grad = self._grad
+        if grad is None and self.grad_fn is not None and not self._retains_grad \
+                and not sys._getframe(1).f_globals.get("__name__", "").startswith(
+                    ("minigrad.", "widgets.")):
+            warnings.warn(
+                f"grad: this tensor (shape {tuple(self.shape)}, made by "
+                f"{self.grad_fn.describe()}) is not a leaf, so backward() does not fill its "
+                ".grad, which stays None. Call .retain_grad() on it before backward() to "
+                "keep its gradient, or read .grad of the leaf tensor you meant.",
+                UserWarning, stacklevel=2)
+        return grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
@@ -1572,7 +1584,8 @@ def where(condition, input=None, other=None) -> Tensor:
         condition = condition if isinstance(condition, Tensor) else Tensor(condition)
         return condition.nonzero(as_tuple=True)
     condition = condition.numpy() if isinstance(condition, Tensor) else np.asarray(condition)
-    if condition.dtype != np.bool_:  # as PyTorch: nonzero is not taken to mean True
+    if condition.dtype != np.bool_ and condition.dtype != np.uint8:  # as PyTorch: a
+        # float condition is not read as "nonzero is True" (uint8, the old masks, is)
         raise TypeError(
             f"where: expected condition to be a bool tensor, but got {condition.dtype} "
             f"(shape {condition.shape}); a float condition is not read as 'nonzero is "

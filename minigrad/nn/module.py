@@ -19,6 +19,8 @@ A Module is a Python object whose attributes are registered as they are assigned
 
 from __future__ import annotations
 
+import os
+
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -373,6 +375,11 @@ class Module:
         Every missing, unexpected and mis-shaped key is listed in one error; nothing is
         changed unless everything fits (with ``strict=False`` missing and unexpected keys
         are allowed and returned)."""
+        if isinstance(state_dict, (str, os.PathLike)):
+            raise TypeError(
+                f"load_state_dict: expected a dict of arrays, got the file name "
+                f"{str(state_dict)!r}; load the file first: "
+                f"model.load_state_dict(mg.load({str(state_dict)!r})), as in PyTorch")
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"load_state_dict: expected a dict of arrays, got "
                             f"{type(state_dict).__name__}")
