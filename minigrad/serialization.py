@@ -28,6 +28,11 @@ HEADER = "__minigrad__"
 MAX_LOAD_BYTES = 2**30
 MAX_DEPTH = 64
 
+TORCH_SAVE = ("it was written by torch.save: a pickle, which minigrad never reads (a pickle "
+              "can run any code it contains). In PyTorch, save the arrays instead: "
+              "np.savez(path, **{k: v.numpy() for k, v in state_dict.items()}), or pass "
+              "PyTorch's state dict to load_state_dict here directly")
+
 
 def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
          pickle_protocol: int | None = None, _use_new_zipfile_serialization: bool = True) -> None:
@@ -109,14 +114,7 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
 def _read(archive: Any, path: Any) -> Any:
     """The object saved in ``archive`` (an open ``.npz``)."""
     if HEADER not in archive.files:
-        if any(name.endswith(".pkl") for name in archive.files):
-            raise not_a_checkpoint(path, (
-                "it was written by torch.save: a pickle, which minigrad never reads "
-                "(a pickle can run any code it contains). In PyTorch, save the arrays "
-                "instead: np.savez(path, **{k: v.numpy() for k, v in "
-                "state_dict.items()}), or pass PyTorch's state dict to load_state_dict "
-                "here directly"))
-        if not archive.files or not all(name.endswith(".npy") for name in archive.zip.namelist()):
+        if not archive.files:
             raise not_a_checkpoint(path, "it is a zip archive, but not of NumPy arrays")
         return {name: archive[name] for name in archive.files}
     header = str(archive[HEADER])
@@ -151,6 +149,13 @@ def _check_members(f: Any, path: Any) -> None:
         return  # a stream that cannot rewind: NumPy cannot read it either
     try:
         with zipfile.ZipFile(f) as archive:
+            names = archive.namelist()
+            if any(name.endswith(".pkl") for name in names):
+                raise not_a_checkpoint(path, TORCH_SAVE)
+            other = next((name for name in names if not name.endswith(".npy")), None)
+            if other is not None:
+                raise not_a_checkpoint(path, f"it is a zip archive, but not of NumPy arrays "
+                                             f"(its member {other!r} is not a .npy)")
             total = 0
             for info in archive.infolist():
                 total += info.file_size

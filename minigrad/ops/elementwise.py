@@ -349,12 +349,12 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, x, exponent):
-        if x.dtype.kind in "iu" and np.min(exponent, initial=0) < 0 \
-                and np.asarray(exponent).dtype.kind in "iu":
-            raise ValueError(f"Integers to negative integer powers are not allowed (the base "
-                             f"is {x.dtype}); use a floating base: x.float() ** exponent")
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.power(x, exponent)
+            try:
+                out = np.power(x, exponent)
+            except ValueError as error:  # NumPy: "Integers to negative integer powers ..."
+                raise ValueError(f"{error.args[0].rstrip('.')} (as in PyTorch); use a "
+                                 "floating base: x.float() ** exponent") from error
         ctx.save_for_backward(x, exponent, out)
         return out
 
