@@ -184,13 +184,13 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
                 grad_outputs[index] = np.zeros(shape, dtype=dtype)
     if state.last_write > node._saved_at and node._saved:  # an in-place write since forward
         check_saved_versions(node)
-    function = node.function
-    received = [read_only(g) for g in grad_outputs] if function._guarded else grad_outputs
+    cls = node.function
+    received = [read_only(g) for g in grad_outputs] if cls._guarded else grad_outputs
     try:
-        grads = function.backward(node, *received)  # a node is its Function's ctx
+        grads = cls.backward(node, *received)  # a node is its Function's ctx
     except ValueError as error:  # `x, y = ctx.saved_tensors` with nothing saved
-        if function._guarded and is_read_only_write(error):
-            raise wrote_in_place(function, "backward", node.args) from error
+        if cls._guarded and is_read_only_write(error):
+            raise wrote_in_place(cls, "backward", node.args) from error
         if node._saved or "values to unpack" not in str(error):
             raise
         raise ValueError(f"{node.function.__name__}.backward: {error}, and its forward saved "

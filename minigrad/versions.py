@@ -17,6 +17,7 @@ import numpy as np
 from .state import state
 
 clock = itertools.count(1)
+_TOO_HARD = getattr(np, "exceptions", np).TooHardError  # (np.exceptions: NumPy 1.25+)
 
 
 class VersionCounter:
@@ -105,5 +106,5 @@ def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
         return False
     try:
         return bool(np.shares_memory(a, b, max_work=10_000))
-    except np.exceptions.TooHardError if hasattr(np, "exceptions") else Exception:
+    except _TOO_HARD:
         return True
