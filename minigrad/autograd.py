@@ -26,7 +26,7 @@ import numpy as np
 
 from . import function  # noqa: F401 (mg.autograd.function, as torch.autograd.function)
 from . import tensor_class
-from .forward import is_read_only_write, read_only, wrote_in_place
+from . import forward as _forward  # (read-only arrays for a user's Function's backward)
 from .function import Node
 from .gradients import fit_gradients, roots, seed_gradient
 from .gradients import sum_to_shape  # noqa: F401 (exported: ops and chapter 1 use it)
@@ -185,12 +185,13 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
     if state.last_write > node._saved_at and node._saved:  # an in-place write since forward
         check_saved_versions(node)
     cls = node.function
-    received = [read_only(g) for g in grad_outputs] if cls._guarded else grad_outputs
+    received = [_forward.read_only(g) for g in grad_outputs] if cls._guarded \
+        else grad_outputs
     try:
         grads = cls.backward(node, *received)  # a node is its Function's ctx
     except ValueError as error:  # `x, y = ctx.saved_tensors` with nothing saved
-        if cls._guarded and is_read_only_write(error):
-            raise wrote_in_place(cls, "backward", node.args) from error
+        if cls._guarded and _forward.is_read_only_write(error):
+            raise _forward.wrote_in_place(cls, "backward", node.args) from error
         if node._saved or "values to unpack" not in str(error):
             raise
         raise ValueError(f"{node.function.__name__}.backward: {error}, and its forward saved "

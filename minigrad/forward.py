@@ -14,7 +14,7 @@ import numpy as np
 from . import tensor_class
 from .messages import check_finite, describe_args, explain
 from .state import thread
-from .versions import share_version
+from .versions import counter_of, record_write, share_version
 
 NUMBERS = (np.generic, bool, int, float, complex)
 
@@ -104,7 +104,6 @@ def _dirty_output(ctx: Any, node: Any, args: tuple, position: int, out: np.ndarr
     ``index``: that input tensor is the output. Recorded, its history gets the node
     (a stand-in for its old self becomes the node's input, as ``Tensor._modify`` does);
     either way its version moves on."""
-    from .versions import counter_of, record_write  # (versions imports state only)
 
     tensor = args[position]
     if recorded:

@@ -259,13 +259,15 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a NumPy array, sharing this tensor's memory (no copy).
 
-        For a tensor that requires grad the array is a read-only view: the engine may
-        have saved that very array for backward, so writing into it would make gradients
-        silently wrong (PyTorch refuses ``numpy()`` there altogether). Reading works as
-        usual; to write, ``t.detach().numpy()`` or ``t.numpy(force=True)`` give the
-        writable array, as in PyTorch (and the edit is then yours to answer for)."""
+        For a result with history (a non-leaf that requires grad) the array is a
+        read-only view: the op that made it may have saved that very array for backward
+        (``exp`` does), so writing into it would make gradients silently wrong (PyTorch
+        refuses ``numpy()`` on any tensor that requires grad). Reading works as usual; to
+        write, ``t.detach().numpy()`` or ``t.numpy(force=True)`` give the writable array,
+        as in PyTorch (and the edit is then yours to answer for). A leaf's array (a
+        parameter's) stays the live, writable one, as hand-written updates expect."""
         array = self._data if self._lazy_node is None else self.realize()._data
-        if self._requires_grad and not force:
+        if self.grad_fn is not None and self._requires_grad and not force:
             array = array.view()
             array.flags.writeable = False
         return array
