@@ -128,7 +128,8 @@ class Size(tuple):
     def numel(self) -> int:
         return int(_math.prod(self))
 
-_ISSUE_29 = ["Size", "random", "accelerator", "amp", "autocast", "bfloat16", "compile", "distributed", "e",
+_ISSUE_29 = ["Size", "random", "accelerator", "amp", "autocast", "bfloat16", "compile",
+             "distributed", "e",
              "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
              "serialization", "set_float32_matmul_precision", "set_printoptions", "version",
              ] + _functions_more.__all__

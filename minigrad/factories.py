@@ -197,8 +197,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False,
           **keywords) -> Tensor:
     """Standard normal."""
     rng = rng_for(generator, "randn")
-    return _new(rng.standard_normal(_sizes(size, keywords, "randn"), dtype=_draw_dtype(dtype)), dtype,
-                requires_grad, device, "randn")
+    drawn = rng.standard_normal(_sizes(size, keywords, "randn"), dtype=_draw_dtype(dtype))
+    return _new(drawn, dtype, requires_grad, device, "randn")
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,

@@ -71,7 +71,7 @@ __all__ = [
     "TransformerDecoder", "TransformerDecoderLayer", "PReLU", "UpsamplingNearest2d",
 ]
 
-from . import modules  # noqa: E402  (PyTorch's torch.nn.modules.* paths; needs __all__)
+from . import modules  # noqa: E402, F401  (PyTorch's torch.nn.modules.* paths)
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
 __getattr__ = _module_getattr("torch.nn")
