@@ -3,7 +3,7 @@ then scored and given feedback by nbgrader.
 
 1. Each returned notebook of ``submitted/STUDENT/ASSIGNMENT/`` is judged
    (``judge.py``: its code in a sandbox, the checks outside it), one process per
-   submission (``judges.py``: forked from one that has imported the judge), as many at
+   submission (``judges.py``: forked from a server that has imported the judge), as many at
    once as the machine has cores. The result (every cell's
    outputs, and the flags) goes to ``judged/STUDENT/ASSIGNMENT/result.json`` with a key
    made of the notebook, the teacher's copy and the checkers' code: a regrade reruns
@@ -17,6 +17,7 @@ then scored and given feedback by nbgrader.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -33,6 +34,7 @@ JUDGED = "judged"
 RESULT = "result.json"
 
 
+@functools.lru_cache(maxsize=None)  # (nbgrader's autograde asks once a notebook)
 def _code_version() -> str:
     """A digest of the code that decides a grade (checkers, judge, engine): a change
     there regrades everyone."""
@@ -98,7 +100,7 @@ def judge_all(course: Path, assignment: str, notebook: str, students: list[str],
             argv.append("--unsandboxed")
         # the whole notebook may take a limit per cell; a judge that hangs past that is
         # stopped and the notebook reported as not graded
-        error = judges.run(argv, folder / "judge.log", limit=600 + 30 * timeout)
+        error = server.run(argv, folder / "judge.log", limit=600 + 30 * timeout)
         if error or not out.exists():
             result = {"error": error or "the judge wrote no result",
                       "key": key}
@@ -108,13 +110,17 @@ def judge_all(course: Path, assignment: str, notebook: str, students: list[str],
         out.write_text(json.dumps(result), encoding="utf-8")
         return student, result
 
-    with ThreadPoolExecutor(workers) as pool:
-        for student, result in pool.map(one, todo):
-            results[student] = result
-            done += 1
-            say(f"  [{done}/{len(todo)}] {student}: "
-                + (f"not graded ({result['error']})" if "error" in result else
-                   f"judged in {result.get('seconds', 0):.1f} s"))
+    server = judges.Judges()
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            for student, result in pool.map(one, todo):
+                results[student] = result
+                done += 1
+                say(f"  [{done}/{len(todo)}] {student}: "
+                    + (f"not graded ({result['error']})" if "error" in result else
+                       f"judged in {result.get('seconds', 0):.1f} s"))
+    finally:
+        server.close()
     say(f"{assignment}: judged in {time.monotonic() - started:.0f} s")
     return results
 
