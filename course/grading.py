@@ -34,7 +34,7 @@ JUDGED = "judged"
 RESULT = "result.json"
 
 
-@functools.lru_cache(maxsize=None)  # (nbgrader's autograde asks once a notebook)
+@functools.cache  # (nbgrader's autograde asks once a notebook)
 def _code_version() -> str:
     """A digest of the code that decides a grade (checkers, judge, engine): a change
     there regrades everyone."""
