@@ -26,7 +26,10 @@ def _api():
 
     app = NbGraderApp()  # reads nbgrader_config.py as the command line would
     app.initialize([])
-    return NbGraderAPI(config=app.config)
+    config = app.config
+    if "exporter_class" not in config.GenerateFeedback:  # (unless the teacher chose one)
+        config.GenerateFeedback.exporter_class = "minigrad.course.feedback_page.FeedbackHTML"
+    return NbGraderAPI(config=config)
 
 
 def _report(title: str, result: dict) -> bool:
