@@ -231,11 +231,13 @@ def run_grading() -> Row:
         return Row("grading", what, "FAILED: grade", met=False)
     met = seconds < GRADING_TARGET
     # the wall-clock time depends on what else the machine runs: the CPU time (user +
-    # system, of grade and every process it waited for, the sandboxed ones included) and
-    # the load average (1 minute, the higher of start and end) say how busy it was
+    # system, of grade and the processes it waited for; the sandboxed student processes
+    # are not counted, bubblewrap's own init reaps them) and the load average (1 minute,
+    # the higher of start and end) say how busy it was
     return Row("grading", what, f"{seconds:.0f} s ({seconds / GRADING_STUDENTS:.1f} s a "
-               f"notebook), {cpu:.0f} s of CPU, load average {load:.1f}; target < "
-               f"{GRADING_TARGET} s: {'met' if met else 'missed'}", met=met)
+               f"notebook), {cpu:.0f} s of CPU outside the sandboxes, load average "
+               f"{load:.1f}; target < {GRADING_TARGET} s: {'met' if met else 'missed'}",
+               met=met)
 
 
 def _cpu_seconds() -> float:

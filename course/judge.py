@@ -622,9 +622,6 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
                 else:
                     results[index] = run_in_judge(_text(cell), namespace, label)
         finally:
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                student.requests.close()  # end of requests: the process exits (and its
-                student.process.wait(2)   # CPU time is counted as this judge's)
             student.stop()
     for cell, outputs in zip(cells, results):
         if cell["cell_type"] == "code":
