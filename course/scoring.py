@@ -38,12 +38,12 @@ def _report(title: str, result: dict) -> bool:
 
 
 def score(assignment: str, student: str | None, parts: int) -> int:
+    """Scores for the assignment (one student's, or everyone's), then feedback pages in
+    ``parts`` processes; 0 if all went well."""
     api = _api()
     ok = _report(f"autograde {assignment} --force" + (f" --student={student}" if student
                                                         else ""),
                  api.autograde(assignment, student or "*", force=True, create=True))
-    from nbgrader.utils import temp_attrs
-
     autograded = os.path.join(api.coursedir.root, "autograded")
     everyone = sorted(
         entry.name for entry in (os.scandir(autograded) if os.path.isdir(autograded) else ())
@@ -55,19 +55,24 @@ def score(assignment: str, student: str | None, parts: int) -> int:
     for part in range(1, parts):
         group = students[part::parts]
         pid = os.fork()
-        if pid == 0:  # a child: its share of the pages
-            code = _feedback(api, assignment, group, everyone, temp_attrs)
-            sys.stdout.flush()
-            os._exit(0 if code else 1)
+        if pid == 0:  # a child: its share of the pages, and nothing else
+            code = 1
+            try:
+                code = 0 if _feedback(api, assignment, group, everyone) else 1
+            finally:
+                sys.stdout.flush()
+                os._exit(code)
         children.append(pid)
     mine = students[0::parts]
-    ok = _feedback(api, assignment, mine, everyone, temp_attrs) and ok
+    ok = _feedback(api, assignment, mine, everyone) and ok
     for pid in children:
         ok = os.waitpid(pid, 0)[1] == 0 and ok
     return 0 if ok else 1
 
 
-def _feedback(api, assignment: str, group: list[str], everyone: list[str], temp_attrs) -> bool:
+def _feedback(api, assignment: str, group: list[str], everyone: list[str]) -> bool:
+    from nbgrader.utils import temp_attrs
+
     if not group:
         return True
     others = sorted(set(everyone) - set(group))
