@@ -8,7 +8,8 @@ then scored and given feedback by nbgrader.
    outputs, and the flags) goes to ``judged/STUDENT/ASSIGNMENT/result.json`` with a key
    made of the notebook, the teacher's copy and the checkers' code: a regrade reruns
    only what changed.
-2. ``nbgrader autograde`` then runs as usual (it restores the teacher's test cells and
+2. ``nbgrader autograde`` then runs as usual (``scoring.py``: in one process with
+   ``generate_feedback``) (it restores the teacher's test cells and
    clears every output the student saved), except that its ``Execute`` step is
    :class:`JudgedOutputs`, which fills in the judged outputs instead of running the
    notebook in a kernel of the grader's own. nbgrader scores the test cells and writes
@@ -17,7 +18,6 @@ then scored and given feedback by nbgrader.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -34,7 +34,6 @@ JUDGED = "judged"
 RESULT = "result.json"
 
 
-@functools.cache  # (nbgrader's autograde asks once a notebook)
 def _code_version() -> str:
     """A digest of the code that decides a grade (checkers, judge, engine): a change
     there regrades everyone."""
