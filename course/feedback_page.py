@@ -2,13 +2,16 @@
 
 nbgrader renders the autograded notebook as it ran, so by itself its page shows the
 source of hidden tests (nbgrader issue #917), the teacher's file paths in tracebacks,
-"Test cell" for every check, and loads MathJax from a CDN. Two steps fix that:
+"Test cell" for every check, and loads MathJax from a CDN. Two steps fix that (and a
+third makes the pages faster):
 
 - ``StudentFeedback``, an nbconvert preprocessor that ``init`` adds to the course's
   ``GenerateFeedback.preprocessors``: in the notebook before it is rendered, the code
   between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` is replaced by one
   comment line, a traceback's frames that would quote it are left out, and the course
   folder's path (and this Python's) in outputs is replaced by a short name.
+- ``FeedbackHTML``, the exporter ``grade`` has nbgrader render the pages with: nbconvert's,
+  without a second parse of the whole page.
 - ``tidy(page, exercise_of)``, on the HTML nbgrader wrote (``grade`` calls it through
   ``teacher._write_notes``): each check is named after its exercise, and the MathJax
   script from the CDN is removed, so the page works offline and its TeX stays readable
@@ -22,6 +25,7 @@ import re
 import sys
 from pathlib import Path
 
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, List, Unicode
 
@@ -104,3 +108,31 @@ def tidy(page: str, exercise_of: dict[str, str]) -> str:
     page = TOC_ENTRY.sub(lambda m: f'<a href="#{m["cell"]}">Exercise <code>{name(m["cell"])}'
                          '</code>: checks</a>', page)
     return HEADING.sub(lambda m: f'Checks of exercise <code>{name(m["cell"])}</code>', page)
+
+
+IMAGE_WITHOUT_ALT = re.compile(r"<img(?![^>]*\salt=)", re.I)
+
+
+class FeedbackHTML(HTMLExporter):
+    """nbconvert's HTML exporter without its last step, which parses the whole page again
+    with BeautifulSoup (half the time of a feedback page) to give images a missing alt
+    text and JupyterLab's cells a tab stop; nbgrader's feedback template has no
+    JupyterLab cells, and the alt text is added here by a pattern. ``scoring.py`` makes
+    it the exporter of ``generate_feedback``."""
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        from nbconvert.exporters.templateexporter import TemplateExporter
+        from nbconvert.filters.highlight import Highlight2HTML
+        from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+        # as HTMLExporter.from_notebook_node (nbconvert 7), up to the BeautifulSoup step
+        langinfo = nb.metadata.get("language_info", {})
+        lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
+        self.register_filter("highlight_code", self.filters.get(
+            "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)))
+        resources = self._init_resources(resources)
+        self.register_filter("filter_data_type", WidgetsDataTypeFilter(
+            notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+        page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        return IMAGE_WITHOUT_ALT.sub(
+            '<img alt="No description has been provided for this image"', page), resources

@@ -3,11 +3,13 @@ then scored and given feedback by nbgrader.
 
 1. Each returned notebook of ``submitted/STUDENT/ASSIGNMENT/`` is judged
    (``judge.py``: its code in a sandbox, the checks outside it), one process per
-   submission, as many at once as the machine has cores. The result (every cell's
+   submission (``judges.py``: forked from a server that has imported the judge), as many at
+   once as the machine has cores. The result (every cell's
    outputs, and the flags) goes to ``judged/STUDENT/ASSIGNMENT/result.json`` with a key
    made of the notebook, the teacher's copy and the checkers' code: a regrade reruns
    only what changed.
-2. ``nbgrader autograde`` then runs as usual (it restores the teacher's test cells and
+2. ``nbgrader autograde`` then runs as usual (``scoring.py``: in one process with
+   ``generate_feedback``) (it restores the teacher's test cells and
    clears every output the student saved), except that its ``Execute`` step is
    :class:`JudgedOutputs`, which fills in the judged outputs instead of running the
    notebook in a kernel of the grader's own. nbgrader scores the test cells and writes
@@ -19,14 +21,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, Float, Unicode
+
+from . import judges
 
 JUDGED = "judged"
 RESULT = "result.json"
@@ -90,22 +92,16 @@ def judge_all(course: Path, assignment: str, notebook: str, students: list[str],
         student, submission, folder, key = item
         folder.mkdir(parents=True, exist_ok=True)
         out = folder / RESULT
-        command = [sys.executable, "-m", "minigrad.course.judge", str(submission),
-                   str(source), str(out), "--timeout", str(timeout),
-                   "--data", str(submission.parent), "--hide", str(course)]
+        out.unlink(missing_ok=True)  # a result left from an earlier grading is not this one
+        argv = [str(submission), str(source), str(out), "--timeout", str(timeout),
+                "--data", str(submission.parent), "--hide", str(course)]
         if not sandboxed:
-            command.append("--unsandboxed")
+            argv.append("--unsandboxed")
         # the whole notebook may take a limit per cell; a judge that hangs past that is
         # stopped and the notebook reported as not graded
-        limit = 600 + 30 * timeout
-        try:
-            finished = subprocess.run(command, capture_output=True, text=True, timeout=limit,
-                                      env={**os.environ, "PYTHONWARNINGS": "ignore"})
-            error = finished.stderr.strip().splitlines()[-1:] if finished.returncode else []
-        except subprocess.TimeoutExpired:
-            error = [f"grading took more than {limit:g} s and was stopped"]
+        error = server.run(argv, folder / "judge.log", limit=600 + 30 * timeout)
         if error or not out.exists():
-            result = {"error": error[0] if error else "the judge wrote no result",
+            result = {"error": error or "the judge wrote no result",
                       "key": key}
         else:
             result = json.loads(out.read_text(encoding="utf-8"))
@@ -113,13 +109,17 @@ def judge_all(course: Path, assignment: str, notebook: str, students: list[str],
         out.write_text(json.dumps(result), encoding="utf-8")
         return student, result
 
-    with ThreadPoolExecutor(workers) as pool:
-        for student, result in pool.map(one, todo):
-            results[student] = result
-            done += 1
-            say(f"  [{done}/{len(todo)}] {student}: "
-                + (f"not graded ({result['error']})" if "error" in result else
-                   f"judged in {result.get('seconds', 0):.1f} s"))
+    server = judges.Judges()
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            for student, result in pool.map(one, todo):
+                results[student] = result
+                done += 1
+                say(f"  [{done}/{len(todo)}] {student}: "
+                    + (f"not graded ({result['error']})" if "error" in result else
+                       f"judged in {result.get('seconds', 0):.1f} s"))
+    finally:
+        server.close()
     say(f"{assignment}: judged in {time.monotonic() - started:.0f} s")
     return results
 

@@ -32,12 +32,20 @@ def _alarm(signum, frame):
     raise CellTimeout("the cell ran past its time limit")
 
 
+def _no_traceback(*args, **kwargs) -> None:
+    pass
+
+
 class StudentSide:
     def __init__(self):
         from IPython.core.interactiveshell import InteractiveShell
 
         self.shell = InteractiveShell.instance()
         self.shell.user_ns["__name__"] = "__main__"
+        # IPython would also print each error's coloured traceback (a tenth of a second of
+        # syntax highlighting per failing cell, a blank notebook has a dozen); ``run_cell``
+        # reports the error itself, as an error output
+        self.shell.showtraceback = self.shell.showsyntaxerror = _no_traceback
         self.objects: dict[int, object] = {}
         self.kept: dict[int, int] = {}  # id(object) -> its handle number
         self.graphs: dict[int, tuple] = {}

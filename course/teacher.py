@@ -24,7 +24,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import reports, sandbox
@@ -602,14 +601,12 @@ def grade(args: argparse.Namespace) -> int:
             for flag in result.get("flags", []):
                 reports.add_flag(course, student, assignment, flag["exercise"], flag["flag"],
                                  flag["note"])
-        # one nbgrader run for the class: it scores the judged outputs (no student code
-        # runs in it) and writes the gradebook and the feedback pages
-        student_option = [f"--student={only}"] if only else []
+        # one nbgrader process for the class: it scores the judged outputs (no student
+        # code runs in it), writes the gradebook, then the feedback pages
         os.environ.pop("MINIGRAD_UNSANDBOXED", None)
         if not sandboxed:
             os.environ["MINIGRAD_UNSANDBOXED"] = "1"  # for nbgrader's process (judged already)
-        _nbgrader(course, "autograde", assignment, "--force", *student_option, check=False)
-        _feedback_pages(course, assignment, students if only is None else [only])
+        _score(course, assignment, only)
         _write_notes(course, assignment)
         reports.flag_similar(course, assignment)
     print_grades(course)
@@ -617,25 +614,16 @@ def grade(args: argparse.Namespace) -> int:
     return 0
 
 
-def _feedback_pages(course: Path, assignment: str, students: list[str]) -> None:
-    """``nbgrader generate_feedback`` for these students, split over the machine's cores
-    (each page is an HTML conversion of a second or two; nbgrader converts one after the
-    other, and the pages only read the gradebook, so the parts cannot collide)."""
-    parts = max(1, min(os.cpu_count() or 1, len(students) // 4))
-    groups = [students[k::parts] for k in range(parts)]
-    everyone = set((course / "submitted").iterdir()) if (course / "submitted").is_dir() else ()
-    names = {p.name for p in everyone if p.is_dir()}
-
-    def one(group):
-        others = sorted(names - set(group))
-        exclude = [f"--CourseDirectory.student_id_exclude={','.join(others)}"] if others else []
-        _nbgrader(course, "generate_feedback", assignment, "--force", *exclude, check=False)
-
-    if parts == 1:
-        one(students)
-        return
-    with ThreadPoolExecutor(parts) as pool:
-        list(pool.map(one, groups))
+def _score(course: Path, assignment: str, only: str | None) -> None:
+    """nbgrader's ``autograde`` (the scores, into the gradebook) and ``generate_feedback``
+    (the pages, split over the machine's cores), in one process (``scoring.py``); its
+    log goes to ``nbgrader.log``."""
+    _need_nbgrader()
+    result = subprocess.run([sys.executable, "-m", "minigrad.course.scoring", str(course),
+                             assignment, only or ""], cwd=course, capture_output=True,
+                            text=True, env={**_environment(), "MINIGRAD_COURSE": str(course)})
+    with open(course / "nbgrader.log", "a", encoding="utf-8") as log:
+        log.write(f"{result.stdout}{result.stderr}\n")
 
 
 NOTE = '<div id="minigrad-note" style="{style}"><b>Note from grading:</b> {text}</div>'
