@@ -111,9 +111,12 @@ class StudentProcess:
             env = None
         else:
             env = {**os.environ, **sandbox.ONE_THREAD, "MPLBACKEND": "Agg"}
+        # (what the student's code prints outside a cell, e.g. warnings while a check
+        # calls it, is dropped: a pipe nobody reads would block it at 64 KiB)
+        errors = None if os.environ.get("MINIGRAD_JUDGE_DEBUG") else subprocess.DEVNULL
         self.process = subprocess.Popen(argv, pass_fds=(to_student_r, to_judge_w),
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, cwd=workdir, env=env)
+                                        stderr=errors, cwd=workdir, env=env)
         os.close(to_student_r)
         os.close(to_judge_w)
         self.requests = os.fdopen(to_student_w, "wb")

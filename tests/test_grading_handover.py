@@ -242,3 +242,22 @@ def test_code_aimed_at_a_check_s_own_objects_is_flagged(code):
     flags = integrity.inspect(cells, {"evaluate": "evaluate"}, [])
     assert [f["flag"] for f in flags] == ["tampering"]
     assert not any(f.get("zero") for f in flags)
+
+
+def test_a_student_s_function_that_floods_stderr_during_a_check_does_not_hang_it():
+    """Warnings printed while a check calls the student's code (outside any cell) go
+    nowhere; they used to fill a pipe nobody read and stop the process."""
+    failing = _failing_tests("15_custom_functions_and_debugging", {
+        "checkpoint": (
+            "import sys\n"
+            "def checkpoint_training(model, optimizer, path):\n"
+            "    sys.stderr.write('w' * 200_000)\n"
+            "    mg.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()},"
+            " path)\n\n"
+            "def resume(model, optimizer, path):\n"
+            "    sys.stderr.write('w' * 200_000)\n"
+            "    state = mg.load(path)\n"
+            "    model.load_state_dict(state['model'])\n"
+            "    optimizer.load_state_dict(state['optimizer'])\n"),
+    })
+    assert "checkpoint-tests" not in failing
