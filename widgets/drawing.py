@@ -289,7 +289,8 @@ def _fold_chains(trace: Trace, boxes: dict, arrows: list, owner: dict,
             first, last = trace.vertices[run[0]], trace.vertices[run[-1]]
             run_key = f"run_{run[0]}"
             boxes[run_key] = Box(run_key, "op", first.oper, [
-                f"{first.oper} x {len(run)}", f"#{first.node.id} ... #{last.node.id}",
+                f"{first.oper} x {len(run)}",
+                f"#{trace.numbers[first.node]} ... #{trace.numbers[last.node]}",
                 last.shape_text()], first.group, ["mg_op", "mg_run"], *BOX_FILL["op"],
                 width=2.0)
             for member in run:

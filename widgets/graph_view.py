@@ -165,9 +165,9 @@ class GraphView(StaticRendering, widgets.VBox):
 
                 current = self.panel.children[0] if self.panel.children else None
                 if isinstance(current, ContextInspector):
-                    current.inspect(vertex.node)
+                    current.inspect(vertex.node, self._trace)
                 else:
-                    self.panel.children = [ContextInspector(vertex.node)]
+                    self.panel.children = [ContextInspector(vertex.node, self._trace)]
             else:
                 from .tensor_view import TensorView
 
