@@ -7,7 +7,9 @@
 ``use_reference`` runs the solution cell of the repository's chapter (its answer
 included) in the calling notebook, so the cells after the exercise run; the check of that
 exercise then tests the reference, not the student's work, and ``status`` does not count
-it while the call is in the notebook.
+it while the call is in the notebook. An exercise whose checks use an earlier exercise's
+code (``uses=`` in its test cells: ``MyMul`` calls ``unbroadcast``) gets those earlier
+references loaded first, so that the reference runs on references throughout.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 
 from . import student, teacher
-from .authoring import SOLUTION_MARKERS, exercise_role
+from .authoring import SOLUTION_MARKERS, exercise_cells, exercise_role, exercises
 from .teacher import CourseError
 
 
@@ -26,6 +28,23 @@ def reference_source(exercise: str, chapter: str | int | None = None,
                      workspace: Path | None = None) -> tuple[str, str]:
     """``(chapter stem, code)``: the solution cell of ``exercise`` with its answer, the
     marker lines removed."""
+    stem, notebook = _chapter_of(exercise, chapter, workspace)
+    return stem, _solution_code(notebook, exercise)
+
+
+def reference_sources(exercise: str, chapter: str | int | None = None,
+                      workspace: Path | None = None) -> tuple[str, list[tuple[str, str]]]:
+    """``(chapter stem, [(exercise, code), ...])``: the solution cells to run for
+    ``use_reference(exercise)``: those of the exercises it uses (``dependencies``), in
+    the chapter's order, then its own."""
+    stem, notebook = _chapter_of(exercise, chapter, workspace)
+    return stem, [(e, _solution_code(notebook, e))
+                  for e in dependencies(notebook, exercise) + [exercise]]
+
+
+def _chapter_of(exercise: str, chapter: str | int | None,
+                workspace: Path | None) -> tuple[str, dict]:
+    """``(stem, notebook with its answers)`` of the chapter that has ``exercise``."""
     sources = student.chapter_sources(workspace or student.find_workspace())
     if chapter is not None:
         stems = [student._chapter({"notebooks": dict.fromkeys(sources)}, str(chapter))]
@@ -33,10 +52,11 @@ def reference_source(exercise: str, chapter: str | int | None = None,
         stems = list(sources)
     found = []
     for stem in stems:
-        for cell in student._read_source(sources[stem])["cells"]:
+        notebook = student._read_source(sources[stem])
+        for cell in notebook["cells"]:
             meta = exercise_role(cell)
             if meta and meta["solution"] and meta["grade_id"] == exercise:
-                found.append((stem, student._source_text(cell)))
+                found.append((stem, notebook))
     if not found:
         known = sorted({e for s in stems
                         for e in student._solution_ids(student._read_source(sources[s]))})
@@ -47,10 +67,62 @@ def reference_source(exercise: str, chapter: str | int | None = None,
         raise CourseError(f"exercise {exercise!r} is in several chapters "
                           f"({', '.join(s for s, _ in found)}): say which, e.g. "
                           f"use_reference({exercise!r}, chapter={found[0][0]!r})")
-    stem, text = found[0]
+    return found[0]
+
+
+def _solution_code(notebook: dict, exercise: str) -> str:
+    """The solution cell of ``exercise``, its answer included, the marker lines removed."""
+    text = next(student._source_text(cell) for cell, meta in exercise_cells(notebook)
+                if meta.get("solution") and meta["grade_id"] == exercise)
     lines = [line for line in text.splitlines()
              if not any(marker in line for marker in SOLUTION_MARKERS)]
-    return stem, "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def dependencies(notebook: dict, exercise: str) -> list[str]:
+    """The exercises whose code the checks of ``exercise`` use, and those theirs use, in
+    the chapter's order: a test cell's ``uses={"unbroadcast": "module:reference"}`` names
+    a global the checked code reads, and the exercise whose solution cell defines it is one
+    (chapter 2: ``mymul-broadcast`` uses ``unbroadcast``)."""
+    cells = exercise_cells(notebook)
+    solutions = [meta["grade_id"] for _, meta in cells if meta.get("solution")]
+    tests = {meta["grade_id"]: student._source_text(cell) for cell, meta in cells
+             if meta.get("grade")}
+    defined_by: dict[str, str] = {}
+    for name_of_exercise in solutions:
+        for name in _defined_names(_solution_code(notebook, name_of_exercise)):
+            defined_by.setdefault(name, name_of_exercise)
+    tests_of = exercises(notebook)
+    found: set[str] = set()
+    pending = [exercise]
+    while pending:
+        for test in tests_of.get(pending.pop(), []):
+            for name in _used_names(tests[test]):
+                used = defined_by.get(name)
+                if used is not None and used != exercise and used not in found:
+                    found.add(used)
+                    pending.append(used)
+    return [e for e in solutions if e in found]
+
+
+def _used_names(code: str) -> list[str]:
+    """The keys of the ``uses=`` dicts in a test cell: ``{name: "minigrad.exercises.
+    <module>:<reference>"}``, wherever the dict is written (in the call, or assigned to
+    a variable first)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # a cell with IPython magics: none of the course's test cells
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                        and isinstance(value, ast.Constant) and isinstance(value.value, str) \
+                        and value.value.startswith("minigrad.exercises.") \
+                        and ":" in value.value:
+                    names.append(key.value)
+    return names
 
 
 def _defined_names(code: str) -> list[str]:
@@ -68,18 +140,28 @@ def use_reference(exercise: str, chapter: str | int | None = None) -> None:
     """Stuck on ``exercise``? Define its reference answer in this notebook (the names of
     its solution cell, e.g. ``MySum``), so the rest of the chapter runs. The exercise's
     check then tests the reference, not your work: ``status`` does not count it while
-    this call is in your notebook. ``chapter`` (a name or number) is needed only when two
-    chapters have an exercise of that name."""
+    this call is in your notebook. When the exercise's code uses an earlier exercise's
+    (``MyMul`` calls ``unbroadcast``), the earlier reference is loaded first, replacing
+    yours in this notebook from here on. ``chapter`` (a name or number) is needed only
+    when two chapters have an exercise of that name."""
     try:
-        stem, code = reference_source(exercise, chapter)
+        stem, loads = reference_sources(exercise, chapter)
     except CourseError as error:
         raise LookupError(f"use_reference: {error}") from None
     namespace = sys._getframe(1).f_globals  # the notebook's, when called from a cell
-    exec(compile(code, f"<reference answer to {exercise} ({stem})>", "exec"), namespace)
+    for name, code in loads:
+        exec(compile(code, f"<reference answer to {name} ({stem})>", "exec"), namespace)
+    *earlier, (_, code) = loads
     names = ", ".join(_defined_names(code)) or "nothing"
+    also = ""
+    if earlier:
+        listed = "; ".join(f"{e} ({', '.join(_defined_names(c)) or 'nothing'})"
+                           for e, c in earlier)
+        also = (f" Its code uses earlier exercises', so their reference answers are loaded "
+                f"too, in place of yours from here on: {listed}.")
     print(f"use_reference: the reference answer to exercise {exercise} ({stem}) is loaded "
-          f"(it defined {names}). The checks now test the reference, not your work, and "
-          f"status does not count {exercise}: to do it yourself, write your answer in "
+          f"(it defined {names}).{also} The checks now test the reference, not your work, "
+          f"and status does not count {exercise}: to do it yourself, write your answer in "
           "its cell, remove this call and run the notebook again.")
 
 

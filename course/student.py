@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import teacher
+from . import authoring, teacher
 from .authoring import SOLUTION_MARKERS, apply_exercise_tags, exercise_role
 from .teacher import CourseError
 
@@ -522,15 +522,15 @@ def changed_test_cells(exercise_version: dict, notebook: dict) -> tuple[list[str
 
 
 def _owners(exercise_version: dict) -> dict[str, str]:
-    """``{grade_id: exercise}`` for each solution cell and the test cells after it."""
-    owner, current = {}, None
-    for cell in exercise_version["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("solution"):
-            current = meta.get("grade_id")
-            owner[current] = current
-        elif meta.get("grade") and current is not None:
-            owner[meta.get("grade_id")] = current
+    """``{grade_id: exercise}`` for each solution cell and its test cells, by the rule
+    the reports and the judge use (``authoring.exercises``)."""
+    solutions = {meta["grade_id"] for _, meta in authoring.exercise_cells(exercise_version)
+                 if meta.get("solution")}
+    owner = {}
+    for exercise, tests in authoring.exercises(exercise_version).items():
+        if exercise in solutions:  # not a test cell that belongs to no solution cell
+            owner[exercise] = exercise
+            owner.update(dict.fromkeys(tests, exercise))
     return owner
 
 

@@ -171,7 +171,9 @@ class Node(Context):
 
     Its fields (``_`` ones are the engine's; read them through the properties):
 
-    graph      ``id``                a small counter in creation order (never ``id()``)
+    graph      ``id``                a counter in creation order over the whole session
+                                     (never ``id()``; drawings number each graph's ops
+                                     1, 2, ... instead: ``widgets/trace.py``)
                ``function``          the Function class (``name`` is its ``oper``)
                ``args``              the positional forward arguments: Tensors, constants
                ``next_functions``    per arg: ``(node that made it, which output)``, or
@@ -293,12 +295,15 @@ class Node(Context):
             self.args = tuple([None if parent is not None else a
                                for a, (parent, _) in zip(self.args, self.next_functions)])
 
-    def describe(self) -> str:
-        """``'Exp #12 (group encoder, label h)'``: how errors name this node."""
+    def describe(self, number: int | None = None) -> str:
+        """``'Exp #12 (group encoder, label h)'``: how errors name this node. The number is
+        its ``id`` unless ``number`` is given (the drawings number the ops of each graph
+        1, 2, ...: ``Trace.number``)."""
         extras = [f"group {self.group}"] if self.group else []
         if self.label:
             extras.append(f"label {self.label}")
-        return f"{self.name} #{self.id}" + (f" ({', '.join(extras)})" if extras else "")
+        number = self.id if number is None else number
+        return f"{self.name} #{number}" + (f" ({', '.join(extras)})" if extras else "")
 
     def __repr__(self) -> str:
         return f"<{self.name} #{self.id}>"

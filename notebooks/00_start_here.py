@@ -264,7 +264,8 @@ show(sample_loss, collapse_groups=True, names=model)
 # $L = (p - t)^2$. `BackwardStepper` runs the backward pass one node at a time: the
 # node being worked on is orange, and below the drawing you see the gradient that
 # arrived at the node and what it sent on to each input. In JupyterLab, press Step to
-# go on; here we take three steps in code.
+# go on; here we take three steps in code. A box is named by its operation and its
+# number in this graph, in the order the operations ran (`Tanh #4` is the fourth).
 
 # %%
 w = mg.tensor([0.5, -1.0], requires_grad=True, label="w")

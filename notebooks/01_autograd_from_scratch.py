@@ -125,8 +125,11 @@ print("x.grad =", x.grad, "   2 * x =", 2 * x.numpy())
 # %% [markdown]
 # `<Mul #1>` is a graph node: the operation's name and its **id**, a counter that grows
 # by one for every node made in this session. This is the first, so it is `#1`; further
-# down you will see larger ids, such as `<MyMul #41>` in section 2, because the test
-# cells in between make nodes too. Only leaves keep a `.grad`; `y` was a step on the way.
+# down you will see larger ids (`<MyMul #113>` in section 2), because the test cells in
+# between make nodes too, so an id depends on the cells run before. The pictures do not
+# use it: a drawing numbers the nodes of its own graph 1, 2, ... in the order they were
+# made, so the `Mul #3` in a picture is that graph's third node, whatever ran before.
+# Only leaves keep a `.grad`; `y` was a step on the way.
 #
 # ## 2. Writing your own Function
 #
@@ -370,8 +373,9 @@ check_function(MyExpMulPlus, inputs=[[(2, 5), (2, 5)], [(3, 1), (1, 4)], [(5,), 
 # - `name`: the operation's label. It comes from the Function's class attribute `oper`,
 #   which is the class name (`"MyMul"`) unless the class sets one itself, as in
 #   `oper = "mul"`;
-# - `id`: a small counter, growing as nodes are made (so it depends on the cells run
-#   before; it is never a memory address);
+# - `id`: a counter, growing as nodes are made (so it depends on the cells run
+#   before; it is never a memory address; the drawings number each graph's nodes 1, 2,
+#   ... instead);
 # - `inputs`: the input tensors;
 # - `next_functions`: for each input, `(node that made it, output index)`, or
 #   `(None, 0)` for a leaf or a constant: those are the edges backward travels along;

@@ -47,9 +47,10 @@
 # lists the other commands.
 #
 # Run the cells from top to bottom. The first cell seeds the random generator, so you
-# will see the same numbers as printed here. One exception: the widget's titles number
-# the graph nodes (`MyMul #3`) in the order they were made, and every check makes nodes
-# too, so those numbers shift if a check failed or you ran a cell twice.
+# will see the same numbers as printed here. The widgets' titles number the nodes of the
+# graph they show (`MyMul #1`) in the order they were made, so they match the page too,
+# even if a check failed or you ran a cell twice (a node's `repr`, `<MyMul #...>`, shows
+# the session-wide id of chapter 1 instead, which does shift).
 
 # %%
 import textwrap
@@ -138,8 +139,8 @@ print(f"saved array 0 is x's array : {z.grad_fn.saved_tensors[0] is x.numpy()}")
 ContextInspector(z)
 
 # %% [markdown]
-# (The title names the Function and its node's number, `MyMul #` and a number. Nodes are
-# numbered in the order they are made, so yours may differ if you ran cells twice.)
+# (The title names the Function and its node's number in the graph behind `z`: `MyMul
+# #1`, its first and only node.)
 #
 # ## 2. What to save: the input or the output?
 #

@@ -55,12 +55,11 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad.exercises import check_array_function, check_function
+from minigrad.exercises import check_array_function, check_function, check_loss
 from minigrad.exercises.losses import (BCE_MISTAKES, CROSS_ENTROPY_MISTAKES, GELU_MISTAKES,
                                        SMOOTHED_TARGETS_MISTAKES, SOFTMAX_DIM0_MISTAKES,
                                        SOFTMAX_MISTAKES, ignore_index_mistakes,
                                        label_smoothing_mistakes, reference_smoothed_targets)
-from minigrad.exercises.prerequisites_late import check_loss
 from minigrad.ops.activation import erf  # NumPy has no error function; this one is vectorised
 
 mg.manual_seed(0)

@@ -57,12 +57,11 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.data import DataLoader, TensorDataset, load_digits, make_moons, train_test_split
-from minigrad.exercises import check_array_function
+from minigrad.exercises import check_array_function, check_optimizer_step
 from minigrad.exercises.optimizers import (WARMUP_COSINE_MISTAKES, adam_mistakes,
                                            adamw_mistakes, check_clip_grad_norm,
                                            check_steps_without_zero_grad,
                                            reference_warmup_cosine, sgd_momentum_mistakes)
-from minigrad.exercises.prerequisites_late import check_optimizer_step
 from minigrad.widgets import GradientFlow, TrainingMonitor
 
 mg.manual_seed(0)

@@ -63,11 +63,10 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.data import load_digits, train_test_split
-from minigrad.exercises import check_array_function
+from minigrad.exercises import check_array_function, check_function, check_module
 from minigrad.exercises.convolution import (IM2COL_MISTAKES, OUTPUT_SIZE_MISTAKES,
                                             check_conv_init, conv2d_mistakes, im2col,
                                             max_pool2d_mistakes, output_size, tied_images)
-from minigrad.exercises.prerequisites_late import check_function, check_module
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator
 np.set_printoptions(precision=4, suppress=True)

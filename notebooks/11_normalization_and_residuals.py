@@ -61,12 +61,11 @@ import numpy as np
 import minigrad as mg
 import minigrad.nn as nn
 import minigrad.nn.functional as F
-from minigrad.exercises import check_array_function, check_function
+from minigrad.exercises import check_array_function, check_function, check_module
 from minigrad.exercises.normalization import (BATCHNORM1D_MISTAKES, BATCHNORM_MISTAKES,
                                               KAIMING_MISTAKES, LAYERNORM_MISTAKES,
                                               check_dropout, kaiming_reference,
                                               small_variance, with_random_affine)
-from minigrad.exercises.prerequisites_late import check_module
 from minigrad.widgets import GradientFlow
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator

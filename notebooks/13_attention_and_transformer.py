@@ -63,10 +63,10 @@ import minigrad.nn.functional as F
 from minigrad import nn
 from minigrad.data import (CharTokenizer, make_char_corpus, make_char_lm_dataset,
                            make_sequence_task)
+from minigrad.exercises import check_module
 from minigrad.exercises.attention import (BLOCK_MISTAKES, MULTIHEAD_MISTAKES, PreNormBlock,
                                           SelfAttention, causal_mask_reference,
                                           check_attention, check_causal_mask, random_mask)
-from minigrad.exercises.prerequisites_late import check_module
 from minigrad.widgets import show
 
 mg.manual_seed(0)  # every random number in minigrad comes from this one generator

@@ -721,7 +721,7 @@ show(reconstruction_loss, collapse_groups=1, names=autoencoder)
 # | `evaluate` | `Module.train` / `eval` in `minigrad/nn/module.py` | `model.eval()`, `torch.no_grad()` |
 # | `MyCheckpoint` | `Checkpoint` (called as `Checkpoint.apply(fn, *tensors)`), `checkpoint` in `minigrad/checkpoint.py` | `torch.utils.checkpoint.checkpoint` |
 # | `layer_shapes` | `lazy`, `set_mode` in `minigrad/state.py`; `defer`, `realize` in `minigrad/lazy_mode.py`; each Function's `output_shape` (the default in `minigrad/function.py`) | the `meta` device |
-| groups | `group` in `minigrad/state.py`, `Module.__call__` in `minigrad/nn/module.py`; drawn by `widgets/graph_view.py` | (module names in profiler traces) |
+# | groups | `group` in `minigrad/state.py`, `Module.__call__` in `minigrad/nn/module.py`; drawn by `widgets/graph_view.py` | (module names in profiler traces) |
 #
 # The graph walk that realizes a lazy tensor, runs backward and draws the graph is one
 # function, `walk` in `minigrad/graph.py`. Next, chapter 15, custom Functions and debugging.

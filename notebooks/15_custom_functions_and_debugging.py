@@ -651,7 +651,7 @@ for name, parameter in model.named_parameters():
 # | `MyHypot` | `Function`, `Context` in `minigrad/function.py`; the version counter in `minigrad/versions.py` | `torch.autograd.Function`, `torch.hypot` |
 # | the gradcheck report | `gradcheck` in `minigrad/gradcheck.py` | `torch.autograd.gradcheck` |
 # | `safe_norm` | `detect_anomaly` in `minigrad/state.py`, its check in `minigrad/messages.py`; `Tensor.norm` in `minigrad/tensor.py` | `torch.autograd.detect_anomaly`, `torch.linalg.vector_norm` |
-| `clip_hook` | `Tensor.register_hook` in `minigrad/tensor.py`, `RemovableHandle` in `minigrad/hooks.py` | `Tensor.register_hook` |
+# | `clip_hook` | `Tensor.register_hook` in `minigrad/tensor.py`, `RemovableHandle` in `minigrad/hooks.py` | `Tensor.register_hook` |
 # | `checkpoint_training`, `resume` | `save`, `load` in `minigrad/serialization.py`; `state_dict` in `minigrad/nn/module.py` and `minigrad/optim/optimizer.py` | `torch.save`, `torch.load(weights_only=True)` |
 # | the bridge | `load_state_dict` with PyTorch's keys | `Module.state_dict()` |
 #

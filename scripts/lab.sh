@@ -20,10 +20,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" = "$(cksum < pyproject.toml)" ] \
     && [ -x .venv/bin/jupyter ] && [ -x .venv/bin/minigrad-course ]; then
   echo "lab.sh: .venv/ has minigrad, JupyterLab and nbgrader (pyproject.toml unchanged)"
 else
-  echo "lab.sh: installing minigrad with JupyterLab and nbgrader into .venv/ (once: 3 to 4" \
-    "minutes on a busy 2-core machine with pip's cache warm; downloads come on top)"
-  pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
-  "${pip[@]}" --upgrade pip
+  echo "lab.sh: installing minigrad with JupyterLab and nbgrader into .venv/ (once: a few" \
+    "minutes, see the README; downloads come on top)"
+  # --no-compile: pip would byte-compile all of the ~5400 files it installs, most of which
+  # a lab never imports (a third of the install's time on a busy 2-core machine); Python
+  # compiles what it imports, once
+  pip=(.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-compile)
+  # the venv's own pip, unless it is too old to install minigrad in editable mode (21.3)
+  if ! .venv/bin/python -c "import sys, pip; sys.exit(tuple(map(int, pip.__version__.split('.')[:2])) < (21, 3))"; then
+    "${pip[@]}" --upgrade pip
+  fi
   "${pip[@]}" -e ".[jupyter,grading]"
   cksum < pyproject.toml > "$stamp"
 fi

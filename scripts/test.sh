@@ -27,11 +27,13 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
 fi
 
 echo "== ruff"
-.venv/bin/ruff check minigrad widgets course tests scripts site
+.venv/bin/ruff check minigrad widgets course tests scripts site conftest.py
 
 # One BLAS/OpenMP thread per process: pytest runs one worker per core, and nbgrader and
 # nbval start kernels of their own; threads on top of that oversubscribe the cores and make
 # small matrix products many times slower (a chapter's cell ran past the grader's limit).
+# (conftest.py sets the same for every pytest run, so that a bare pytest --nbval prints
+# the chapters' numbers too; here they also reach the processes this script starts first.)
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \
   MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
 

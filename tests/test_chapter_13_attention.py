@@ -381,7 +381,7 @@ def _namespace_with(multihead: type) -> dict:
 def test_interleaved_q_k_v_is_named_and_a_right_block_on_it_is_told_to_fix_exercise_3(
         capsys):
     from minigrad.exercises.attention import _multihead
-    from minigrad.exercises.prerequisites_late import check_module as checked
+    from minigrad.exercises import check_module as checked
 
     interleaved = _multihead(packed="interleaved")
     with pytest.raises(AssertionError) as error:

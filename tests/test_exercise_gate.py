@@ -320,7 +320,7 @@ def test_an_answer_that_uses_another_one_is_found():
 
 def _judged_on_their_own() -> list[tuple[str, str, str]]:
     """(chapter, earlier exercise, later exercise built on it) for chapters 08-15, whose
-    checks rerun on the earlier answer's reference (minigrad/exercises/prerequisites_late.py)."""
+    checks rerun on the earlier answer's reference (minigrad/exercises/prerequisites.py)."""
     return [(stem, earlier, later) for stem, notebook in CHAPTERS.items()
             if int(stem.split("_")[0]) >= 8
             for later, earliers in builds_on(notebook).items() for earlier in sorted(earliers)]

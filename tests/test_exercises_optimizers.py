@@ -280,7 +280,7 @@ def test_the_clipping_messages_agree_that_the_gradients_are_scaled_in_place():
 
 
 def test_adamw_on_a_wrong_adam_passes_with_a_note_to_fix_adam_first(capsys):
-    from minigrad.exercises.prerequisites_late import check_optimizer_step as checked
+    from minigrad.exercises import check_optimizer_step as checked
 
     wrong_adam = adam_class(bias_correction=False)
 

@@ -1,13 +1,14 @@
-"""Each exercise judged on its own (chapters 08-15, minigrad/exercises/prerequisites_late.py):
-a check of code built on an earlier answer reruns on that answer's reference when it
-fails; passing so, it passes with a note that names the earlier exercise to fix."""
+"""Each exercise judged on its own (minigrad/exercises/prerequisites.py), as chapters
+08-15 use it: a check of code built on an earlier answer reruns on that answer's
+reference when it fails; passing so, it passes with a note that names the earlier
+exercise to fix."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import fails
 
-from minigrad.exercises import prerequisites_late as prerequisites
+from minigrad.exercises import prerequisites
 from minigrad.exercises.checks import check_array_function, checker
 from minigrad.exercises.compare import CheckFailed
 
@@ -90,8 +91,7 @@ def test_this_exercise_s_own_mistake_is_reported_with_the_reference_in_place():
     student = make_student("import numpy as np\n\ndef causal_mask(n):\n"
                            "    return np.zeros((n, n), dtype=bool)\n\n"
                            "def later(n):\n    return int(causal_mask(n).sum()) * 3\n")
-    message = fails(prerequisites.with_uses(check_later), student["later"],
-                    uses={"causal_mask": REFERENCE})
+    message = fails(check_later, student["later"], uses={"causal_mask": REFERENCE})
     assert "wrong values" in message
     assert "the mistake is in later itself" in message
 
@@ -116,7 +116,7 @@ def test_references_are_importable_answers_of_an_exercise():
             ("minigrad.exercises.attention:causal_mask_reference", (2, "causal_mask")),
             ("minigrad.exercises.attention:ReferenceMultiheadAttention",
              (3, "my_multihead_attention"))]:
-        assert prerequisites.load(path).answers_exercise == answer
+        assert prerequisites.load(path).__exercise__ == answer
     with pytest.raises(ValueError):
         prerequisites.load("os:system")
 

@@ -439,13 +439,15 @@ def test_each_chapter_tells_how_to_get_a_hint_and_names_its_own_exercises(chapte
 
 
 def test_use_reference_defines_the_reference_answer_in_the_caller(capsys):
+    from minigrad.course.notebook import _defined_names, reference_source
+
     chapter = CHAPTERS[0]
     exercise = student._solution_ids(_read(chapter))[0]
-    stem, code = course.notebook.reference_source(exercise, chapter.stem)
+    stem, code = reference_source(exercise, chapter.stem)
     namespace = {"__name__": "notebook"}
     exec("import numpy as np\nimport minigrad as mg\nfrom minigrad.course import "
          f"use_reference\nuse_reference({exercise!r})", namespace)
-    names = course.notebook._defined_names(code)
+    names = _defined_names(code)
     assert stem == chapter.stem and names and all(n in namespace for n in names)
     assert "BEGIN SOLUTION" not in code
     out = capsys.readouterr().out

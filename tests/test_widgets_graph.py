@@ -47,14 +47,24 @@ def classes_of(svg: str, key: str) -> str:
 # --- the trace ------------------------------------------------------------------------------
 
 
-def test_trace_has_one_vertex_per_op_titled_as_the_engine_names_it():
+def test_trace_has_one_vertex_per_op_numbered_in_the_graph_oldest_first():
     model, loss = mlp_loss()
     trace = Trace.of(loss, model)
-    ops = [v.title for v in trace.ops]
-    assert ops == [f"{n.name} #{n.id}" for n in mg.walk([loss.grad_fn], lambda n: [
-        p for p, _ in n.next_functions if p is not None])]
-    assert repr(loss.grad_fn) == f"<{ops[-1]}>"
-    assert trace.vertices[trace.root_key].is_root
+    nodes = mg.walk([loss.grad_fn], lambda n: [p for p, _ in n.next_functions if p is not None])
+    assert [v.title for v in trace.ops] == [f"{n.name} #{i}" for i, n in enumerate(nodes, 1)]
+    assert [v.key for v in trace.ops] == [f"n{i}" for i in range(1, len(nodes) + 1)]
+    assert trace.root_key == f"n{len(nodes)}" and trace.vertices[trace.root_key].is_root
+
+
+def test_drawn_labels_do_not_depend_on_what_ran_before():
+    model, loss = mlp_loss()
+    first = draw(Trace.of(loss, model), backend="python").svg
+    for _ in range(50):  # nodes made elsewhere move the session's counter (node.id) on
+        (mg.randn(3, requires_grad=True) * 2).sum()
+    model, loss = mlp_loss()
+    assert draw(Trace.of(loss, model), backend="python").svg == first
+    assert "CrossEntropy #4" in first and f"#{loss.grad_fn.id}" not in first
+    assert repr(loss.grad_fn) == f"<CrossEntropy #{loss.grad_fn.id}>"  # the repr keeps it
 
 
 def test_trace_names_parameters_after_the_model_and_puts_them_in_their_layer_group():

@@ -10,9 +10,10 @@ The drawing is made in two steps:
 2. a backend (``layout.py``) decides *where*: ``dot`` (via the ``graphviz`` package) or
    grandalf's Sugiyama layout, and writes the SVG. ``layout.draw(trace)`` does both.
 
-Every box is an SVG group whose ``id`` is the trace key (``n12`` for ``Mul #12``) and
-whose ``class`` says what it is (``mg_op``, ``mg_current``, ...), so a browser (or a
-test) can find it. Nothing in the output depends on memory addresses or timing.
+Every box is an SVG group whose ``id`` is the trace key (``n3`` for ``Mul #3``, the
+graph's third op) and whose ``class`` says what it is (``mg_op``, ``mg_current``, ...),
+so a browser (or a test) can find it. Nothing in the output depends on memory addresses,
+timing, or the ops made before the graph.
 """
 
 from __future__ import annotations
@@ -289,7 +290,8 @@ def _fold_chains(trace: Trace, boxes: dict, arrows: list, owner: dict,
             first, last = trace.vertices[run[0]], trace.vertices[run[-1]]
             run_key = f"run_{run[0]}"
             boxes[run_key] = Box(run_key, "op", first.oper, [
-                f"{first.oper} x {len(run)}", f"#{first.node.id} ... #{last.node.id}",
+                f"{first.oper} x {len(run)}",
+                f"#{trace.numbers[first.node]} ... #{trace.numbers[last.node]}",
                 last.shape_text()], first.group, ["mg_op", "mg_run"], *BOX_FILL["op"],
                 width=2.0)
             for member in run:

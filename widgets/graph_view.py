@@ -89,7 +89,7 @@ class GraphView(StaticRendering, widgets.VBox):
         return vertex.node if vertex.node is not None else vertex.tensor
 
     def select(self, item: Node | Tensor | str | None) -> None:
-        """Select a node (a Node, a Tensor of this graph, or a key such as ``'n12'``) and
+        """Select a node (a Node, a Tensor of this graph, or a key such as ``'n3'``) and
         show its ContextInspector (a leaf: its TensorView). ``None`` clears."""
         key = None if item is None else self._trace.vertex(item).key
         if self.selector.value != (key or ""):
@@ -165,9 +165,9 @@ class GraphView(StaticRendering, widgets.VBox):
 
                 current = self.panel.children[0] if self.panel.children else None
                 if isinstance(current, ContextInspector):
-                    current.inspect(vertex.node)
+                    current.inspect(vertex.node, self._trace)
                 else:
-                    self.panel.children = [ContextInspector(vertex.node)]
+                    self.panel.children = [ContextInspector(vertex.node, self._trace)]
             else:
                 from .tensor_view import TensorView
 

@@ -22,7 +22,7 @@ from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
 from .render import Html, preview_html, short_repr, stats_html, table_html
-from .trace import format_meta, format_shape, grad_stats
+from .trace import Trace, format_meta, format_shape, grad_stats, graph_numbers
 
 NOTE = "padding: 4px 8px; margin: 4px 0; border-left: 4px solid {}; background: {}"
 INFO, WARNING = ("#4a90d9", "#eef5fc"), ("#d98f00", "#fff6e5")
@@ -36,17 +36,24 @@ class ContextInspector(StaticRendering, widgets.VBox):
     ``ContextInspector(y)`` shows ``y.grad_fn`` (or, in lazy mode, the node that will
     compute ``y``); a leaf tensor gets a short explanation instead, and ``.node`` is None.
     ``.inspect(other)`` switches to another tensor or node; ``.refresh()`` reads the
-    node again (after a backward, say)."""
+    node again (after a backward, say).
 
-    def __init__(self, tensor_or_node: Any) -> None:
+    Ops are named as the drawings name them, numbered in their graph (``Mul #3``): the
+    graph behind the node, or ``trace``'s (a GraphView passes the graph it draws)."""
+
+    def __init__(self, tensor_or_node: Any, trace: Trace | None = None) -> None:
+        self._trace = trace
         self._view = html_widget()
         refresh = widgets.Button(description="refresh", tooltip="read the context again")
         refresh.on_click(lambda _: self.refresh())
         super().__init__(children=[self._view, refresh])
         self.inspect(tensor_or_node)
 
-    def inspect(self, tensor_or_node: Any) -> None:
-        """Show another tensor's Function, or another node."""
+    def inspect(self, tensor_or_node: Any, trace: Trace | None = None) -> None:
+        """Show another tensor's Function, or another node (numbered in ``trace``, when
+        given, from now on)."""
+        if trace is not None:
+            self._trace = trace
         if isinstance(tensor_or_node, Node):
             self.node, self.tensor = tensor_or_node, None
         elif isinstance(tensor_or_node, Tensor):
@@ -55,6 +62,12 @@ class ContextInspector(StaticRendering, widgets.VBox):
         else:
             raise TypeError("ContextInspector: expected a minigrad Tensor or a graph Node "
                             f"(tensor.grad_fn), got {type(tensor_or_node).__name__}")
+        if self.node is None:
+            self.numbers = {}
+        elif self._trace is not None and self.node in self._trace.numbers:
+            self.numbers = self._trace.numbers
+        else:
+            self.numbers = graph_numbers(self.node)
         self.refresh()
 
     def refresh(self) -> None:
@@ -75,15 +88,17 @@ class ContextInspector(StaticRendering, widgets.VBox):
         else:
             count = len(node.saved_arrays())
             state = f"{count} saved tensor{'s' * (count != 1)}"
-        return f"ContextInspector({node.name} #{node.id}: {inputs}, {state})"
+        return f"ContextInspector({node.name} #{self.numbers[node]}: {inputs}, {state})"
 
     def to_html(self) -> str:
         if self.node is None:
             body = _leaf_html(self.tensor)
         else:
             node = self.node
-            body = "".join([_header_html(node), _state_html(node),
-                            f'<div style="{HEADING}">inputs</div>', _inputs_html(node),
+            body = "".join([_header_html(node, self.numbers[node]),
+                            _state_html(node, self.numbers),
+                            f'<div style="{HEADING}">inputs</div>',
+                            _inputs_html(node, self.numbers),
                             f'<div style="{HEADING}">context attributes</div>',
                             _attributes_html(node),
                             f'<div style="{HEADING}">saved tensors (save_for_backward)</div>',
@@ -94,10 +109,10 @@ class ContextInspector(StaticRendering, widgets.VBox):
 # --- the parts of the page ------------------------------------------------------------------
 
 
-def _header_html(node: Node) -> str:
-    """``Mul #12``, the maths from its docstring, its group, label and outputs."""
+def _header_html(node: Node, number: int) -> str:
+    """``Mul #3``, the maths from its docstring, its group, label and outputs."""
     lines = [f'<div style="font-size: 14px; font-weight: bold">{escape(node.name)} '
-             f"#{node.id}</div>"]
+             f"#{number}</div>"]
     doc = (node.function.__doc__ or "").strip().splitlines()
     if doc:
         lines.append(f"<div>{escape(doc[0])}</div>")
@@ -110,10 +125,10 @@ def _header_html(node: Node) -> str:
     return "".join(lines)
 
 
-def _state_html(node: Node) -> str:
+def _state_html(node: Node, numbers: dict) -> str:
     """Where the node stands: waiting (lazy), released, retained, or ready for backward."""
     if node.pending:
-        waiting = [f"input {i} (from {pending_node(arg).describe()})"
+        waiting = [f"input {i} (from {_describe(pending_node(arg), numbers)})"
                    for i, arg in enumerate(node.args)
                    if isinstance(arg, Tensor) and pending_node(arg) is not None]
         text = ("Not computed yet: lazy mode recorded this op but its forward has not run, "
@@ -147,7 +162,7 @@ def _freed_text(node: Node) -> str:
     return ""
 
 
-def _inputs_html(node: Node) -> str:
+def _inputs_html(node: Node, numbers: dict) -> str:
     rows = []
     for position, arg in enumerate(node.args):
         parent, output = node.next_functions[position]
@@ -157,24 +172,29 @@ def _inputs_html(node: Node) -> str:
             name = arg.label if arg is not None and arg.label else ""
             requires_grad = arg.requires_grad if arg is not None else True
             rows.append([position, name, format_shape(shape), np.dtype(dtype).name,
-                         requires_grad, needs, _origin(arg, parent, output)])
+                         requires_grad, needs, _origin(arg, parent, output, numbers)])
         else:
             rows.append([position, "", "", "", "", needs, f"constant {short_repr(arg)}"])
     header = ["#", "label", "shape", "dtype", "requires_grad", "needs_input_grad", "what it is"]
     return table_html(header, rows)
 
 
-def _origin(arg: Tensor | None, parent: Node | None, output: int) -> str:
+def _origin(arg: Tensor | None, parent: Node | None, output: int, numbers: dict) -> str:
     """Where an input tensor comes from: another op, a pending op, or nowhere (a leaf)."""
     if arg is not None and pending_node(arg) is not None:
-        return f"intermediate, not computed yet: from {pending_node(arg).describe()}"
+        return f"intermediate, not computed yet: from {_describe(pending_node(arg), numbers)}"
     if parent is not None:
         where = f"output {output} of " if len(parent.output_meta) > 1 else ""
         gone = " (freed by backward)" if arg is None else ""
-        return f"intermediate: {where}{parent.describe()}{gone}"
+        return f"intermediate: {where}{_describe(parent, numbers)}{gone}"
     if isinstance(arg, Parameter):
         return "leaf (a Parameter)"
     return "leaf" if arg.requires_grad else "leaf (a constant: no gradient)"
+
+
+def _describe(node: Node, numbers: dict) -> str:
+    """``'Mul #3 (label h)'``: an op numbered in the graph shown."""
+    return node.describe(numbers.get(node))
 
 
 def _attributes_html(node: Node) -> str:

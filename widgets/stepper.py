@@ -148,7 +148,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
 
     def summary(self) -> str:
         step = self.current
-        where = f", at {step.node.name} #{step.node.id}" if step is not None else ""
+        where = f", at {self.trace.vertex(step.node).title}" if step is not None else ""
         state = "done" if self.done else f"step {self.position} of {self.total}"
         return f"BackwardStepper({state}{where})"
 
@@ -183,13 +183,13 @@ class BackwardStepper(StaticRendering, widgets.VBox):
 
     def _show(self) -> None:
         current = self.current
-        done = {f"n{s.node.id}" for s in self.steps[:-1]}
+        done = {self.trace.key_of(s.node) for s in self.steps[:-1]}
         if self._finished and current is not None:
-            done.add(f"n{current.node.id}")
+            done.add(self.trace.key_of(current.node))
             current = None
         self._mark_travelled_edges()
         drawing = draw(self.trace, self.collapse_groups,
-                       current=None if current is None else f"n{current.node.id}",
+                       current=None if current is None else self.trace.key_of(current.node),
                        done=done, max_nodes=self.max_nodes, backend=self.backend)
         self.canvas.svg = drawing.svg
         self.slider.max = max(self.total, 1)
@@ -209,7 +209,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
             edge.grad = None
         for step in self.steps:
             for position, grad in enumerate(step.grad_inputs):
-                edge = self.trace.edge(f"n{step.node.id}", position)
+                edge = self.trace.edge(self.trace.key_of(step.node), position)
                 if grad is not None and edge is not None:
                     edge.grad = grad_stats(grad)
         self.legend.value = legend_html(self.trace.recorded)
@@ -230,7 +230,8 @@ class BackwardStepper(StaticRendering, widgets.VBox):
                     "Press Step.")
         else:
             node = self.current.node
-            text = (f"Step {self.position} of {self.total}: <b>{escape(node.describe())}</b> "
+            text = (f"Step {self.position} of {self.total}: "
+                    f"<b>{escape(self.trace.describe(node))}</b> "
                     "ran its backward.")
         return f'<div class="mg_step_status" style="margin:4px 0">{text}</div>'
 
@@ -241,8 +242,8 @@ class BackwardStepper(StaticRendering, widgets.VBox):
         if step is None:
             return '<div class="mg_step_info"></div>'
         node = step.node
-        key = f"n{node.id}"
-        parts = [f"<h4 style='margin:6px 0'>{escape(node.describe())}</h4>"]
+        key = self.trace.key_of(node)
+        parts = [f"<h4 style='margin:6px 0'>{escape(self.trace.describe(node))}</h4>"]
         # what arrived: from which ops, and their sum
         senders = self._senders(key)
         for index, grad in enumerate(step.grad_outputs):
@@ -287,9 +288,9 @@ class BackwardStepper(StaticRendering, widgets.VBox):
         for step in self.steps[:-1]:
             for position, grad in enumerate(step.grad_inputs):
                 parent, index = step.node.next_functions[position]
-                if grad is not None and parent is not None and f"n{parent.id}" == key:
+                if grad is not None and parent is not None and self.trace.key_of(parent) == key:
                     senders.setdefault(index, []).append(
-                        f"{step.node.name} #{step.node.id} (its input {position})")
+                        f"{self.trace.vertex(step.node).title} (its input {position})")
         return senders
 
     def _leaf_contributions(self, leaf: Tensor) -> int:
@@ -301,7 +302,7 @@ class BackwardStepper(StaticRendering, widgets.VBox):
     def _input_name(self, node, position: int) -> str:
         parent = node.next_functions[position][0]
         if parent is not None:
-            return parent.describe()
+            return self.trace.describe(parent)
         arg = node.args[position]
         if isinstance(arg, Tensor):
             return self.trace.vertex(arg).title

@@ -3,17 +3,19 @@
 ``Trace.of(tensor)`` walks the engine's graph once (with the engine's own walk) and
 keeps, for drawing and inspecting:
 
-- one ``Vertex`` per recorded op (its Function, ``oper``, group, label, the engine's
-  counter id, output shapes and dtypes, whether it was freed or is still pending in lazy
+- one ``Vertex`` per recorded op (its Function, ``oper``, group, label, its number in
+  this graph, output shapes and dtypes, whether it was freed or is still pending in lazy
   mode) and one per leaf tensor (parameters, inputs, constants);
 - one ``Edge`` per use of a tensor: which output of which vertex feeds which input of
   which op, with the tensor's shape and dtype;
 - gradients, once known: a leaf's ``.grad``, and, for a view made before ``backward()``,
   the gradient that travelled along every edge (recorded by hooks on the nodes).
 
-Keys are built from the engine's counter ids (``n12`` for the op ``Mul #12``) and from
-the order in which leaves are first used (``t0``, ``t1``, ...), never from ``id()``, so
-a notebook run from a fresh kernel draws the same picture every time.
+The ops of a graph are numbered 1, 2, ... oldest first (``Mul #3``, key ``n3``), and
+leaves by their first use (``t0``, ``t1``, ...): never by ``id()`` nor by the engine's
+counter (``node.id``, which counts every op of the session, so ``<Mul #812>`` in a repr
+depends on the cells run before). A graph is drawn with the same labels whatever ran
+before it.
 """
 
 from __future__ import annotations
@@ -109,10 +111,10 @@ def format_meta(shape: Iterable[int], dtype: Any) -> str:
 class Vertex:
     """One box in the drawing: a recorded op, or a leaf tensor."""
 
-    key: str  # "n12" for the op #12, "t0", "t1", ... for leaves in order of first use
+    key: str  # "n3" for the graph's op #3, "t0", "t1", ... for leaves in order of first use
     kind: str  # "op"; leaves: "parameter" (nn.Parameter or named), "leaf" (requires
     # grad), "constant" (no grad: data, targets)
-    title: str  # "Mul #12", "0.weight", "x", "input 1 of Mul #12"
+    title: str  # "Mul #3" (the graph's third op), "0.weight", "x", "input 1"
     group: str | None
     outputs: list[tuple[tuple, np.dtype]]  # each output's (shape, dtype)
     node: Node | None = None  # for ops
@@ -182,6 +184,7 @@ class Trace:
     vertices: dict[str, Vertex]  # in a stable order: ops oldest first, leaves by first use
     edges: list[Edge]
     root_key: str
+    numbers: dict = field(default_factory=dict, repr=False)  # op Node -> 1, 2, ...
     backwards: int = 0  # how many recorded backward passes started at the root
     _edge_index: dict = field(default_factory=dict, repr=False)
 
@@ -201,13 +204,14 @@ class Trace:
             return cls(tensor, {"t0": vertex}, [], "t0")
         parents = lazy_parents if root_node.pending else _all_parents
         nodes = walk([root_node], parents)  # oldest first: the engine's own walk
+        numbers = number_ops(nodes)
         vertices: dict[str, Vertex] = {}
         edges: list[Edge] = []
         leaves: dict[int, str] = {}  # id(tensor) -> key; lookup only, never shown
         leaf_vertices: list[Vertex] = []
         for node in nodes:
-            key = f"n{node.id}"
-            vertices[key] = _op_vertex(key, node)
+            key = f"n{numbers[node]}"
+            vertices[key] = _op_vertex(key, node, numbers[node])
         for node in nodes:
             for position, arg in enumerate(node.args):
                 parent, index = node.next_functions[position]
@@ -215,7 +219,7 @@ class Trace:
                     parent = pending_node(arg)  # not recorded for backward, but still to compute
                     index = next(i for i, t in enumerate(parent.outputs) if t is arg)
                 if parent is not None:
-                    source = f"n{parent.id}"
+                    source = f"n{numbers[parent]}"
                     shape, dtype = parent.output_meta[index]
                 elif isinstance(arg, Tensor):
                     source = leaves.get(id(arg))
@@ -225,7 +229,7 @@ class Trace:
                     shape, dtype, index = tuple(arg.shape), arg.dtype, 0
                 else:
                     continue  # a constant number or option: shown by the inspector
-                edges.append(Edge(source, index, f"n{node.id}", position, tuple(shape),
+                edges.append(Edge(source, index, f"n{numbers[node]}", position, tuple(shape),
                                   np.dtype(dtype)))
         # a parameter used only inside one group is drawn inside that group's box
         consumers: dict[str, set] = {}
@@ -236,13 +240,22 @@ class Trace:
             if vertex.kind == "parameter" and len(groups) == 1:
                 vertex.group = next(iter(groups))
             vertices[vertex.key] = vertex
-        root_key = f"n{root_node.id}"
+        root_key = f"n{numbers[root_node]}"
         vertices[root_key].is_root = True
-        trace = cls(tensor, vertices, edges, root_key)
+        trace = cls(tensor, vertices, edges, root_key, numbers)
         trace._edge_index = {(e.target, e.position): e for e in edges}
         return trace
 
     # --- reading ----------------------------------------------------------------------
+
+    def key_of(self, node: Node) -> str:
+        """The key of an op of this graph: ``'n3'`` for its third op."""
+        return f"n{self.numbers[node]}"
+
+    def describe(self, node: Node) -> str:
+        """``'Mul #3 (group encoder, label h)'``: how the views name an op of this graph
+        (its number in this graph, not the session's ``node.id``)."""
+        return node.describe(self.numbers[node])
 
     @property
     def ops(self) -> list[Vertex]:
@@ -279,14 +292,16 @@ class Trace:
         return any(v.pending for v in self.ops)
 
     def vertex(self, key_or_node: Any) -> Vertex:
-        """The vertex for a key (``'n12'``), a Node, or a Tensor of this graph."""
+        """The vertex for a key (``'n3'``), a Node, or a Tensor of this graph."""
         key = key_or_node
         if isinstance(key_or_node, Node):
-            key = f"n{key_or_node.id}"
+            key = self.key_of(key_or_node) if key_or_node in self.numbers else None
         elif isinstance(key_or_node, Tensor):
             node = key_or_node.grad_fn or pending_node(key_or_node)
-            key = f"n{node.id}" if node is not None else next(
-                (v.key for v in self.leaves if v.tensor is key_or_node), None)
+            if node is not None:
+                key = self.key_of(node) if node in self.numbers else None
+            else:
+                key = next((v.key for v in self.leaves if v.tensor is key_or_node), None)
         if key not in self.vertices:
             raise KeyError(f"{key_or_node!r} is not in this graph")
         return self.vertices[key]
@@ -347,6 +362,18 @@ class GradientRecorder:
 # --- helpers ------------------------------------------------------------------------------
 
 
+def number_ops(nodes: Iterable[Node]) -> dict[Node, int]:
+    """The ops of one graph numbered 1, 2, ... in the order they were made: the ``#3``
+    of ``Mul #3`` in a drawing, the same whatever ran before the graph was built."""
+    return {node: number for number, node in enumerate(sorted(nodes, key=lambda n: n.id), 1)}
+
+
+def graph_numbers(node: Node) -> dict[Node, int]:
+    """``number_ops`` over the graph behind ``node`` (what a view of one op shows when it
+    is not given a whole graph)."""
+    return number_ops(walk([node], _all_parents))
+
+
 def _all_parents(node: Node) -> list[Node]:
     """Every op that made an input of ``node``: the gradient edges, and (in lazy mode)
     the ops an input still waits for."""
@@ -363,8 +390,8 @@ def _leaf_names(names: Any) -> dict[int, str]:
     return {id(t): name for name, t in dict(names).items()}
 
 
-def _op_vertex(key: str, node: Node) -> Vertex:
-    return Vertex(key, "op", f"{node.name} #{node.id}", node.group,
+def _op_vertex(key: str, node: Node, number: int) -> Vertex:
+    return Vertex(key, "op", f"{node.name} #{number}", node.group,
                   [(tuple(s), np.dtype(d)) for s, d in node.output_meta], node=node)
 
 

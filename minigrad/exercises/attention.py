@@ -21,7 +21,7 @@ answers, and the reference layers its checks compare with.
 - ``ReferenceAttentionFunction``, ``causal_mask_reference``,
   ``ReferenceMultiheadAttention``: the answers of exercises 1-3, which the checks of the
   exercises built on them run on when the student's own is wrong (``uses=``, see
-  prerequisites_late.py).
+  prerequisites.py).
 - ``SelfAttention``, ``PreNormBlock``: minigrad's ``nn.MultiheadAttention`` and
   ``nn.TransformerEncoderLayer(norm_first=True)`` called as the chapter's layers are
   (``layer(x, is_causal=False)``, batch first, no dropout), with every parameter moved
@@ -44,7 +44,7 @@ from ..tensor import Tensor, cat
 from .checks import check_array_function, check_function, checker
 from .compare import CheckFailed, as_array, describe
 from .losses import _softmax
-from .prerequisites_late import answers
+from .prerequisites import reference_for
 
 # --- scaled dot-product attention ---------------------------------------------------------
 
@@ -219,7 +219,7 @@ def _reference_attention_function() -> type:
 
     ReferenceAttentionFunction.__module__ = __name__
     ReferenceAttentionFunction.__qualname__ = "ReferenceAttentionFunction"
-    return answers(1, "my_attention")(ReferenceAttentionFunction)
+    return reference_for(1, "my_attention")(ReferenceAttentionFunction)
 
 
 ReferenceAttentionFunction = _reference_attention_function()
@@ -367,7 +367,7 @@ def _on_square_shapes(function: Any, seed: int) -> str:
 # --- the causal mask ------------------------------------------------------------------------
 
 
-@answers(2, "causal_mask")
+@reference_for(2, "causal_mask")
 def causal_mask_reference(size: int) -> np.ndarray:
     """True where query i may attend to key j: j <= i."""
     return np.tril(np.ones((size, size), dtype=bool))
@@ -579,7 +579,7 @@ MULTIHEAD_MISTAKES = {
 }
 
 
-@answers(3, "my_multihead_attention")
+@reference_for(3, "my_multihead_attention")
 class ReferenceMultiheadAttention(_nn_module()):
     """Exercise 3's answer: self-attention with nn.MultiheadAttention's parameters
     (batch first), ``layer(x, is_causal=False)``; the checks of code built on

@@ -25,7 +25,7 @@ from ..function import Context, Function
 from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_state
 from ..tensor import Tensor
 from .compare import CheckFailed, Variant, as_array, close, compare, describe, sum_to_shape
-from .prerequisites import judged_on_its_own
+from .prerequisites import check_on_its_own
 
 ENGINE = str(Path(__file__).resolve().parents[1])  # minigrad's own files
 IGNORES_GRAD_OUTPUT = (
@@ -59,15 +59,19 @@ def checker(check: Callable) -> Callable:
     ``uses={name: "module:qualname"}``: the earlier exercises' code that the object under
     test (the first argument) calls, judged apart (see ``prerequisites``)."""
 
+    def once(*args: Any, **kwargs: Any) -> None:
+        with np.errstate(all="ignore"):  # an overflow is diagnosed, not warned about
+            check(*args, **kwargs)
+
     @functools.wraps(check)
     def run(*args: Any, uses: dict | None = None, **kwargs: Any) -> None:
-        def once() -> None:
-            with np.errstate(all="ignore"):  # an overflow is diagnosed, not warned about
-                check(*args, **kwargs)
-
-        subject = args[0] if args else next(iter(kwargs.values()), None)
         try:
-            judged_on_its_own(once, subject, uses or {})
+            if args:
+                check_on_its_own(once, *args, uses=uses, **kwargs)
+            else:  # the object under test given by keyword: swapped, not rebuilt
+                subject = next(iter(kwargs.values()), None)
+                check_on_its_own(lambda _, **options: once(**options), subject,
+                                 uses=uses, **kwargs)
         except CheckFailed as failure:
             raise AssertionError(wrap(str(failure))) from None
 

@@ -25,12 +25,12 @@ import numpy as np
 from ..function import Function
 from .checks import checker, wrong_output
 from .linear import check_init
-from .prerequisites_late import answers
+from .prerequisites import reference_for
 
 # --- the references, in plain NumPy -----------------------------------------------------
 
 
-@answers(1, "conv_output_size")
+@reference_for(1, "conv_output_size")
 def output_size(size: int, kernel: int, stride: int = 1, padding: int = 0) -> int:
     """How many windows fit: floor((size + 2 padding - kernel) / stride) + 1."""
     return (size + 2 * padding - kernel) // stride + 1
@@ -48,7 +48,7 @@ def window_view(x: np.ndarray, kernel_size: tuple, stride: int = 1, padding: int
     return view[:, :, ::stride, ::stride]
 
 
-@answers(2, "my_im2col")
+@reference_for(2, "my_im2col")
 def im2col(x: np.ndarray, kernel_size: tuple, stride: int = 1, padding: int = 0
            ) -> np.ndarray:
     """One row per window, (N OH OW, C kH kW): rows (n, p, q), columns (c, i, j)."""
@@ -312,7 +312,7 @@ def check_conv_init(module: Callable, *, seed: int = 0,
           "+-1/sqrt(in_channels * kH * kW).")
 
 
-@answers(3, "my_conv2d")
+@reference_for(3, "my_conv2d")
 class ReferenceConv2dFunction(Function):
     """Exercise 3's answer, out = im2col(x) @ W^T + b (the checks of code built on
     ``MyConv2dFunction``, the layer ``MyConv2d``, use it)."""

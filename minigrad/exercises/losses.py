@@ -11,7 +11,7 @@ import numpy as np
 
 from ..ops.activation import erf
 from .checks import wrong_output
-from .prerequisites_late import answers
+from .prerequisites import reference_for
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -84,7 +84,7 @@ def _ce_grad(x: np.ndarray, target: np.ndarray, g: np.ndarray, *, ignore_index: 
     return g * diff / count
 
 
-@answers(3, "smoothedtargets")
+@reference_for(3, "smoothedtargets")
 def reference_smoothed_targets(target: np.ndarray, n_classes: int, ignore_index: int,
                                label_smoothing: float) -> np.ndarray:
     """PyTorch's target distribution for ``F.cross_entropy``, shape (N, n_classes):

@@ -27,7 +27,7 @@ from ..state import enable_grad, get_rng_state, manual_seed, no_grad, set_rng_st
 from ..tensor import Tensor
 from .checks import _student_error, check_module, checker, wrong_output
 from .compare import CheckFailed
-from .prerequisites_late import answers
+from .prerequisites import reference_for
 
 EPS = 1e-5
 
@@ -438,7 +438,7 @@ def check_dropout(module: Callable, p: float = 0.25, *, mistakes: dict | None = 
                              seed=seed)
 
 
-@answers(1, "my_batchnorm_backward")
+@reference_for(1, "my_batchnorm_backward")
 class ReferenceBatchNormFunction(Function):
     """Exercise 1's answer: y = xhat * weight + bias over the batch (axis 0), eps 1e-5
     (the checks of code built on ``MyBatchNormFunction``, the layer ``MyBatchNorm1d``,

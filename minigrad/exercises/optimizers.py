@@ -22,7 +22,7 @@ from ..state import no_grad
 from ..tensor import Tensor
 from .checks import _student_error, check_value, checker
 from .compare import CheckFailed, Variant, compare, describe
-from .prerequisites_late import answers
+from .prerequisites import reference_for
 
 
 NOT_IN_PLACE = (
@@ -198,7 +198,7 @@ def check_steps_without_zero_grad(optimizer: Callable, reference: Callable, *,
 # --- Adam and AdamW --------------------------------------------------------------------
 
 
-@answers(2, "my_adam")
+@reference_for(2, "my_adam")
 class ReferenceAdam(Optimizer):
     """Exercise 2's answer (Adam, weight decay as an L2 penalty), for the checks of code
     built on ``MyAdam`` (``MyAdamW``)."""

@@ -1,0 +1,19 @@
+"""Every pytest run in this repository, whatever starts it (scripts/test.sh, CI, or a bare
+``pytest --nbval notebooks/13_*.ipynb``): the kernels it starts run with one BLAS/OpenMP
+thread, as the chapters were executed (scripts/execute_notebooks.py) and as the course's
+kernel runs them (``minigrad-course kernel``: course/student.py, ``ONE_THREAD``).
+
+Why here and not in the notebooks: a kernel reads these variables when NumPy loads
+OpenBLAS, which each chapter's first cell does before minigrad is imported; nbval's kernels
+(``--nbval-current-env`` or the notebook's ``python3``) inherit this process's
+environment. With a thread per core, matrix products sum in another order (the chapters'
+printed losses differed from step 200 on) and, on a busy 2-core machine, chapter 13 ran
+ten times slower.
+"""
+
+import os
+
+# the values of course/student.py's ONE_THREAD (not imported: this file must load before
+# anything else, even where minigrad is not installed)
+os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                   "MKL_NUM_THREADS": "1"})
