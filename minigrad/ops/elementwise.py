@@ -350,11 +350,7 @@ class Pow(Function):
     @staticmethod
     def forward(ctx, x, exponent):
         with np.errstate(divide="ignore", invalid="ignore"):
-            try:
-                out = np.power(x, exponent)
-            except ValueError as error:  # NumPy: "Integers to negative integer powers ..."
-                raise ValueError(f"{error.args[0].rstrip('.')} (as in PyTorch); use a "
-                                 "floating base: x.float() ** exponent") from error
+            out = np.power(x, exponent)
         ctx.save_for_backward(x, exponent, out)
         return out
 
