@@ -364,12 +364,12 @@ class RemoteObject(RemoteFunction):
 def _swapped(remote: Remote, handle: wire.Handle, paths: dict[str, str]):
     """Names of the student's globals bound to references (import paths), in the
     student's process, while a check runs an exercise on its own (prerequisites.py)."""
-    swap = remote.ask("swap", target=wire.encode(handle),
-                      paths={str(k): str(v) for k, v in paths.items()})["swap"]
-    try:
-        yield
+    reply = remote.ask("swap", target=wire.encode(handle),
+                       paths={str(k): str(v) for k, v in paths.items()})
+    try:  # what the swap gives there (a class rebuilt on the reference), as a proxy
+        yield remote.value(reply["value"]) if reply.get("value") is not None else None
     finally:
-        remote.ask("unswap", swap=swap)
+        remote.ask("unswap", swap=reply["swap"])
 
 
 def function_class(remote: Remote, handle: wire.Handle):

@@ -270,9 +270,11 @@ class StudentSide:
         earlier one's (minigrad/exercises/prerequisites.py)."""
         from minigrad.exercises.prerequisites import swap_globals
 
-        swap = swap_globals(self.resolve(wire.decode(target)), dict(paths))
-        swap.__enter__()
-        return {"swap": self._keep(swap)}
+        original = self.resolve(wire.decode(target))
+        swap = swap_globals(original, dict(paths))
+        made = swap.__enter__()  # a class built on the references, or the object itself
+        return {"swap": self._keep(swap),
+                "value": None if made is None or made is original else self.out(made)}
 
     def unswap(self, swap: int):
         self.objects.pop(swap).__exit__(None, None, None)

@@ -202,8 +202,9 @@ def swap_globals(obj: Any, names: dict[str, Any]) -> Iterator[Any]:
     if remote is not None:
         paths = {name: ref if isinstance(ref, str) else path_of(ref)
                  for name, ref in names.items()}
-        with (remote(paths) if isinstance(obj, type) else remote.__get__(obj)(paths)):
-            yield obj
+        with (remote(paths) if isinstance(obj, type) else remote.__get__(obj)(paths)) \
+                as made:  # (the rebuilt class there, when there is one)
+            yield obj if made is None else made
         return
     values = {name: resolve(ref) if isinstance(ref, str) else ref
               for name, ref in names.items()}
