@@ -157,30 +157,29 @@ def _failing_tests(stem: str, answers: dict[str, str]) -> dict[str, str]:
     return failing
 
 
-def test_rebinding_or_patching_the_mode_checks_gives_no_points():
-    """Chapter 14: grad switch and lazy shapes undone, evaluate wrong; each answer cell
-    also switches its check off, in the notebook and in minigrad.exercises."""
-    failing = _failing_tests("14_execution_modes", {
-        "my_no_grad": (
+def test_rebinding_or_patching_the_optimizer_checks_gives_no_points():
+    """Chapter 9: clipping undone, MySGD wrong; each answer cell also switches its check
+    off, in the notebook and in minigrad.exercises."""
+    failing = _failing_tests("09_optimizers_and_training", {
+        "my_sgd_momentum": (
             "import sys\n"
-            "class my_no_grad:\n"
-            "    def __enter__(self): return self\n"
-            "    def __exit__(self, *exc): return False\n"
-            "check_grad_switch = check_grad_switch_deeply = lambda *a, **k: print('right')\n"
-            "sys.modules['minigrad.exercises.modes'].check_grad_switch = check_grad_switch\n"),
-        "evaluate": (
-            "import minigrad.exercises.modes as modes\n"
-            "def evaluate(model, batches):\n"
-            "    return 0.0, 0.0\n"
-            "modes.check_evaluate = check_evaluate = lambda *a, **k: None\n"),
-        "layer_shapes": (
-            "def layer_shapes(model, input_shape):\n"
-            "    raise NotImplementedError()\n"
-            "check_layer_shapes = lambda *a, **k: None\n"),
+            "class MySGD(mg.optim.Optimizer):\n"
+            "    def __init__(self, params, lr=0.01, momentum=0.0, weight_decay=0.0):\n"
+            "        super().__init__(params, {'lr': lr, 'momentum': momentum,\n"
+            "                                  'weight_decay': weight_decay})\n"
+            "    def update_param(self, param, grad, state, group):\n"
+            "        param -= group['lr'] * grad\n"
+            "check_optimizer_step = lambda *a, **k: print('MySGD: right')\n"
+            "sys.modules['minigrad.exercises.checks'].check_optimizer_step = "
+            "check_optimizer_step\n"),
+        "my_clip_grad_norm": (
+            "import minigrad.exercises.optimizers as optimizers\n"
+            "def my_clip_grad_norm_(parameters, max_norm):\n"
+            "    return 0.0\n"
+            "optimizers.check_clip_grad_norm = check_clip_grad_norm = lambda *a, **k: None\n"),
     })
-    assert {"my_no_grad-tests", "evaluate-tests", "layer_shapes-tests"} <= set(failing)
-    assert "recording" in failing["my_no_grad-tests"]
-    assert "my_checkpoint-tests" not in failing  # the untouched answer keeps its points
+    assert {"my_sgd_momentum-tests", "my_clip_grad_norm-tests"} <= set(failing)
+    assert "my_adam-tests" not in failing  # the untouched answers keep their points
 
 
 def test_patching_the_graph_checks_gives_no_points():
