@@ -521,6 +521,14 @@ def _graph_call():
                     owner, leaf = _owner(module, path)
                     if getattr(owner, leaf, None) is not None:
                         getattr(owner, leaf).data = mg.tensor(wire.decode(data))
+                for path in reply.get("buffers_in_graph", []):
+                    # a buffer the student's forward computed with the graph recording (a
+                    # running mean updated outside no_grad): part of this call's graph here
+                    owner, leaf = _owner(module, str(path))
+                    buffer = getattr(owner, leaf, None)
+                    if isinstance(buffer, mg.Tensor) and isinstance(ctx, mg.Tensor) is False \
+                            and hasattr(ctx, "next_functions"):
+                        buffer.grad_fn = ctx
             else:
                 reply = remote.ask("call_graph", target=wire.encode(function._handle),
                                    args=remote.send(sent), kwargs=remote.send(kwargs),

@@ -318,8 +318,10 @@ class StudentSide:
         state = self._module_state(module)
         node = getattr(listed[0], "grad_fn", None) if listed else None
         made_by = getattr(node, "function", None)
+        in_graph = [n for n, b in module.named_buffers()
+                    if b is not None and getattr(b, "grad_fn", None) is not None]
         return {"outputs": self.out(output), "graph": self.counter,
-                "buffers": state["buffers"],
+                "buffers": state["buffers"], "buffers_in_graph": in_graph,
                 "made_by": self.out(made_by) if _kind(made_by) == "function-class" else None}
 
     def call_graph(self, target, args, kwargs, grad_enabled):
