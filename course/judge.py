@@ -526,8 +526,7 @@ def _graph_call():
                     # running mean updated outside no_grad): part of this call's graph here
                     owner, leaf = _owner(module, str(path))
                     buffer = getattr(owner, leaf, None)
-                    if isinstance(buffer, mg.Tensor) and isinstance(ctx, mg.Tensor) is False \
-                            and hasattr(ctx, "next_functions"):
+                    if isinstance(buffer, mg.Tensor) and hasattr(ctx, "next_functions"):
                         buffer.grad_fn = ctx
             else:
                 reply = remote.ask("call_graph", target=wire.encode(function._handle),
