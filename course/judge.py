@@ -32,6 +32,7 @@ import argparse
 import ast
 import builtins
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -90,6 +91,7 @@ def _student_error(error: dict) -> Exception:
     except Exception:  # noqa: BLE001 - a class that wants other arguments
         made = StudentError(str(error.get("message")))
     made.student_where = str(error.get("where") or "")
+    made.student_type = str(error.get("type"))
     return made
 
 
@@ -170,6 +172,9 @@ class Remote:
 
     def __init__(self, student: StudentProcess, timeout: float, workdir: Path | None = None,
                  sandboxed: bool = True):
+        global GraphCall
+        if GraphCall is None:  # (minigrad is imported lazily)
+            GraphCall = _graph_call()
         self.student, self.timeout = student, timeout
         self.workdir, self.sandboxed = workdir, sandboxed
         self.files: Path | None = None  # the check's temporary files, shared (mirroring)
@@ -241,9 +246,13 @@ class Remote:
         return mirror.pickled(value, self.mirrors, self.base, _handle_of, paths)
 
     def proxy(self, handle: wire.Handle):
-        if handle.kind == "mirror":
+        if handle.kind in ("mirror", "mirror-new"):
             if self.mirrors is None:
                 raise wire.WireError("an object number outside a check that hands objects over")
+            if handle.kind == "mirror-new":  # an array made there: its changes come back
+                if handle.id >= 0 or handle.id in self.mirrors.objects:
+                    raise wire.WireError("a new object with a number not the other side's")
+                self.mirrors.register(handle.id, handle.value)
             return self.mirrors.resolve(handle.id)
         if handle.id not in self.proxies:
             make = {"function-class": function_class, "module-class": ModuleClass,
@@ -301,6 +310,13 @@ class RemoteFunction:
         reply = self._remote.ask("call", target=wire.encode(self._handle),
                                  args=self._remote.send(args),
                                  kwargs=self._remote.send(kwargs))
+        leaves = _array_leaves((args, kwargs))
+        for index, data in (reply.get("changed") or {}).items():
+            if 0 <= int(index) < len(leaves):  # changed in place there: here too
+                _write_into(leaves[int(index)], wire.decode(data))
+        same = reply.get("same")
+        if same is not None and 0 <= int(same) < len(leaves):
+            return leaves[int(same)]  # it returned its argument itself
         return self._remote.value(reply["value"])
 
     def __repr__(self) -> str:
@@ -308,6 +324,29 @@ class RemoteFunction:
 
     def __swap_globals__(self, paths: dict[str, str]):
         return _swapped(self._remote, self._handle, paths)
+
+
+def _array_leaves(value) -> list:
+    """The arrays and Tensors among a call's arguments, in the order the student's side
+    lists its copies (``student_process._array_leaves``)."""
+    import minigrad as mg
+
+    found = []
+    wire.map_values(value, lambda v: found.append(v)
+                    if isinstance(v, (np.ndarray, mg.Tensor)) else None)
+    return found
+
+
+def _write_into(obj, values) -> None:
+    """What the student's code wrote into its copy of an argument, written into the
+    judge's (a Tensor's array in place, as an in-place op would; never a new shape)."""
+    import minigrad as mg
+
+    array = obj._data if isinstance(obj, mg.Tensor) else obj
+    if not (isinstance(array, np.ndarray) and isinstance(values, np.ndarray)
+            and array.shape == values.shape and array.flags.writeable):
+        return
+    np.copyto(array, values, casting="unsafe")
 
 
 class RemoteObject(RemoteFunction):
@@ -376,7 +415,16 @@ def _swapped(remote: Remote, handle: wire.Handle, paths: dict[str, str]):
 
 
 def function_class(remote: Remote, handle: wire.Handle):
-    """A ``mg.Function`` here whose forward and backward are the student's."""
+    """A ``mg.Function`` here whose forward and backward are the student's.
+
+    What the student's forward saved, and kept as ctx attributes, is the judge's own
+    input or output where it was one there (a NumPy view of one is the same view of the
+    judge's array), so a check sees here what it would see in one process: the input
+    itself saved, a view of it, a ctx attribute holding it. Before backward the judge
+    sends what its copy of ctx holds where that differs from what forward saved there
+    (an input a check edited in place under a saved view, a stand-in a check put in
+    place of a saved array); the ``grad_outputs`` a backward changed in place are
+    changed here too."""
     import minigrad as mg
 
     target = wire.encode(handle)
@@ -390,22 +438,27 @@ def function_class(remote: Remote, handle: wire.Handle):
         for index, data in reply.get("changed_inputs", {}).items():
             array = args[int(index)]
             np.copyto(array, wire.decode(data))  # the student's forward wrote into it
+        watched = {}  # what the student's side has, where an edit here would not show
         saved = []
         for origin in reply["saved"]:
-            if "output" in origin:
-                saved.append(listed[origin["output"]])
-            elif "input" in origin:
-                saved.append(args[origin["input"]])
-            else:
-                saved.append(remote.value(origin["value"]))
+            value, snapshot = _from_origin(origin, args, listed)
+            if snapshot is not None:
+                watched[("saved", len(saved))] = (value, snapshot)
+            saved.append(value)
         ctx.save_for_backward(*saved)
-        for key, data in reply.get("attributes", {}).items():
-            setattr(ctx, key, wire.decode(data))
+        for key, origin in reply.get("attributes", {}).items():
+            value, snapshot = _from_origin(origin, args, listed)
+            if snapshot is None and isinstance(value, np.ndarray):
+                snapshot = np.array(value)  # (no version counter watches an attribute)
+            setattr(ctx, key, value)
+            watched[("attribute", key)] = (value, snapshot)
         marked = [listed[i] for i in reply.get("non_differentiable", []) if i is not None]
         if marked:
             ctx.mark_non_differentiable(*marked)
         ctx.set_materialize_grads(reply.get("materialize_grads", True))
         ctx._remote_context = reply["context"]
+        ctx._remote_saved = tuple(saved)
+        ctx._remote_watched = watched
         return outputs
 
     def backward(ctx, *grads):
@@ -413,15 +466,134 @@ def function_class(remote: Remote, handle: wire.Handle):
         if context is None:
             raise RuntimeError(f"{handle.name}.backward: this context was not made by "
                                f"{handle.name}.forward")
-        reply = remote.ask("backward", context=context, grads=remote.send(grads))
-        return remote.value(reply["value"])
+        saved, attributes = _context_changes(remote, ctx)
+        try:
+            reply = remote.ask("backward", context=context, grads=remote.send(grads),
+                               saved=saved, attributes=attributes,
+                               released=bool(ctx._released))
+        except Exception as error:  # noqa: BLE001 - the stand-in for an unneeded array
+            if getattr(error, "student_type", None) == "UsedUnneeded":
+                from minigrad.exercises.context import _UsedUnneeded
 
+                position = int(str(error).rsplit(" ", 1)[-1])
+                raised = _UsedUnneeded(position)
+                raised.student_where = getattr(error, "student_where", "")
+                raise raised from None
+            raise
+        for index, data in reply.get("changed_grads", {}).items():
+            grad = grads[int(index)]
+            if isinstance(grad, np.ndarray) and grad.flags.writeable:
+                np.copyto(grad, wire.decode(data), casting="unsafe")
+        value = remote.value(reply["value"])
+        same = reply.get("same") or []
+        if same:  # a gradient that is the grad_output it was given, as it is here
+            listed = list(value) if reply.get("several") else [value]
+            for i, j in same:
+                listed[int(i)] = grads[int(j)]
+            value = tuple(listed) if reply.get("several") else listed[0]
+        return value
+
+    forward.__signature__ = _forward_signature(remote, target)
     return type(handle.name, (mg.Function,), {
         "forward": staticmethod(forward), "backward": staticmethod(backward),
         "__swap_globals__": staticmethod(lambda paths: _swapped(remote, handle, paths)),
         "_student_handle": handle,
         "__doc__": f"{handle.name}: the student's Function, run in the student's process",
         "__module__": "__main__"})
+
+
+def _forward_signature(remote: Remote, target) -> inspect.Signature:
+    """The student's forward's parameters, by name (the checks' messages name the inputs
+    as the student did: ``kept input 0 (x) as a ctx attribute``)."""
+    try:
+        names = remote.ask("signature", target=target).get("names", [])
+    except Exception:  # noqa: BLE001 - the messages then say x0, x1, ...
+        names = []
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if not (isinstance(names, list) and len(names) < 100
+            and all(isinstance(n, str) and n.isidentifier() for n in names)
+            and len(set(names)) == len(names)):
+        names = ["ctx"]
+    return inspect.Signature([inspect.Parameter(n, kind) for n in names])
+
+
+def _from_origin(origin: dict, inputs, outputs):
+    """A saved array or ctx attribute the student's forward reported, as the judge's
+    object: an input or output itself, a view of one, or the values sent; and, for a
+    view or values, a copy of what the student's side holds (to see later edits)."""
+    if "output" in origin:
+        return outputs[int(origin["output"])], None
+    if "input" in origin:
+        return inputs[int(origin["input"])], None
+    value = wire.decode(origin["value"])
+    view = origin.get("view")
+    if view is not None:
+        listed = inputs if view.get("of") == "input" else outputs
+        index = int(view.get("index", -1))
+        if 0 <= index < len(listed):
+            made = _view_of(listed[index], int(view["offset"]), view["shape"],
+                            view["strides"], value)
+            if made is not None:
+                return made, np.array(made)
+    return value, (np.array(value) if isinstance(value, np.ndarray) else None)
+
+
+def _view_of(base, offset: int, shape, strides, value):
+    """The view of ``base`` the student's side described (start ``offset`` bytes into
+    its memory, ``shape``, ``strides``), if it lies inside ``base`` and shows the values
+    sent; else None (the values are used as they are)."""
+    if not (isinstance(base, np.ndarray) and isinstance(value, np.ndarray)
+            and base.flags.c_contiguous and base.dtype == value.dtype):
+        return None
+    shape = tuple(int(n) for n in shape)
+    strides = tuple(int(s) for s in strides)
+    size = base.dtype.itemsize
+    if len(shape) != len(strides) or shape != value.shape or not value.size \
+            or offset % size or any(s % size for s in strides):
+        return None
+    low = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    high = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+    if low < 0 or high + size > base.nbytes:  # never a view outside the judge's array
+        return None
+    made = np.lib.stride_tricks.as_strided(base.reshape(-1)[offset // size:], shape, strides)
+    return made if np.array_equal(made, value, equal_nan=True) else None
+
+
+def _context_changes(remote: Remote, ctx):
+    """What the judge's copy of ctx holds where the student's side holds something else:
+    per saved array None ("as forward saved it") or the value; the changed attributes."""
+    from minigrad.exercises.context import _Unneeded
+
+    def sent(value):
+        if isinstance(value, _Unneeded):
+            return {"unneeded": int(value.position)}
+        return remote.send(value)
+
+    current = tuple(ctx._saved or ())
+    first = getattr(ctx, "_remote_saved", ())
+    watched = getattr(ctx, "_remote_watched", {})
+    saved = None
+    replies = []
+    for index, value in enumerate(current):
+        same = index < len(first) and value is first[index]
+        kept = watched.get(("saved", index))
+        if same and (kept is None or kept[1] is None
+                     or np.array_equal(kept[1], value, equal_nan=True)):
+            replies.append(None)
+        else:
+            replies.append(sent(value))
+    if any(r is not None for r in replies) or len(current) != len(first):
+        saved = replies
+    attributes = {}
+    for (kind, key), (value, snapshot) in watched.items():
+        if kind != "attribute":
+            continue
+        now = getattr(ctx, key, None)
+        if now is not value or (snapshot is not None
+                                and not np.array_equal(snapshot, now, equal_nan=True)):
+            with contextlib.suppress(wire.WireError):
+                attributes[key] = sent(now)
+    return saved, attributes
 
 
 class ModuleClass:
@@ -516,7 +688,8 @@ def _graph_call():
                     buffers={n: wire.encode(np.asarray(b.numpy()))
                              for n, b in module.named_buffers() if b is not None},
                     training=module.training, args=remote.send(sent),
-                    kwargs=remote.send(kwargs), grad_enabled=grad_enabled)
+                    kwargs=remote.send(kwargs), grad_enabled=grad_enabled,
+                    anomaly=mg.is_anomaly_enabled())
                 for path, data in reply["buffers"].items():
                     owner, leaf = _owner(module, path)
                     if getattr(owner, leaf, None) is not None:
@@ -531,8 +704,11 @@ def _graph_call():
             else:
                 reply = remote.ask("call_graph", target=wire.encode(function._handle),
                                    args=remote.send(sent), kwargs=remote.send(kwargs),
-                                   grad_enabled=grad_enabled)
+                                   grad_enabled=grad_enabled,
+                                   anomaly=mg.is_anomaly_enabled())
             ctx.graph, ctx.remote, ctx.names, ctx.count = reply["graph"], remote, names, count
+            # the ops of the call's graph there (a check may name a mistake by them)
+            ctx.inner_ops = [str(n) for n in reply.get("ops", [])]
             # the Function of the student's that made the output there (a check may ask
             # whether forward used the student's own Function: linear.uses_function)
             ctx.made_by = remote.value(reply["made_by"]) if reply.get("made_by") else None
@@ -544,7 +720,8 @@ def _graph_call():
         def backward(ctx, *grads):
             remote = ctx.remote
             reply = remote.ask("module_backward", graph=ctx.graph,
-                               grads=remote.send(tuple(grads)))
+                               grads=remote.send(tuple(grads)),
+                               anomaly=mg.is_anomaly_enabled())
             inputs = remote.value(reply["inputs"])
             parameters = remote.value(reply["parameters"])
             grads_in = [mg.tensor(g) if isinstance(g, np.ndarray) else g for g in inputs]
@@ -722,9 +899,6 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
           sandboxed: bool = True, hide: tuple[Path, ...] = ()) -> dict:
     """The submission with each cell's outputs, and the flags found; see the module's
     docstring for what runs where."""
-    global GraphCall
-    if GraphCall is None:
-        GraphCall = _graph_call()
     cells = merged_cells(submission, source)
     exercise_of = owners(cells)
     teachers = source["cells"]

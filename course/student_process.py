@@ -53,6 +53,7 @@ class StudentSide:
         self.counter = 0
         self.mirrors = mirror.Mirrors(first_new=-1)  # the judge's objects, copied here
         self.live: set[int] = set()  # ids of lists and dicts the judge writes into
+        self.mirroring = False  # the request came with the check's changes (mirror.py)
 
     # --- handles --------------------------------------------------------------------
 
@@ -85,7 +86,21 @@ class StudentSide:
                     if isinstance(v, wire.TensorData) else v)
 
     def out(self, value):
-        return wire.encode(value, self.handle_of, self.mirrors.number_of)
+        return wire.encode(value, self.handle_of,
+                           self._numbered if self.mirroring else self.mirrors.number_of)
+
+    def _numbered(self, value):
+        """While the judge hands objects over: an array this side sends gets a number
+        (with its values, the first time), so that what the student's code does to it
+        later (a gradient added to in place after it was handed out) reaches the judge."""
+        number = self.mirrors.number_of(value)
+        if number is not None or not isinstance(value, np.ndarray) \
+                or value.dtype.name not in wire.DTYPES:
+            return number
+        number = self.mirrors.next_new
+        self.mirrors.next_new += self.mirrors.step
+        self.mirrors.register(number, value)
+        return number, wire.encode(value)
 
     # --- requests -------------------------------------------------------------------
 
@@ -139,8 +154,21 @@ class StudentSide:
         return {"value": self.out(self.shell.user_ns[name])}
 
     def call(self, target, args, kwargs):
+        """A call on values; says which arrays and Tensors among the arguments the call
+        changed in place (a hook that scales the gradient it was given) and whether it
+        returned one of them itself."""
         function = self.resolve(wire.decode(target))
-        return {"value": self.out(function(*self.arguments(args), **self.arguments(kwargs)))}
+        args, kwargs = self.arguments(args), self.arguments(kwargs)
+        leaves = _array_leaves((args, kwargs))
+        before = [np.array(_array_of(v)) for v in leaves]
+        result = function(*args, **kwargs)
+        changed = {str(i): wire.encode(np.asarray(_array_of(v)))
+                   for i, (v, b) in enumerate(zip(leaves, before))
+                   if not np.array_equal(_array_of(v), b, equal_nan=True)}
+        same = next((i for i, v in enumerate(leaves) if v is result), None)
+        if same is not None:
+            return {"value": None, "same": same, "changed": changed}
+        return {"value": self.out(result), "changed": changed}
 
     def call_pickled(self, target, payload):
         """A call whose arguments the judge pickled: objects of the check's own (a model,
@@ -236,6 +264,7 @@ class StudentSide:
         inputs = self.arguments(args)
         before = [np.array(a) if isinstance(a, np.ndarray) else None for a in inputs]
         outputs = function.forward(ctx, *inputs, **self.arguments(kwargs))
+        ctx._saved_by_forward = tuple(ctx._saved or ())
         self.counter += 1
         self.contexts[self.counter] = (function, ctx, inputs)
         several = isinstance(outputs, tuple)
@@ -245,7 +274,7 @@ class StudentSide:
         for key, value in vars(ctx).items():
             if not key.startswith("_") and key != "needs_input_grad":
                 try:
-                    attributes[key] = wire.encode(value)
+                    attributes[key] = _origin(value, inputs, listed)
                 except wire.WireError:
                     pass  # not data: the judge's copy of ctx does without it
         changed = [i for i, (a, b) in enumerate(zip(inputs, before))
@@ -256,9 +285,44 @@ class StudentSide:
                 "materialize_grads": ctx.materialize_grads,
                 "changed_inputs": {str(i): wire.encode(np.asarray(inputs[i])) for i in changed}}
 
-    def backward(self, context: int, grads):
+    def backward(self, context: int, grads, saved=None, attributes=None,
+                 released: bool = False):
+        """The Function's backward, its ctx holding what the judge's copy of ctx holds now
+        (``saved``: per saved array, None for "as forward saved it" or the judge's value,
+        an array a check edited or a stand-in that must not be used; ``attributes``
+        likewise); returns the gradients, which of them are ``grad_outputs`` themselves,
+        and the ``grad_outputs`` the backward changed in place."""
         function, ctx, inputs = self.contexts[context]
-        return {"value": self.out(function.backward(ctx, *self.arguments(grads)))}
+        if saved is not None:
+            own = list(ctx._saved_by_forward)
+            ctx._saved = tuple(own[i] if data is None and i < len(own) else _given(data)
+                               for i, data in enumerate(saved))
+        for key, data in (attributes or {}).items():
+            setattr(ctx, str(key), _given(data))
+        if released:
+            ctx.release()
+        given = self.arguments(grads)
+        before = [np.array(g) if isinstance(g, np.ndarray) else None for g in given]
+        result = function.backward(ctx, *given)
+        listed = result if isinstance(result, tuple) else (result,)
+        same = [[i, j] for i, r in enumerate(listed) for j, g in enumerate(given)
+                if r is g and isinstance(g, np.ndarray)]
+        return {"value": self.out(result), "same": same, "several": isinstance(result, tuple),
+                "changed_grads": {str(i): wire.encode(np.asarray(g))
+                                  for i, (g, b) in enumerate(zip(given, before))
+                                  if b is not None and not np.array_equal(g, b, equal_nan=True)}}
+
+    def signature(self, target):
+        """The names of a Function's forward parameters (the checks' messages use them)."""
+        import inspect
+
+        forward = self.resolve(wire.decode(target)).forward
+        try:
+            parameters = inspect.signature(forward).parameters.values()
+        except (TypeError, ValueError):
+            return {"names": []}
+        return {"names": [p.name for p in parameters
+                          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]}
 
     def release(self, context: int):
         self.contexts.pop(context, None)
@@ -293,7 +357,7 @@ class StudentSide:
                 "training": bool(module.training)}
 
     def module_forward(self, module_id: int, parameters, buffers, training, args, kwargs,
-                       grad_enabled):
+                       grad_enabled, anomaly: bool = False):
         """Run the module on inputs with the judge's parameter values; keep the graph for
         ``module_backward``; return the outputs and the buffers after the call."""
         import minigrad as mg
@@ -309,7 +373,8 @@ class StudentSide:
                 named_buffers[name].data = mg.tensor(wire.decode(data))
         module.train(bool(training))
         inputs = self.arguments(args)
-        with mg.set_grad_enabled(bool(grad_enabled)):
+        with mg.set_grad_enabled(bool(grad_enabled)), \
+                mg.autograd.set_detect_anomaly(bool(anomaly)):
             output = module(*inputs, **self.arguments(kwargs))
         several = isinstance(output, tuple)
         listed = output if several else (output,)
@@ -322,35 +387,71 @@ class StudentSide:
                     if b is not None and getattr(b, "grad_fn", None) is not None]
         return {"outputs": self.out(output), "graph": self.counter,
                 "buffers": state["buffers"], "buffers_in_graph": in_graph,
+                "ops": _op_names(listed),
                 "made_by": self.out(made_by) if _kind(made_by) == "function-class" else None}
 
-    def call_graph(self, target, args, kwargs, grad_enabled):
+    def call_graph(self, target, args, kwargs, grad_enabled, anomaly: bool = False):
         """A function called on Tensors that need gradients: keep its graph for
-        ``module_backward`` (as for a module without parameters)."""
+        ``module_backward`` (as for a module without parameters); say which ops it holds
+        (a check names a mistake by them)."""
         import minigrad as mg
 
         function = self.resolve(wire.decode(target))
         inputs = self.arguments(args)
-        with mg.set_grad_enabled(bool(grad_enabled)):
+        with mg.set_grad_enabled(bool(grad_enabled)), \
+                mg.autograd.set_detect_anomaly(bool(anomaly)):
             output = function(*inputs, **self.arguments(kwargs))
         listed = output if isinstance(output, tuple) else (output,)
         self.counter += 1
         self.graphs[self.counter] = (None, inputs, listed)
-        return {"outputs": self.out(output), "graph": self.counter}
+        return {"outputs": self.out(output), "graph": self.counter, "ops": _op_names(listed)}
 
-    def module_backward(self, graph: int, grads):
+    def module_backward(self, graph: int, grads, anomaly: bool = False):
         import minigrad as mg
 
         module, inputs, outputs = self.graphs.pop(graph)
         pairs = [(o, g) for o, g in zip(outputs, self.arguments(grads))
                  if g is not None and isinstance(o, mg.Tensor) and o.requires_grad]
         if pairs:
-            mg.autograd.backward([o for o, _ in pairs], [mg.tensor(g) for _, g in pairs])
+            with mg.autograd.set_detect_anomaly(bool(anomaly)):
+                mg.autograd.backward([o for o, _ in pairs],
+                                     [mg.tensor(g) for _, g in pairs])
         input_grads = [a.grad.numpy() if isinstance(a, mg.Tensor) and a.grad is not None
                        else None for a in _flat(inputs)]
         parameter_grads = {n: (p.grad.numpy() if p.grad is not None else None)
                            for n, p in module.named_parameters()} if module is not None else {}
         return {"inputs": self.out(input_grads), "parameters": self.out(parameter_grads)}
+
+
+def _op_names(outputs) -> list[str]:
+    """The name of each op in the graph of ``outputs`` (once per node)."""
+    seen, names = set(), []
+    stack = [getattr(o, "grad_fn", None) for o in outputs]
+    while stack and len(names) < 10_000:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(str(getattr(node, "name", type(node).__name__)))
+        stack += [n for n, _ in (getattr(node, "next_functions", None) or ())]
+    return names
+
+
+def _array_leaves(value) -> list:
+    """The arrays and Tensors among a call's arguments, in the order ``wire.map_values``
+    visits them (the judge lists its own the same way)."""
+    import minigrad as mg
+
+    found = []
+    wire.map_values(value, lambda v: found.append(v)
+                    if isinstance(v, (np.ndarray, mg.Tensor)) else None)
+    return found
+
+
+def _array_of(value):
+    import minigrad as mg
+
+    return value._data if isinstance(value, mg.Tensor) else value
 
 
 def _flat(values):
@@ -380,16 +481,60 @@ def _position(array, outputs) -> int | None:
 
 
 def _origin(array, inputs, outputs):
-    """What a saved array is: one of the inputs or outputs (by identity, as the judge's
-    checks compare), or values of its own."""
+    """What a saved array (or a ctx attribute) is: one of the inputs or outputs (by
+    identity, as the judge's checks compare), a NumPy view of one (where in its memory, so
+    that the judge's copy of ctx holds the same view of the judge's array: an edit of the
+    input shows through it there too), or values of its own."""
     for index, output in enumerate(outputs):
         if array is output:
             return {"output": index}
     for index, value in enumerate(inputs):
         if array is value:
             return {"input": index}
-    return {"value": wire.encode(np.asarray(array)) if isinstance(array, np.ndarray)
-            else wire.encode(array)}
+    value = wire.encode(array)
+    if isinstance(array, np.ndarray):
+        for kind, listed in (("input", inputs), ("output", outputs)):
+            for index, base in enumerate(listed):
+                if isinstance(base, np.ndarray) and base.dtype == array.dtype \
+                        and array.size and np.shares_memory(array, base):
+                    start = (array.__array_interface__["data"][0]
+                             - base.__array_interface__["data"][0])
+                    return {"view": {"of": kind, "index": index, "offset": int(start),
+                                     "shape": list(array.shape),
+                                     "strides": list(array.strides)}, "value": value}
+    return {"value": value}
+
+
+class UsedUnneeded(Exception):
+    """A backward used a saved array that a check replaced by a stand-in, because the only
+    gradient that needs it is not needed (``check_needs_input_grad``)."""
+
+
+class _Unneeded:
+    """The stand-in: any use raises :class:`UsedUnneeded`, naming the saved array."""
+
+    def __init__(self, position: int) -> None:
+        self.position = position
+
+    def _used(self, *args, **kwargs):
+        raise UsedUnneeded(f"saved array {self.position}")
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._used()
+
+    __array__ = __array_ufunc__ = __array_function__ = _used
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _used
+    __matmul__ = __rmatmul__ = __truediv__ = __rtruediv__ = __pow__ = __rpow__ = _used
+    __neg__ = __getitem__ = __len__ = __iter__ = __float__ = _used
+
+
+def _given(data):
+    """A saved array or ctx attribute as the judge's copy of ctx holds it now."""
+    if isinstance(data, dict) and "unneeded" in data:
+        return _Unneeded(int(data["unneeded"]))
+    return wire.decode(data)
 
 
 def _kind(obj) -> str:
@@ -420,6 +565,7 @@ def serve(requests, replies, limit: float = 60.0) -> None:
                   "getattr": side.getattr, "setattr": side.setattr,
                   "forward": side.forward, "backward": side.backward,
                   "release": side.release, "module_new": side.module_new,
+                  "signature": side.signature,
                   "module_forward": side.module_forward,
                   "module_backward": side.module_backward, "call_graph": side.call_graph,
                   "swap": side.swap, "unswap": side.unswap,
@@ -440,6 +586,7 @@ def serve(requests, replies, limit: float = 60.0) -> None:
         try:
             if operation is None:
                 raise wire.WireError(f"no operation {message.get('op')!r}")
+            side.mirroring = sync is not None
             if sync is not None:
                 side.mirrors.apply(sync)
             if timed:

@@ -35,10 +35,10 @@ class Handle:
     judge may do with it (``function``, ``function-class``, ``module-class``, ``class``,
     ``object``) and ``name`` is for messages."""
 
-    __slots__ = ("id", "kind", "name")
+    __slots__ = ("id", "kind", "name", "value")
 
-    def __init__(self, id: int, kind: str, name: str):
-        self.id, self.kind, self.name = id, kind, name
+    def __init__(self, id: int, kind: str, name: str, value=None):
+        self.id, self.kind, self.name, self.value = id, kind, name, value
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name} in the student's process>"
@@ -61,6 +61,8 @@ def encode(value, handle_of=None, mirror_of=None):
         return value
     if mirror_of is not None and not isinstance(value, (int, float, complex)):
         number = mirror_of(value)
+        if isinstance(number, tuple):  # numbered just now: its value goes with it
+            return {"t": "mirror", "id": int(number[0]), "v": number[1]}
         if number is not None:
             return {"t": "mirror", "id": int(number)}
     if isinstance(value, int) and not isinstance(value, bool):
@@ -145,7 +147,13 @@ def decode(data, resolve=None):
         handle = Handle(int(data["id"]), str(data["kind"]), str(data["name"]))
         return resolve(handle) if resolve is not None else handle
     if kind == "mirror":
-        handle = Handle(int(data["id"]), "mirror", "")
+        if "v" in data:  # an array the other side numbered just now, with its values
+            value = decode(data["v"])
+            if not isinstance(value, np.ndarray):
+                raise WireError("a new numbered object that is not an array")
+            handle = Handle(int(data["id"]), "mirror-new", "", value)
+        else:
+            handle = Handle(int(data["id"]), "mirror", "")
         return resolve(handle) if resolve is not None else handle
     if kind in ("list", "tuple"):
         items = [decode(v, resolve) for v in data["v"]]

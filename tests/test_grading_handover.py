@@ -260,3 +260,113 @@ def test_a_student_s_function_that_floods_stderr_during_a_check_does_not_hang_it
             "    optimizer.load_state_dict(state['optimizer'])\n"),
     })
     assert "checkpoint-tests" not in failing
+
+
+# --- what the student's Functions and functions do to the judge's arrays -------------------
+
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory):
+    """A student's process (unsandboxed: these are about what crosses, not the jail)
+    whose cells define a few Functions and functions with classic in-place habits."""
+    workdir = tmp_path_factory.mktemp("student")
+    process = judge.StudentProcess(workdir, sandboxed=False, hide=[])
+    remote = judge.Remote(process, timeout=60, workdir=workdir, sandboxed=False)
+    judge.run_student_cell(process, (
+        "import numpy as np\n"
+        "import minigrad as mg\n"
+        "class Rows(mg.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, s):\n"
+        "        ctx.save_for_backward(x, s[:, None])  # a view of input s\n"
+        "        ctx.x = x\n"
+        "        return x * s[:, None]\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n"
+        "        x, column = ctx.saved_tensors\n"
+        "        grad_output *= 1.0  # in place, harmless in value\n"
+        "        grad_output[0, 0] = 7.0\n"
+        "        return grad_output * column, (grad_output * ctx.x).sum(axis=1)\n"
+        "def hook(grad):\n"
+        "    grad.mul_(0.5)\n"
+        "    return grad\n"
+        "def steps(n):\n"
+        "    made = np.zeros(n)\n"
+        "    yield made\n"
+        "    made += 1.0  # added to in place after it was handed out\n"
+        "    yield None\n"
+        "def norm(x):\n"
+        "    s = (x * x).sum(dim=-1)\n"
+        "    return mg.where(s > 0, s.sqrt(), 0.0)\n"), timeout=60)
+    yield remote
+    process.stop()
+
+
+def _named(remote, name):
+    return remote.value(remote.ask("get", name=name)["value"])
+
+
+def test_a_saved_view_and_a_ctx_attribute_are_the_judge_s_own_arrays(student):
+    from minigrad.function import Context
+
+    rows = _named(student, "Rows")
+    assert [p for p in __import__("inspect").signature(rows.forward).parameters] == \
+        ["ctx", "x", "s"]
+    x, s = np.arange(6.0).reshape(2, 3), np.array([2.0, 3.0])
+    ctx = Context()
+    ctx.needs_input_grad = (True, True)
+    out = rows.forward(ctx, x, s)
+    np.testing.assert_array_equal(out, x * s[:, None])
+    saved_x, column = ctx.saved_tensors
+    assert saved_x is x  # the input itself, as in one process
+    assert column is not s and np.shares_memory(column, s) and column.shape == (2, 1)
+    assert ctx.x is x
+    # an edit of s here shows through the saved view, there too
+    s *= 10.0
+    grad = np.ones((2, 3))
+    grad_x, grad_s = rows.backward(ctx, grad)
+    expected = np.ones((2, 3))
+    expected[0, 0] = 7.0
+    np.testing.assert_array_equal(grad, expected)  # backward's in-place edit came back
+    np.testing.assert_array_equal(grad_x, expected * s[:, None])
+
+
+def test_a_view_the_student_s_side_describes_outside_the_array_is_not_made():
+    base = np.zeros(4)
+    value = np.zeros(2)
+    assert judge._view_of(base, 16, [2], [8], value) is not None
+    for offset, strides in ((24, [8]), (-8, [8]), (0, [80]), (8, [-16]), (4, [8])):
+        assert judge._view_of(base, offset, [2], strides, value) is None
+    assert judge._view_of(base, 0, [2], [8], np.ones(2)) is None  # other values
+
+
+def test_a_function_s_in_place_edit_of_its_argument_comes_back(student):
+    hook = _named(student, "hook")
+    grad = mg.tensor([2.0, 4.0])
+    returned = hook(grad)
+    np.testing.assert_array_equal(grad.numpy(), [1.0, 2.0])
+    assert returned is grad
+
+
+def test_a_function_on_tensors_names_its_ops_and_runs_backward_in_anomaly_mode(student):
+    norm = _named(student, "norm")
+    x = mg.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True)
+    with mg.detect_anomaly():
+        out = norm(x)
+        assert out.grad_fn.inner_ops.count("Where") == 1 and "Sqrt" in out.grad_fn.inner_ops
+        with pytest.raises(FloatingPointError, match="Sqrt"):
+            out.sum().backward()
+
+
+def test_an_array_handed_out_and_changed_later_in_place_changes_in_the_judge(student):
+    """While a check hands objects over (the backward loop of chapter 04), an array the
+    student's code yields and later adds to in place shows the change here, as the
+    check's copy-at-hand-out comparison expects."""
+    steps = _named(student, "steps")
+    with student.mirroring():
+        iterator = iter(steps(3))
+        first = next(iterator)
+        handed_out = first.copy()
+        assert next(iterator) is None
+    np.testing.assert_array_equal(handed_out, np.zeros(3))
+    np.testing.assert_array_equal(first, np.ones(3))

@@ -112,8 +112,17 @@ def _ops(output: Any) -> set[str]:
             continue
         seen.add(id(node))
         names.add(getattr(node, "name", type(node).__name__))
+        names.update(_inner_ops(node))
         stack += [n for n, _ in (getattr(node, "next_functions", None) or ())]
     return names
+
+
+def _inner_ops(node: Any) -> list[str]:
+    """The ops of a node that stands for a whole call run elsewhere (while grading, the
+    student's function runs in the student's process and is one node of the judge's
+    graph, which lists the ops of the call's own graph)."""
+    names = getattr(node, "inner_ops", None)
+    return [str(n) for n in names] if isinstance(names, list) else []
 
 
 def _count_ops(output: Any, name: str) -> int:
@@ -125,6 +134,7 @@ def _count_ops(output: Any, name: str) -> int:
             continue
         seen.add(id(node))
         count += getattr(node, "name", type(node).__name__) == name
+        count += _inner_ops(node).count(name)
         stack += [n for n, _ in (getattr(node, "next_functions", None) or ())]
     return count
 
