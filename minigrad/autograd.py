@@ -26,6 +26,7 @@ import numpy as np
 
 from . import function  # noqa: F401 (mg.autograd.function, as torch.autograd.function)
 from . import tensor_class
+from . import forward as _forward  # (read-only arrays for a user's Function's backward)
 from .function import Node
 from .gradients import fit_gradients, roots, seed_gradient
 from .gradients import sum_to_shape  # noqa: F401 (exported: ops and chapter 1 use it)
@@ -75,8 +76,8 @@ def backward_steps(tensor: Any, gradient: Any = None,
     return _backward([tensor], [gradient], retain_graph, report=True)
 
 
-def gradients_of(inputs: list, tensors: list, gradients: list,
-                 retain_graph: bool) -> dict[int, np.ndarray | None]:
+def gradients_of(inputs: list, tensors: list, gradients: list, retain_graph: bool,
+                 who: str = "backward") -> dict[int, np.ndarray | None]:
     """Run the backward pass from ``tensors`` and return ``{id(input): its gradient}``
     (None where none arrived) instead of accumulating into any ``.grad`` (what
     ``mg.autograd.grad`` and ``backward(inputs=...)`` need). A leaf's gradient is caught
@@ -88,7 +89,7 @@ def gradients_of(inputs: list, tensors: list, gradients: list,
 
     handles = [t.register_hook(catch(id(t))) for t in inputs if not t.is_leaf]
     try:
-        for _ in _backward(tensors, gradients, retain_graph, False, captured):
+        for _ in _backward(tensors, gradients, retain_graph, False, captured, who):
             pass
     finally:
         for handle in handles:
@@ -97,7 +98,7 @@ def gradients_of(inputs: list, tensors: list, gradients: list,
 
 
 def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
-              captured: dict | None = None) -> Iterator[BackwardStep]:
+              captured: dict | None = None, who: str = "backward") -> Iterator[BackwardStep]:
     """The one implementation of all three: ``report`` only decides whether each step is
     handed out (``backward`` skips making them; that is all). ``captured`` (from
     ``gradients_of``): the leaves' gradients go there instead of into ``.grad``."""
@@ -106,7 +107,7 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
     pending: dict = {}  # node -> the gradient for each of its outputs
     held: dict = {}  # id of a leaf with hooks -> [leaf, the sum of its gradients so far]
     for tensor, gradient in zip(tensors, gradients):
-        seed = seed_gradient(tensor, gradient)
+        seed = seed_gradient(tensor, gradient, who)
         root = tensor.grad_fn
         if root is None:  # backward of a leaf: its gradient is the seed itself
             _accumulate_into_leaf(tensor, seed, own, False, captured, held)
@@ -183,9 +184,14 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
                 grad_outputs[index] = np.zeros(shape, dtype=dtype)
     if state.last_write > node._saved_at and node._saved:  # an in-place write since forward
         check_saved_versions(node)
+    cls = node.function
+    received = [_forward.read_only(g) for g in grad_outputs] if cls._guarded \
+        else grad_outputs
     try:
-        grads = node.function.backward(node, *grad_outputs)  # a node is its Function's ctx
+        grads = cls.backward(node, *received)  # a node is its Function's ctx
     except ValueError as error:  # `x, y = ctx.saved_tensors` with nothing saved
+        if cls._guarded and _forward.is_read_only_write(error):
+            raise _forward.wrote_in_place(cls, "backward", node.args) from error
         if node._saved or "values to unpack" not in str(error):
             raise
         raise ValueError(f"{node.function.__name__}.backward: {error}, and its forward saved "

@@ -129,7 +129,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             raise RuntimeError(
                 f"grad: output {i} does not require grad and has no grad_fn: it does not "
                 "depend on any tensor that requires grad (or was computed under no_grad)")
-    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph))
+    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph), "grad")
     results = []
     for i, t in enumerate(inputs):
         found = captured[id(t)]

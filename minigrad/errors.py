@@ -14,3 +14,10 @@ class GradcheckError(RuntimeError):
 
 class DimensionError(ShapeError, IndexError):
     """A ``dim`` that the tensor does not have: also an IndexError, as in PyTorch."""
+
+
+class OpError(ValueError, RuntimeError):
+    """A value an op cannot compute with (integers to a negative power, ...): NumPy's
+    ValueError, made a RuntimeError too, as PyTorch raises."""
+
+    minigrad = True

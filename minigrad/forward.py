@@ -12,15 +12,17 @@ from typing import Any
 import numpy as np
 
 from . import tensor_class
-from .messages import check_finite, explain
-from .state import state
-from .versions import share_version
+from .messages import check_finite, describe_args, explain
+from .state import thread
+from .versions import counter_of, record_write, share_version
 
 NUMBERS = (np.generic, bool, int, float, complex)
 
 
-def run_forward(cls: type, ctx: Any, arrays: list, kwargs: dict, args: tuple) -> Any:
-    """Call ``cls``'s forward (either form); a NumPy error comes out explained."""
+def run_forward(cls: type, ctx: Any, arrays: list, kwargs: dict, args: tuple,
+                modes: Any = None) -> Any:
+    """Call ``cls``'s forward (either form); a NumPy error comes out explained.
+    ``modes``: the thread's modes, if the caller has them at hand."""
     try:
         if cls._uses_setup_context:
             outputs = cls.forward(*arrays, **kwargs)
@@ -28,30 +30,128 @@ def run_forward(cls: type, ctx: Any, arrays: list, kwargs: dict, args: tuple) ->
         else:
             outputs = cls.forward(ctx, *arrays, **kwargs)
     except (ValueError, IndexError, TypeError, RuntimeError) as error:
+        if cls._guarded and is_read_only_write(error):
+            raise wrote_in_place(cls, "forward", args) from error
         if getattr(error, "minigrad", False):
             raise
         raise explain(cls, error, args) from error
-    if state.anomaly:
-        where = f"{cls.oper} (forward" + (f", group {state.group})" if state.group else ")")
-        check_finite(outputs, where, args, received=arrays)
+    if modes is None:
+        modes = thread.modes
+    if modes.anomaly:
+        where = f"{cls.oper} (forward" + (f", group {modes.group})" if modes.group else ")")
+        check_finite(outputs, where, args, received=[*arrays, *kwargs.values()])
     return outputs
 
 
 def wrap_outputs(cls: type, ctx: Any, node: Any, args: tuple, arrays: list,
                  outputs: Any) -> Any:
-    """``apply`` for any other result: several outputs, NumPy scalars, or outputs marked
-    non-differentiable (those get no history)."""
+    """``apply`` for any other result: several outputs, NumPy scalars, integer outputs
+    and outputs marked non-differentiable (those get no history, as in PyTorch), the
+    outputs of a user's Function (guarded: see ``Context``), and inputs it marked dirty."""
     several = isinstance(outputs, tuple)
     outputs, marked = as_output_tuple(cls, outputs, ctx)
+    if cls._guarded:
+        return _wrap_guarded(cls, ctx, node, args, arrays, outputs, marked, several)
     results = []
     for i, out in enumerate(outputs):
-        recorded = node is not None and not marked[i]
+        recorded = node is not None and not marked[i] and out.dtype.kind in "fc"
         results.append(tensor_class.Tensor._make(out, recorded, node if recorded else None, i))
         if node is not None:
             node.record_output(results[i], out.shape, out.dtype)
     if cls.view and isinstance(args[0], tensor_class.Tensor):
         share_version(results[0], args[0], arrays[0])
     return tuple(results) if several else results[0]
+
+
+def _wrap_guarded(cls: type, ctx: Any, node: Any, args: tuple, arrays: list,
+                  outputs: tuple, marked: tuple, several: bool) -> Any:
+    """``wrap_outputs`` for a Function written outside minigrad: an output that is (a
+    view of) an input shares its memory and version counter, as a view does in PyTorch;
+    an input marked dirty comes back as the input tensor itself; what it saved is made
+    read-only, so its backward cannot change it for a second backward."""
+    Tensor = tensor_class.Tensor
+    results: list = []
+    dirty = set(ctx._dirty)
+    for i, out in enumerate(outputs):
+        recorded = node is not None and not marked[i] and out.dtype.kind in "fc"
+        source = next((k for k, a in enumerate(arrays) if isinstance(args[k], Tensor)
+                       and isinstance(a, np.ndarray) and np.may_share_memory(out, a)), None)
+        if source is not None and source in dirty:
+            results.append(_dirty_output(ctx, node, args, source, out, i, recorded))
+            dirty.discard(source)
+            continue
+        if source is not None and not out.flags.writeable:
+            out.flags.writeable = True  # a view of the input's own (writable) array
+        result = Tensor._make(out, recorded, node if recorded else None, i)
+        if node is not None:
+            node.record_output(result, out.shape, out.dtype)
+        if source is not None:
+            share_version(result, args[source], args[source]._data)
+        results.append(result)
+    if dirty:
+        raise RuntimeError(
+            f"{cls.__name__}.forward marked input(s) {sorted(dirty)} dirty (ctx.mark_dirty) "
+            "but did not return them: a Function that modifies an input in place must "
+            "return that input as one of its outputs, as in PyTorch.")
+    if ctx._saved:
+        ctx._saved = tuple([read_only(a) for a in ctx._saved])
+    return tuple(results) if several else results[0]
+
+
+def _dirty_output(ctx: Any, node: Any, args: tuple, position: int, out: np.ndarray,
+                  index: int, recorded: bool) -> Any:
+    """Input ``position`` was modified in place by forward and returned as output
+    ``index``: that input tensor is the output. Recorded, its history gets the node
+    (a stand-in for its old self becomes the node's input, as ``Tensor._modify`` does);
+    either way its version moves on."""
+
+    tensor = args[position]
+    if recorded:
+        stand_in = tensor_class.Tensor._make(tensor._data, tensor._requires_grad,
+                                             tensor.grad_fn, tensor._output_index)
+        stand_in._version_counter = counter_of(tensor)
+        node.args = node.args[:position] + (stand_in,) + node.args[position + 1:]
+        tensor.grad_fn, tensor._output_index, tensor._requires_grad = node, index, True
+    if node is not None:
+        node.record_output(tensor, out.shape, out.dtype)
+    record_write(tensor)
+    if node is not None:
+        node._saved_at = tensor._version_counter.stamp  # its own saves are as of the write
+    return tensor
+
+
+def read_only(value: Any) -> Any:
+    """A read-only view of ``value`` if it is a writable array; else ``value`` itself."""
+    if type(value) is np.ndarray and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
+
+
+def is_read_only_write(error: BaseException) -> bool:
+    """Is ``error`` NumPy's (or Tensor._write's) complaint about a write into a
+    read-only array?"""
+    return isinstance(error, ValueError) and "read-only" in str(error)
+
+
+def wrote_in_place(cls: type, where: str, args: tuple) -> RuntimeError:
+    """The error for a user's Function whose forward or backward wrote into an array it
+    was given (read-only: see ``Context``)."""
+    if where == "forward":
+        what = ("one of its inputs. Its inputs are the arrays of the caller's tensors, so "
+                "the caller's tensor would silently change (and any array saved from it). "
+                "Compute a new array instead (np.maximum(x, 0), or x = x.copy() first), or, "
+                "to modify the input on purpose, call ctx.mark_dirty(x) before the write and "
+                "return x, as in PyTorch")
+    else:
+        what = ("grad_output or an array it saved. The engine may hand the same gradient "
+                "to other nodes, and a saved array is read again by a second backward "
+                "(retain_graph=True), so the gradients would silently change. Compute into "
+                "a new array: grad_output * 2, not grad_output *= 2")
+    error = RuntimeError(f"{cls.__name__}.{where} wrote in place into {what}.\n  "
+                         f"{describe_args(args)}")
+    error.minigrad = True
+    return error
 
 
 def as_output_tuple(cls: type, outputs: Any, ctx: Any) -> tuple[tuple, tuple]:

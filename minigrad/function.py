@@ -29,16 +29,16 @@ from typing import Any
 import numpy as np
 
 from . import lazy_mode, tensor_class
-from .forward import run_forward, wrap_outputs
+from .forward import read_only, run_forward, wrap_outputs
 from .hooks import RemovableHandle
-from .state import state
+from .state import state, thread
 from .versions import clock, record_write, share_version  # noqa: F401 (record_write: re-exported)
 
-# the dtypes of numbers (kinds b, i, u, f, c), as a set: `apply` looks its result's dtype up
-# per op, where `dtype.kind` cost 2% of `a + b` (callgrind, 500 of them: 15.02 M instructions
-# with `.kind`, 14.90 M with the set, 14.69 M with no check)
-_NUMBER_DTYPES = frozenset(np.dtype(c) for c in np.typecodes["All"]
-                           if np.dtype(c).kind in "biufc")
+# the floating dtypes (kinds f, c), as a set: `apply` looks its result's dtype up per op,
+# where `dtype.kind` cost 2% of `a + b` (callgrind, 500 of them: 15.02 M instructions with
+# `.kind`, 14.90 M with the set, 14.69 M with no check). Any other result (an integer one
+# gets no history, as in PyTorch) takes wrap_outputs, which checks and says why.
+_FLOAT_DTYPES = frozenset(np.dtype(c) for c in np.typecodes["All"] if np.dtype(c).kind in "fc")
 
 
 class Context:
@@ -48,18 +48,29 @@ class Context:
       They are released after a backward without ``retain_graph=True``.
     - ``needs_input_grad``: one bool per positional forward input.
     - ``mark_non_differentiable(*outputs)``: those outputs get no history.
+    - ``mark_dirty(*inputs)``: forward modifies these inputs in place and returns them
+      (PyTorch's contract); the input tensor itself becomes the output.
     - ``set_materialize_grads(flag)``: unused outputs give zeros (True) or None.
     - any other attribute you assign (``ctx.dim = 1``) is kept as is.
+
+    A Function written outside minigrad gets its inputs, the arrays it saved and the
+    gradients its backward receives as **read-only** NumPy views: they are the arrays of
+    the caller's tensors (and of the graph), so an in-place edit (``x[x < 0] = 0``) would
+    silently change them. Such an edit raises an error naming the Function; compute a
+    new array instead, or call ``ctx.mark_dirty(x)`` first to modify an input on purpose.
     """
 
     # Defaults live on the class, so making a Context (once per op) costs nothing;
     # assigning one of them on an instance shadows it for that instance only.
     needs_input_grad: tuple[bool, ...] = ()
     materialize_grads = True
+    _pending: dict | None = None
     _saved: tuple | None = ()
     _non_differentiable: tuple = ()
     _released = False
     _function_name = "Function"
+    _dirty: tuple = ()
+    _forward_arrays: list | None = None  # a user Function's inputs, read-only (apply)
 
     def save_for_backward(self, *arrays: Any) -> None:
         self._saved = arrays
@@ -89,6 +100,47 @@ class Context:
 
     def mark_non_differentiable(self, *outputs: np.ndarray) -> None:
         self._non_differentiable = outputs
+
+    def mark_dirty(self, *inputs: Any) -> None:
+        """Say that forward modifies these inputs in place (and returns them): PyTorch's
+        ``ctx.mark_dirty``. Call it before the write: it makes the read-only input
+        writable. The input tensor itself then becomes the output, its history extended,
+        and its version moves on (a node that saved it before will notice)."""
+        arrays = self._forward_arrays
+        if arrays is None:
+            raise RuntimeError(f"{self._function_name}: ctx.mark_dirty can only be called in "
+                               "forward, with the inputs forward received")
+        if self._pending is not None:
+            raise RuntimeError(
+                f"{self._function_name}: ctx.mark_dirty in lazy mode is not supported (the "
+                "forward runs later, when the input may have been read). Call the Function "
+                "outside mg.lazy().")
+        dirty = []
+        for value in inputs:
+            array = value._data if isinstance(value, tensor_class.Tensor) else value
+            position = next((i for i, a in enumerate(arrays) if a is array), None)
+            if position is None:
+                raise RuntimeError(
+                    f"{self._function_name}: ctx.mark_dirty was given "
+                    f"{type(value).__name__} of shape {np.shape(value)}, which is not one of "
+                    "the inputs forward received; mark the input itself (ctx.mark_dirty(x)).")
+            tensor = self.args[position] if isinstance(self, Node) else None
+            if tensor is not None and tensor.is_leaf and tensor.requires_grad:
+                raise RuntimeError(
+                    f"{self._function_name}: ctx.mark_dirty(input {position}): a leaf tensor "
+                    f"that requires grad (shape {tensor.shape}) is being used in an in-place "
+                    "operation; its gradient would be wrong. Apply the Function to a "
+                    "clone(), or inside mg.no_grad().")
+            if not array.flags.writeable:
+                try:
+                    array.flags.writeable = True
+                except ValueError as error:
+                    raise RuntimeError(
+                        f"{self._function_name}: ctx.mark_dirty(input {position}): that "
+                        f"input (shape {array.shape}) is a read-only view (made by expand() "
+                        "or unfold()) and cannot be written; clone() it first.") from error
+            dirty.append(position)
+        self._dirty = tuple(dirty)
 
     def set_materialize_grads(self, value: bool) -> None:
         self.materialize_grads = bool(value)
@@ -145,7 +197,6 @@ class Node(Context):
     __slots__ = ("id", "function", "args", "group", "next_functions", "_saved_at",
                  "_outputs", "output_meta")
     # class defaults, written to a node only when they change (nodes are made per op)
-    _pending: dict | None = None
     _freed = False
     _retained = False
     _output_counters: dict | None = None  # versions.counter_of
@@ -153,19 +204,22 @@ class Node(Context):
     _node_hooks: dict | None = None
 
     def __init__(self, function: type[Function], args: tuple,
-                 needs_input_grad: tuple[bool, ...], next_functions: tuple | None = None) -> None:
+                 needs_input_grad: tuple[bool, ...], next_functions: tuple | None = None,
+                 modes: Any = None) -> None:
         self.id = self._saved_at = next(clock)
         self.function = function
         self.needs_input_grad = needs_input_grad
         self.args = args
-        self.group = state.group
+        if modes is None:  # apply passes its thread's modes, read once per op
+            modes = thread.modes
+        self.group = modes.group
         if next_functions is None:
             next_functions = tuple([(a.grad_fn, a._output_index)
                                     if isinstance(a, tensor_class.Tensor) else (None, 0)
                                     for a in args])
         self.next_functions = next_functions
         self._outputs, self.output_meta = [], []  # filled by record_output
-        if state.anomaly:
+        if modes.anomaly:
             self._trace = traceback.format_stack(limit=12)[:-3]
 
     def record_output(self, tensor: Any, shape: tuple, dtype: np.dtype) -> None:
@@ -272,18 +326,29 @@ class Function:
     view = False
     hint = ""
     _uses_setup_context = False
+    _guarded = False  # a Function written outside minigrad: read-only arrays (Context)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "oper" not in cls.__dict__:
             cls.oper = cls.__name__
         cls._uses_setup_context = cls.setup_context is not Function.setup_context
+        # minigrad's own ops are trusted not to write into their inputs (and pay nothing);
+        # a user's Function gets read-only views, so a write is an error, not a surprise
+        cls._guarded = not cls.__module__.startswith("minigrad.") \
+            or cls.__module__.startswith("minigrad.exercises")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:  # MyMul(a, b): the classic first try
             name = type(self).__name__
             raise TypeError(f"{name} is a Function class, used through its static methods: "
                             f"call {name}.apply(...) with the inputs, not {name}(...)")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = type(self).__name__  # MyMul()(a, b): the second classic try
+        raise TypeError(f"{name}()(...) calls an instance of the Function class, and "
+                        f"Functions are not used through instances (PyTorch's legacy "
+                        f"form): call {name}.apply(...) with the inputs, on the class")
 
     @staticmethod
     def forward(ctx: Context, *args: Any, **kwargs: Any) -> Any:
@@ -315,10 +380,11 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the Function on Tensors (or numbers) and record it in the graph."""
-        if state.lazy:
+        modes = thread.modes  # this thread's modes: one thread-local lookup per op
+        if modes.lazy:
             return _apply_lazy(cls, args, kwargs)
         Tensor = tensor_class.Tensor
-        recording = cls.differentiable and state.grad_enabled
+        recording = cls.differentiable and modes.grad_enabled
         # one pass over the arguments, collecting the node's edges too: this runs per op
         arrays, needs_input_grad, edges = [], [], []
         for a in args:
@@ -333,13 +399,15 @@ class Function:
                 if recording:
                     edges.append((None, 0))
         if recording and True in needs_input_grad:
-            node = ctx = Node(cls, args, tuple(needs_input_grad), tuple(edges))  # node = ctx
+            node = ctx = Node(cls, args, tuple(needs_input_grad), tuple(edges), modes)
         else:  # nothing to record: a plain Context, and results without history
             node, ctx = None, Context()
             ctx.needs_input_grad = (False,) * len(args)
-        outputs = run_forward(cls, ctx, arrays, kwargs, args)
-        if type(outputs) is not np.ndarray or ctx._non_differentiable \
-                or outputs.dtype not in _NUMBER_DTYPES:  # wrap_outputs checks and says why
+        if cls._guarded:  # the user's Function: read-only inputs (see Context)
+            arrays = ctx._forward_arrays = [read_only(a) for a in arrays]
+        outputs = run_forward(cls, ctx, arrays, kwargs, args, modes)
+        if type(outputs) is not np.ndarray or cls._guarded or ctx._non_differentiable \
+                or outputs.dtype not in _FLOAT_DTYPES:  # wrap_outputs checks and says why
             return wrap_outputs(cls, ctx, node, args, arrays, outputs)
         result = Tensor._make(outputs, node is not None, node)  # the usual case: one array
         if node is not None:

@@ -15,7 +15,7 @@ import numpy as np
 from . import tensor_class
 from .errors import ShapeError
 from .messages import check_finite
-from .state import state
+from .state import thread
 
 
 def roots(tensors: Any, gradients: Any, create_graph: bool, who: str) -> tuple[list, list]:
@@ -40,27 +40,32 @@ def roots(tensors: Any, gradients: Any, create_graph: bool, who: str) -> tuple[l
     return tensors, gradients
 
 
-def seed_gradient(tensor: Any, gradient: Any) -> np.ndarray:
-    """The gradient backward starts from: ones for a one-element tensor, or ``gradient``."""
+def seed_gradient(tensor: Any, gradient: Any, who: str = "backward") -> np.ndarray:
+    """The gradient backward starts from: ones for a one-element tensor, or ``gradient``.
+    ``who``: ``"backward"`` or ``"grad"`` (``mg.autograd.grad``, whose argument is
+    ``grad_outputs=``), for the messages."""
+    argument = "gradient" if who == "backward" else "grad_outputs"
     tensor.realize()
     if not tensor.requires_grad:
         raise RuntimeError(
-            f"backward: this tensor (shape {tensor.shape}) does not require grad and has no "
+            f"{who}: this tensor (shape {tensor.shape}) does not require grad and has no "
             "grad_fn, so there is nothing to differentiate. Create the inputs with "
             "requires_grad=True, and do not compute it inside no_grad()."
         )
     if gradient is None:
         if tensor._data.size != 1:
             raise RuntimeError(
-                f"backward: grad can be implicitly created only for a tensor with one "
+                f"{who}: grad can be implicitly created only for a tensor with one "
                 f"element, but this one has shape {tensor.shape}. Reduce it first (e.g. "
-                f".sum() or .mean()), or pass gradient= a tensor of shape {tensor.shape}."
+                f".sum() or .mean()), or pass {argument}= a tensor of shape {tensor.shape}."
             )
         return np.ones(tensor.shape, dtype=tensor.dtype)
+    if isinstance(gradient, tensor_class.Tensor):
+        gradient = gradient.numpy()
     gradient = np.asarray(gradient, dtype=tensor.dtype)
     if gradient.shape != tensor.shape:
         raise ShapeError(
-            f"backward: gradient has shape {gradient.shape} but the tensor has shape "
+            f"{who}: {argument} has shape {gradient.shape} but the tensor has shape "
             f"{tensor.shape}; they must be equal"
         )
     return gradient
@@ -84,7 +89,7 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
                 f" It returned a list of {len(grads[0])}, which counts as ONE gradient: "
                 "return a tuple instead (return grad_x, grad_y)." if listed else "")
         )
-    fitted = []
+    fitted, anomaly = [], thread.modes.anomaly
     for position, grad in enumerate(grads):
         if grad is None or not needs_input_grad[position]:
             fitted.append(None)
@@ -107,7 +112,7 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
             grad = summed
         if grad.dtype != dtype:
             grad = grad.astype(dtype)
-        if state.anomaly:
+        if anomaly:
             check_finite(grad, f"the backward of {node.describe()} (gradient for input "
                                f"{position})", args, node._trace)
         fitted.append(grad)

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import tensor_class
 from .errors import ShapeError
-from .forward import as_output_tuple, run_forward
+from .forward import as_output_tuple, read_only, run_forward
 from .graph import lazy_parents, walk
 from .messages import explain
 from .state import state
@@ -94,6 +94,8 @@ def realize_node(node: Any) -> None:
     """Run the forward that lazy mode deferred; its inputs are already realized."""
     cls, args = node.function, node.args
     arrays = [a._data if isinstance(a, tensor_class.Tensor) else a for a in args]
+    if cls._guarded:  # the user's Function: read-only inputs, as in eager mode (Context)
+        arrays = node._forward_arrays = [read_only(a) for a in arrays]
     previous, state.group = state.group, node.group  # errors name the group it was made in
     try:
         outputs, marked = as_output_tuple(
@@ -116,6 +118,11 @@ def realize_node(node: Any) -> None:
             if marked[index]:
                 t.requires_grad, t.grad_fn = False, None
             results.append(t)
+        if cls._guarded and not out.flags.writeable and any(
+                isinstance(a, np.ndarray) and np.may_share_memory(out, a) for a in arrays):
+            out.flags.writeable = True  # a view of an input's own (writable) array
+    if cls._guarded and node._saved:
+        node._saved = tuple([read_only(a) for a in node._saved])
     node._saved_at = next(clock)  # what was saved is as of now
     if not any(t.grad_fn is node for t in results):
         node.release()  # nothing will backpropagate through it

@@ -70,7 +70,7 @@ def accumulate_into_grad(tensor: Any, grad: np.ndarray, own: dict, new: bool) ->
         else:
             grad = np.array(grad, dtype=tensor.dtype)  # a copy: the engine's own
             own[id(tensor)] = id(grad)
-        tensor.grad = tensor_class.Tensor._make(grad)
+        tensor._grad = tensor_class.Tensor._make(grad)  # (the engine's own: no check)
         return
     total = tensor.grad._data
     key = id(tensor)  # (not the tensor: == on tensors compares elements)

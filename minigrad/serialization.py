@@ -21,6 +21,18 @@ from .tensor import Tensor
 
 HEADER = "__minigrad__"
 
+# A file is checked before anything is allocated: every member must be a NumPy array
+# whose header fits what the archive holds, all of them together at most this many bytes
+# once unpacked (a zip member can expand a thousandfold), and the structure at most this
+# deep. Raise the limit for a file you trust: ``mg.serialization.MAX_LOAD_BYTES = ...``.
+MAX_LOAD_BYTES = 2**30
+MAX_DEPTH = 64
+
+TORCH_SAVE = ("it was written by torch.save: a pickle, which minigrad never reads (a pickle "
+              "can run any code it contains). In PyTorch, save the arrays instead: "
+              "np.savez(path, **{k: v.numpy() for k, v in state_dict.items()}), or pass "
+              "PyTorch's state dict to load_state_dict here directly")
+
 
 def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
          pickle_protocol: int | None = None, _use_new_zipfile_serialization: bool = True) -> None:
@@ -45,6 +57,12 @@ def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
             return {type(value).__name__: [encode(v) for v in value]}
         if value is None or isinstance(value, (bool, int, float, str)):
             return value
+        if hasattr(value, "state_dict"):  # mg.save(model): PyTorch would pickle the object
+            kind = type(value).__name__
+            raise TypeError(
+                f"save: cannot store a {kind} object itself (that would need pickle, which "
+                f"can run code when loaded); save its state: mg.save(x.state_dict(), path), "
+                f"and later x.load_state_dict(mg.load(path)) on a new {kind}")
         raise TypeError(
             f"save: cannot store a {type(value).__name__}; minigrad saves dicts, lists, "
             "tuples, numbers, strings, None, NumPy arrays and Tensors (no pickle)"
@@ -83,10 +101,11 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
     path = getattr(f, "name", f)
     _check_start(f, path)
     try:
+        _check_members(f, path)
         archive = np.load(f, allow_pickle=False)
         with archive:
             return _read(archive, path)
-    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as error:
+    except (ValueError, TypeError, OSError, EOFError, KeyError, zipfile.BadZipFile) as error:
         if getattr(error, "minigrad", False) or isinstance(error, FileNotFoundError):
             raise
         raise not_a_checkpoint(path, _why(error)) from error
@@ -95,17 +114,12 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
 def _read(archive: Any, path: Any) -> Any:
     """The object saved in ``archive`` (an open ``.npz``)."""
     if HEADER not in archive.files:
-        if any(name.endswith(".pkl") for name in archive.files):
-            raise not_a_checkpoint(path, (
-                "it was written by torch.save: a pickle, which minigrad never reads "
-                "(a pickle can run any code it contains). In PyTorch, save the arrays "
-                "instead: np.savez(path, **{k: v.numpy() for k, v in "
-                "state_dict.items()}), or pass PyTorch's state dict to load_state_dict "
-                "here directly"))
-        if not archive.files or not all(name.endswith(".npy") for name in archive.zip.namelist()):
+        if not archive.files:
             raise not_a_checkpoint(path, "it is a zip archive, but not of NumPy arrays")
         return {name: archive[name] for name in archive.files}
-    structure = json.loads(str(archive[HEADER]))
+    header = str(archive[HEADER])
+    _check_depth(header, path)
+    structure = json.loads(header)
 
     def decode(value: Any) -> Any:
         if not isinstance(value, dict):
@@ -123,6 +137,98 @@ def _read(archive: Any, path: Any) -> Any:
         raise ValueError(f"load: {path} has an entry this version cannot read: {value}")
 
     return decode(structure)
+
+
+def _check_members(f: Any, path: Any) -> None:
+    """Before NumPy allocates anything: each member of the archive is a NumPy array
+    (``.npy``) whose header promises no more data than the member holds, and all of
+    them together stay under ``MAX_LOAD_BYTES`` once unpacked. Every error names the
+    file and the member."""
+    position = f.tell() if hasattr(f, "seek") and hasattr(f, "tell") else None
+    if hasattr(f, "read") and position is None:
+        return  # a stream that cannot rewind: NumPy cannot read it either
+    try:
+        with zipfile.ZipFile(f) as archive:
+            names = archive.namelist()
+            if any(name.endswith(".pkl") for name in names):
+                raise not_a_checkpoint(path, TORCH_SAVE)
+            other = next((name for name in names if not name.endswith(".npy")), None)
+            if other is not None:
+                raise not_a_checkpoint(path, f"it is a zip archive, but not of NumPy arrays "
+                                             f"(its member {other!r} is not a .npy)")
+            total = 0
+            for info in archive.infolist():
+                total += info.file_size
+                if total > MAX_LOAD_BYTES:
+                    raise not_a_checkpoint(path, (
+                        f"once unpacked, its members would take {total:,} bytes or more "
+                        f"(member {info.filename!r}: {info.file_size:,} bytes, "
+                        f"{info.compress_size:,} in the file), more than "
+                        f"mg.serialization.MAX_LOAD_BYTES = {MAX_LOAD_BYTES:,}. If you "
+                        "trust the file, raise that limit"))
+                with archive.open(info) as member:
+                    _check_member(member, info, path)
+    finally:
+        if position is not None:
+            f.seek(position)
+
+
+def _check_member(member: Any, info: zipfile.ZipInfo, path: Any) -> None:
+    """One member: a ``.npy`` array whose header fits the member's size."""
+    start = member.read(len(np.lib.format.MAGIC_PREFIX))
+    if start != np.lib.format.MAGIC_PREFIX:
+        member_text = start + member.read(40)
+        what = ("a Git LFS pointer (the real file was never downloaded: run `git lfs "
+                "pull`)" if member_text.startswith(b"version https://git-lfs")
+                else f"it starts with {member_text[:24]!r}")
+        raise not_a_checkpoint(path, f"its member {info.filename!r} is not a NumPy array: "
+                                     f"{what}")
+    try:
+        version = (member.read(1)[0], member.read(1)[0])
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read_header(member)
+    except (ValueError, IndexError, SyntaxError, TypeError) as error:
+        raise not_a_checkpoint(path, f"its member {info.filename!r} has a broken array "
+                                     f"header ({error})") from error
+    if dtype.hasobject:
+        raise not_a_checkpoint(path, f"its member {info.filename!r} holds Python objects, "
+                                     "which minigrad does not load (they need pickle)")
+    size = dtype.itemsize
+    for n in shape:
+        size *= int(n)
+    if size > info.file_size:
+        raise not_a_checkpoint(path, (
+            f"its member {info.filename!r} claims an array of shape {tuple(shape)}, {dtype} "
+            f"({size:,} bytes), but holds only {info.file_size:,} bytes: the file is "
+            "corrupted or was made to exhaust memory"))
+
+
+def _check_depth(header: str, path: Any) -> None:
+    """The saved structure nests at most ``MAX_DEPTH`` levels (JSON nested 100,000 deep
+    would exhaust the stack)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for character in header:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif character == "\\":
+                escaped = True
+            elif character == '"':
+                in_string = False
+        elif character == '"':
+            in_string = True
+        elif character in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > 3 * MAX_DEPTH:  # each saved level is about three in JSON
+                    raise not_a_checkpoint(path, (
+                        f"its structure ({HEADER}) is nested more than {MAX_DEPTH} levels "
+                        "deep; mg.save never writes that (a corrupted or hostile file)"))
+        elif character in "]}":
+            depth -= 1
 
 
 def not_a_checkpoint(path: Any, why: str) -> ValueError:
@@ -153,6 +259,9 @@ def _check_start(f: Any, path: Any) -> None:
         return  # a zip archive: an .npz
     if not start:
         why = "the file is empty"
+    elif start.startswith(b"version https://git-lfs"):
+        why = ("it is a Git LFS pointer, not the file itself (it was never downloaded: "
+               "run `git lfs pull`)")
     elif start.startswith(b"\x93NUMPY"):
         why = "it holds a single NumPy array (np.save), not an archive; read it with np.load"
     elif start.lstrip().lower().startswith((b"<!doctype", b"<html", b"<?xml", b"<")):
@@ -172,7 +281,7 @@ def _why(error: BaseException) -> str:
         return f"it is truncated or corrupted ({error})"
     if "pickle" in str(error):
         return "it holds Python objects, which minigrad does not load"
-    return f"it could not be read ({type(error).__name__})"
+    return f"it could not be read ({type(error).__name__}: {str(error)[:200]})"
 
 
 # --- PyTorch's allow-lists for unpickling: nothing is unpickled here, so nothing to allow ---

@@ -10,12 +10,18 @@ use works (``with no_grad(): with enable_grad(): ...``).
 - the random generator that every random thing in minigrad draws from (and the
   ``Generator`` class, for code that keeps its own).
 - the default float dtype (``float32``).
+
+The modes (grad, lazy, group, anomaly) are per thread, as in PyTorch: a ``no_grad()`` in
+a widget's or a data loader's thread never changes what the main thread records, and a
+new thread starts with the defaults. The generator, the default dtype and the clock of
+in-place writes are shared by all threads (as PyTorch's are).
 """
 
 from __future__ import annotations
 
 import contextlib
 import secrets
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,21 +30,54 @@ import numpy as np
 from .device import check_device
 
 
-class _State:
-    """The flags themselves. Read them as ``state.grad_enabled`` etc.; change them
-    with the context managers below."""
+class Modes:
+    """One thread's modes. The engine's hot path reads them as
+    ``modes = thread.modes`` once per op (one thread-local lookup), then plain slots."""
 
-    __slots__ = ("grad_enabled", "lazy", "group", "anomaly", "generator", "last_write",
-                 "module", "default_dtype")
+    __slots__ = ("grad_enabled", "lazy", "group", "anomaly", "module")
 
     def __init__(self) -> None:
         self.grad_enabled = True
         self.lazy = False
         self.group: str | None = None
         self.anomaly = False
+        self.module = None  # the nn.Module whose forward is running (nn/module.py)
+
+
+class _Thread(threading.local):
+    """``thread.modes``: the calling thread's ``Modes``, made with the defaults the first
+    time a thread asks."""
+
+    def __init__(self) -> None:
+        self.modes = Modes()
+
+
+thread = _Thread()
+
+
+def _per_thread(name: str) -> property:
+    """``state.<name>``: the calling thread's mode (read and assigned as before)."""
+    return property(lambda self: getattr(thread.modes, name),
+                    lambda self, value: setattr(thread.modes, name, value),
+                    doc=f"This thread's ``{name}`` (see ``Modes``).")
+
+
+class _State:
+    """The flags themselves. Read them as ``state.grad_enabled`` etc.; change them
+    with the context managers below. The modes are the calling thread's own; the rest
+    is shared by all threads."""
+
+    __slots__ = ("generator", "last_write", "default_dtype")
+
+    grad_enabled = _per_thread("grad_enabled")
+    lazy = _per_thread("lazy")
+    group = _per_thread("group")
+    anomaly = _per_thread("anomaly")
+    module = _per_thread("module")
+
+    def __init__(self) -> None:
         self.generator = Generator()  # the global one: mg.manual_seed seeds it
         self.last_write = 0  # when the latest in-place write happened (function.record_write)
-        self.module = None  # the nn.Module whose forward is running (nn/module.py)
         self.default_dtype = np.dtype(np.float32)
 
     @property
@@ -66,6 +105,11 @@ class Generator:
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"manual_seed: the seed must be an int, got "
                             f"{type(seed).__name__} {seed!r}")
+        if not -2**63 <= seed < 2**64:  # PyTorch: "Overflow when unpacking long long"
+            raise ValueError(
+                f"manual_seed: the seed {seed} does not fit in 64 bits; give an int from "
+                f"-2**63 to 2**64 - 1 (a larger one would silently wrap around to another "
+                f"seed's numbers: 2**64 + 7 would repeat manual_seed(7))")
         self._initial_seed = int(seed) % 2**64  # as in PyTorch, negative seeds wrap around
         self.rng = np.random.default_rng(self._initial_seed)
         return self

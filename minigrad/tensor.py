@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
+import warnings
 import weakref
 from collections import namedtuple
 from collections.abc import Callable
@@ -66,7 +68,7 @@ class Tensor(TensorCompat):
     # attributes, written to the instance only when they change.
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_index", "__weakref__",
                  "__dict__")
-    grad: Tensor | None = None
+    _grad: Tensor | None = None  # .grad (a property: an assigned gradient is checked)
     label: str | None = None
     _base: Tensor | None = None  # for a view: the tensor whose data it shows
     _hooks: dict | None = None  # a dict once a hook is registered
@@ -92,6 +94,13 @@ class Tensor(TensorCompat):
                 "PyTorch's legacy Tensor(2, 3) (a shape) is mg.empty(2, 3) or "
                 "mg.zeros(2, 3) here; Tensor(data) takes the values.")
         if isinstance(data, Tensor):
+            if data.requires_grad:  # PyTorch warns: the result has none of its history
+                warnings.warn(
+                    "tensor: to copy a tensor, use t.detach().clone() (or "
+                    "t.detach().clone().requires_grad_(True)) rather than mg.tensor(t): "
+                    f"the new tensor (shape {tuple(data.shape)}) is cut from t's graph, so "
+                    "no gradient will flow back through it.", UserWarning,
+                    stacklevel=_caller_level())
             data = data.numpy()
         if dtype is not None:
             array = np.array(data, dtype=as_dtype(dtype))
@@ -139,7 +148,7 @@ class Tensor(TensorCompat):
         """As in PyTorch: the same values as a Tensor without history, sharing this
         tensor's array, so ``p.data += -lr * p.grad`` updates ``p`` without being
         recorded (and without the version counter noticing). The array is ``numpy()``."""
-        t = Tensor._make(self.numpy())
+        t = Tensor._make(self.numpy(force=True))
         t.label = self.label
         return t
 
@@ -147,7 +156,7 @@ class Tensor(TensorCompat):
     def data(self, value: Any) -> None:
         """``p.data = other`` gives ``p`` other's values (shared), keeping its history."""
         if isinstance(value, Tensor):
-            array = value.numpy()
+            array = value.numpy(force=True)
         else:
             array = np.asarray(value)
             if array.dtype.kind not in "biufc":
@@ -158,6 +167,35 @@ class Tensor(TensorCompat):
                             f"floating point, got {array.dtype} (shape {array.shape})")
         realize_readers(self)  # deferred ops that read the old array run first
         self._data = array
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient backward accumulated (a Tensor without history), or None. A
+        non-leaf tensor's stays None unless ``retain_grad()`` was called: reading it then
+        warns, as in PyTorch."""
+        grad = self._grad
+        if grad is None and self.grad_fn is not None and not self._retains_grad \
+                and not sys._getframe(1).f_globals.get("__name__", "").startswith(
+                    ("minigrad.", "widgets.")):
+            warnings.warn(
+                f"grad: this tensor (shape {tuple(self.shape)}, made by "
+                f"{self.grad_fn.describe()}) is not a leaf, so backward() does not fill its "
+                ".grad, which stays None. Call .retain_grad() on it before backward() to "
+                "keep its gradient, or read .grad of the leaf tensor you meant.",
+                UserWarning, stacklevel=2)
+        return grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        """``t.grad = g`` is checked as in PyTorch: a Tensor (or None) of ``t``'s shape and
+        dtype, so an optimizer never broadcasts a wrong one or fails later."""
+        if value is not None:
+            _check_assigned_grad(self, value)
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     # ``t.requires_grad = True`` checks as requires_grad_() does; reading it costs one C call
     requires_grad = property(operator.attrgetter("_requires_grad"),
@@ -224,8 +262,21 @@ class Tensor(TensorCompat):
             autograd.realize(self)
         return self
 
-    def numpy(self) -> np.ndarray:
-        return self._data if self._lazy_node is None else self.realize()._data
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array, sharing this tensor's memory (no copy).
+
+        For a result with history (a non-leaf that requires grad) the array is a
+        read-only view: the op that made it may have saved that very array for backward
+        (``exp`` does), so writing into it would make gradients silently wrong (PyTorch
+        refuses ``numpy()`` on any tensor that requires grad). Reading works as usual; to
+        write, ``t.detach().numpy()`` or ``t.numpy(force=True)`` give the writable array,
+        as in PyTorch (and the edit is then yours to answer for). A leaf's array (a
+        parameter's) stays the live, writable one, as hand-written updates expect."""
+        array = self._data if self._lazy_node is None else self.realize()._data
+        if self.grad_fn is not None and self._requires_grad and not force:
+            array = array.view()
+            array.flags.writeable = False
+        return array
 
     # --- NumPy interop: explicit, so that NumPy never cuts a tensor from its graph ----------
     # np.asarray(t) gives the array, as t.numpy() does, but raises for a tensor that
@@ -283,7 +334,7 @@ class Tensor(TensorCompat):
 
     def detach(self) -> Tensor:
         """The same data (shared, like PyTorch), without history."""
-        t = Tensor._make(self.numpy())
+        t = Tensor._make(self.numpy(force=True))
         t._version_counter, t.label = counter_of(self), self.label
         return t
 
@@ -1524,6 +1575,36 @@ def _promoted(tensors: list) -> list:
     return [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
 
 
+def _caller_level() -> int:
+    """The ``stacklevel`` of a warning that points at the first caller outside minigrad."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("minigrad."):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _check_assigned_grad(tensor: Tensor, grad: Any) -> None:
+    """What ``tensor.grad = grad`` accepts (PyTorch's checks): a Tensor of the same shape
+    and dtype."""
+    name = f" '{tensor.label}'" if tensor.label else ""
+    which = f"the tensor{name} (shape {tuple(tensor.shape)}, {tensor.dtype})"
+    if not isinstance(grad, Tensor):
+        shape = f" of shape {np.shape(grad)}" if hasattr(grad, "shape") else ""
+        raise TypeError(
+            f"grad: assigned grad expected to be a Tensor or None, but got "
+            f"{type(grad).__name__}{shape} for {which}. Wrap it: t.grad = mg.tensor(array) "
+            "(or set t.grad = None).")
+    if tuple(grad.shape) != tuple(tensor.shape):
+        raise ShapeError(
+            f"grad: assigned grad has data of a different size: shape {tuple(grad.shape)} "
+            f"for {which}. A gradient has its tensor's shape; an optimizer would broadcast "
+            "a wrong one silently, so it is refused here, as in PyTorch.")
+    if grad.dtype != tensor.dtype:
+        raise TypeError(
+            f"grad: assigned grad has data of a different type: {grad.dtype} for {which}. "
+            f"Convert it first: t.grad = g.to({tensor.dtype.name}).")
+
+
 def where(condition, input=None, other=None) -> Tensor:
     """Elements of ``input`` where ``condition`` holds, of ``other`` elsewhere.
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as in PyTorch."""
@@ -1531,6 +1612,12 @@ def where(condition, input=None, other=None) -> Tensor:
         condition = condition if isinstance(condition, Tensor) else Tensor(condition)
         return condition.nonzero(as_tuple=True)
     condition = condition.numpy() if isinstance(condition, Tensor) else np.asarray(condition)
+    if condition.dtype != np.bool_ and condition.dtype != np.uint8:  # as PyTorch: a
+        # float condition is not read as "nonzero is True" (uint8, the old masks, is)
+        raise TypeError(
+            f"where: expected condition to be a bool tensor, but got {condition.dtype} "
+            f"(shape {condition.shape}); a float condition is not read as 'nonzero is "
+            "True'. Compare first: mg.where(x > 0, a, b), or cond.bool().")
     if isinstance(input, Tensor):
         input, other = _operands(input, other)
     elif isinstance(other, Tensor):

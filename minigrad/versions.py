@@ -17,6 +17,7 @@ import numpy as np
 from .state import state
 
 clock = itertools.count(1)
+_TOO_HARD = getattr(np, "exceptions", np).TooHardError  # (np.exceptions: NumPy 1.25+)
 
 
 class VersionCounter:
@@ -60,24 +61,50 @@ def share_version(result: Any, base: Any, base_array: np.ndarray) -> None:
 
 
 def check_saved_versions(node: Any) -> None:
-    """Raise if an array saved by ``node`` was modified in place after it was saved."""
+    """Raise if an array saved by ``node`` was modified in place after it was saved. A
+    saved array counts as an input's or output's when it shares memory with it (a NumPy
+    view made in forward, ``x.reshape(-1)`` or ``x.T``, is watched as ``x`` itself)."""
     for position, array in enumerate(node.saved_arrays()):
-        counter = _counter_of_saved(node, array)
-        if counter is not None and counter.stamp > node._saved_at:
-            error = RuntimeError(
-                f"{node.describe()}: saved tensor {position} (shape {np.shape(array)}) was "
-                f"modified by an in-place operation after it was saved (it is now at "
-                f"version {counter.writes}). Its gradient would be wrong. Do the in-place "
-                "edit on a clone() instead, or before the op."
-            )
-            error.minigrad = True
-            raise error
+        if not isinstance(array, np.ndarray):
+            continue
+        for counter in _counters_of_saved(node, array):
+            if counter.stamp > node._saved_at:
+                error = RuntimeError(
+                    f"{node.describe()}: saved tensor {position} (shape {np.shape(array)}) "
+                    f"was modified by an in-place operation after it was saved (it is now "
+                    f"at version {counter.writes}). Its gradient would be wrong. Do the "
+                    "in-place edit on a clone() instead, or before the op."
+                )
+                error.minigrad = True
+                raise error
 
 
-def _counter_of_saved(node: Any, array: Any) -> VersionCounter | None:
-    """The version counter of the input or output of ``node`` whose data ``array`` is
-    (None if it has none: never written, never shared)."""
+def _counters_of_saved(node: Any, array: np.ndarray) -> list[VersionCounter]:
+    """The version counters of the inputs and outputs of ``node`` whose memory ``array``
+    shares (those that have one: it is made at the first write)."""
+    found = []
     for tensor in node.inputs + node.outputs:
-        if tensor is not None and tensor._data is array:
-            return tensor._version_counter
-    return (node._output_counters or {}).get(id(array))  # an output that is gone
+        if tensor is not None and tensor._version_counter is not None \
+                and tensor._data is not None and shares_memory(tensor._data, array):
+            found.append(tensor._version_counter)
+    if node._output_counters:  # outputs that are gone: known by their array's id
+        owner = array
+        while owner is not None:  # the array, and the arrays it is a view of
+            counter = node._output_counters.get(id(owner))
+            if counter is not None:
+                found.append(counter)
+            owner = owner.base if isinstance(owner.base, np.ndarray) else None
+    return found
+
+
+def shares_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """Do ``a`` and ``b`` share memory? Exact, but bounded in work: an overlap too hard to
+    decide counts as shared (a false alarm is better than a wrong gradient)."""
+    if a is b:
+        return True
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=10_000))
+    except _TOO_HARD:
+        return True

@@ -321,17 +321,12 @@ def test_saving_a_copy_keeps_the_gradient_right(capsys):
         in capsys.readouterr().out
 
 
-def test_saving_a_view_is_named():
-    told = fails(check_scale_rows, saves_a_view, from_column)
-    assert "saved a NumPy view of input 1 (s[:, None]," in told
-    assert "ctx.save_for_backward(x, s)" in told
-
-
-def test_a_saved_view_of_the_first_input_is_caught_by_editing_it():
-    check_scale_rows(saves_a_transpose, from_transpose, modified=1)  # s alone: not seen
-    told = fails(check_scale_rows, saves_a_transpose, from_transpose)
-    assert "then input 0 (x) multiplied by 3 in place" in told
-    assert "saved a NumPy view of input 0 (x[:, None], x.T," in told
+def test_saving_a_view_is_caught_by_the_version_counter_now():
+    """Issue 30: the version check compares memory, not array identity, so an edit of an
+    input that forward saved a NumPy view of raises in backward: safe, so the check passes
+    (the notebook's text about this mistake needs updating)."""
+    check_scale_rows(saves_a_view, from_column)
+    check_scale_rows(saves_a_transpose, from_transpose)
 
 
 def test_arrays_kept_as_ctx_attributes_are_named():

@@ -321,12 +321,24 @@ def test_anomaly_for_a_nan_already_in_the_input_says_the_input_was_nan():
     assert "input 0 'x': shape (3,), float32" in message
 
 
-def test_anomaly_for_an_inf_already_in_the_second_input_names_that_input():
+def test_anomaly_for_a_nan_already_in_the_second_input_names_that_input():
+    x = mg.tensor([1.0, 2.0])
+    y = mg.tensor([1.0, float("nan")])
+    with mg.detect_anomaly(), pytest.raises(FloatingPointError,
+                                            match="input 1 of Add .*was already NaN"):
+        x + y
+
+
+def test_anomaly_lets_an_inf_that_came_with_the_inputs_through_in_forward():
+    """An Inf passed on is no anomaly (issue 30: masking with -inf is correct code); an
+    Inf an op makes from finite inputs still is."""
     x = mg.tensor([1.0, 2.0])
     y = mg.tensor([1.0, float("inf")])
+    with mg.detect_anomaly():
+        assert (x + y).tolist() == [2.0, float("inf")]
     with mg.detect_anomaly(), pytest.raises(FloatingPointError,
-                                            match="input 1 of Add .*was already Inf"):
-        x + y
+                                            match="Div \\(forward\\) produced Inf"):
+        x / mg.tensor([1.0, 0.0])
 
 
 def test_anomaly_for_a_nan_the_op_makes_still_blames_the_op():

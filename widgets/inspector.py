@@ -230,10 +230,10 @@ def _saved_html(node: Node) -> str:
 def _saved_identity(node: Node, value: Any) -> str:
     """``'input 0 (x)'`` or ``'output 0'`` when a saved array is one of those, else ''."""
     for position, arg in enumerate(node.args):
-        if isinstance(arg, Tensor) and arg.is_realized and arg.numpy() is value:
+        if isinstance(arg, Tensor) and arg.is_realized and arg.numpy(force=True) is value:
             return f"input {position}" + (f" ({arg.label})" if arg.label else "")
     for position, output in enumerate(node.outputs):
-        if output is not None and output.is_realized and output.numpy() is value:
+        if output is not None and output.is_realized and output.numpy(force=True) is value:
             return f"output {position}"
     return ""
 

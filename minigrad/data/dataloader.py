@@ -147,7 +147,21 @@ class DataLoader:
             if rows is not None:
                 return rows
         samples = [self.dataset[int(i)] for i in indices]
+        if self.collate_fn is None:
+            _check_samples(self.dataset, indices, samples)
         return (self.collate_fn or default_collate)(samples)
+
+
+def _check_samples(dataset: Any, indices: Sequence[int], samples: list) -> None:
+    """Samples that cannot make a batch, named by their index in the dataset (a
+    ``__getitem__`` without ``return`` gives None)."""
+    for index, sample in zip(indices, samples):
+        if sample is None:
+            raise TypeError(
+                f"DataLoader: dataset[{int(index)}] is None: {type(dataset).__name__}."
+                "__getitem__ returned nothing for it (a missing `return`, or a branch that "
+                "does not return?). Return the sample: a tensor, an array, a number or a "
+                "tuple of them.")
 
 
 def _explain_workers(num_workers: int) -> None:

@@ -19,6 +19,8 @@ A Module is a Python object whose attributes are registered as they are assigned
 
 from __future__ import annotations
 
+import os
+
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -26,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from ..state import no_grad, state
+from ..state import no_grad, state, thread
 from ..device import not_on_cpu
 from ..tensor import Tensor, as_dtype, parse_to
 
@@ -211,11 +213,12 @@ class Module:
         # it (through containers such as ModuleList, which are never called themselves),
         # nested in that module's group: "encoder" + "layers.0" -> "encoder.layers.0".
         # The outermost module called opens no group of its own.
-        caller, outer_group = state.module, state.group
+        modes = thread.modes  # this thread's (a layer called in another thread: its own)
+        caller, outer_group = modes.module, modes.group
         path = caller._path_of(self) if caller is not None else None
-        state.module = self
+        modes.module = self
         if path is not None:
-            state.group = path if outer_group is None else f"{outer_group}.{path}"
+            modes.group = path if outer_group is None else f"{outer_group}.{path}"
         try:
             return self.forward(*args, **kwargs)
         except Exception as error:
@@ -227,7 +230,7 @@ class Module:
                     error.add_note(f"(raised in layer {error.layer})")
             raise
         finally:
-            state.module, state.group = caller, outer_group
+            modes.module, modes.group = caller, outer_group
 
     def _path_of(self, descendant: Module) -> str | None:
         """``descendant``'s path below this module (``fc1``, ``layers.0``), searched one
@@ -372,6 +375,11 @@ class Module:
         Every missing, unexpected and mis-shaped key is listed in one error; nothing is
         changed unless everything fits (with ``strict=False`` missing and unexpected keys
         are allowed and returned)."""
+        if isinstance(state_dict, (str, os.PathLike)):
+            raise TypeError(
+                f"load_state_dict: expected a dict of arrays, got the file name "
+                f"{str(state_dict)!r}; load the file first: "
+                f"model.load_state_dict(mg.load({str(state_dict)!r})), as in PyTorch")
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"load_state_dict: expected a dict of arrays, got "
                             f"{type(state_dict).__name__}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
@@ -11,8 +12,13 @@ from ..state import no_grad
 from ..tensor import Tensor, cat
 
 
-def _with_grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+def _with_grads(parameters: Tensor | Iterable[Tensor], who: str) -> list[Tensor]:
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    if not parameters:  # the classic: a model.parameters() generator used up before
+        warnings.warn(
+            f"{who}: no parameters were given, so nothing is clipped. An exhausted "
+            "generator? model.parameters() can be iterated only once: call it again here, "
+            "or keep list(model.parameters()).", UserWarning, stacklevel=3)
     return [p for p in parameters if p.grad is not None]
 
 
@@ -20,7 +26,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
                     norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
     """Scale all gradients together so that their joint norm is at most ``max_norm``;
     returns the norm before clipping. The norm is that of all gradients concatenated."""
-    grads = [p.grad._data for p in _with_grads(parameters)]
+    grads = [p.grad._data for p in _with_grads(parameters, "clip_grad_norm_")]
     if not grads:
         return Tensor(0.0)
     norm_type = float(norm_type)
@@ -40,7 +46,7 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
     """Clamp every gradient element into [-clip_value, clip_value]."""
-    for p in _with_grads(parameters):
+    for p in _with_grads(parameters, "clip_grad_value_"):
         np.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
 
 

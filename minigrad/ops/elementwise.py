@@ -350,7 +350,11 @@ class Pow(Function):
     @staticmethod
     def forward(ctx, x, exponent):
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.power(x, exponent)
+            try:
+                out = np.power(x, exponent)
+            except ValueError as error:  # NumPy: "Integers to negative integer powers ..."
+                raise ValueError(f"{error.args[0].rstrip('.')} (as in PyTorch); use a "
+                                 "floating base: x.float() ** exponent") from error
         ctx.save_for_backward(x, exponent, out)
         return out
 

@@ -88,7 +88,7 @@ class LBFGS(Optimizer):
         """Every parameter += step_size * its part of ``update``."""
         offset = 0
         for p in self._params:
-            values = p.numpy()
+            values = p.numpy(force=True)
             realize_readers(p)
             values += step_size * update[offset:offset + values.size].reshape(values.shape)
             record_write(p)
@@ -100,7 +100,7 @@ class LBFGS(Optimizer):
     def _set_param(self, arrays: list[np.ndarray]) -> None:
         for p, values in zip(self._params, arrays):
             realize_readers(p)
-            p.numpy()[...] = values
+            p.numpy(force=True)[...] = values
             record_write(p)
 
     def _evaluate(self, closure: Callable[[], Any]) -> float:

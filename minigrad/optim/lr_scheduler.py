@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import math
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -37,14 +38,27 @@ class LRScheduler:
             group.setdefault("initial_lr", group["lr"])  # kept if a scheduler set it before
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = -1
+        self._step_count = 0  # (as PyTorch's: the step below is number 1)
         self.step()  # step 0: the lr before the first optimizer.step()
 
     def get_lr(self) -> list[float]:
         """The lr of every param group at step ``self.last_epoch``."""
         raise NotImplementedError(f"{type(self).__name__} must define get_lr()")
 
+    def _count_step(self) -> None:
+        """Count a ``step()``; the first one after ``__init__``'s warns if the optimizer
+        has not stepped yet, as in PyTorch (the first lr of the schedule is skipped)."""
+        self._step_count = getattr(self, "_step_count", 0) + 1
+        if self._step_count == 2 and not self.optimizer._opt_called:
+            warnings.warn(
+                f"{type(self).__name__}.step() was called before optimizer.step(). Call "
+                "them in this order: optimizer.step() first, then scheduler.step(); "
+                "otherwise the first value of the learning rate schedule is skipped (the "
+                "same warning as PyTorch's).", UserWarning, stacklevel=3)
+
     def step(self) -> None:
         """Move to the next step and set every group's lr."""
+        self._count_step()
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
             group["lr"] = lr
@@ -267,6 +281,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return [self.eta_min + (base_lr - self.eta_min) * cosine for base_lr in self.base_lrs]
 
     def step(self, epoch: float | None = None) -> None:
+        self._count_step()
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:  # one more step of the current cycle, or a restart

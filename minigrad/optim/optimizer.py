@@ -27,6 +27,7 @@ options in ``check_options(group)``; it runs for the defaults and for every grou
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -73,6 +74,13 @@ class Optimizer:
     """Base class: ``params`` (tensors, or dicts of options with a ``"params"`` entry) and
     ``defaults`` (the options every group gets unless it gives its own)."""
 
+    _opt_called = False  # has step() run? (a scheduler warns if it steps first, as PyTorch)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # a subclass's own step (LBFGS, a student's) counts too
+            cls.step = _noting_the_call(cls.__dict__["step"])
+
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
         self.defaults = dict(defaults)
         _check_numbers(type(self).__name__, self.defaults)
@@ -85,6 +93,16 @@ class Optimizer:
                 f"{name}: params argument given to the optimizer should be an iterable of "
                 f"Tensors or dicts, but got Tensor (shape {params.shape}); put it in a list: "
                 f"{name}([tensor], ...)"
+            )
+        if isinstance(params, dict) and "params" not in params and params and all(
+                isinstance(key, str) and isinstance(value, Tensor)
+                for key, value in params.items()):
+            raise TypeError(
+                f"{name}: params is a dict of {len(params)} tensor(s) keyed by name "
+                f"({', '.join(list(params)[:3])}, ...): a state_dict? The optimizer needs "
+                f"the parameters themselves: {name}(model.parameters(), ...). (A state "
+                "dict's tensors are copies without gradients: the optimizer would update "
+                "nothing.)"
             )
         if isinstance(params, dict):
             raise TypeError(
@@ -209,6 +227,7 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient. ``closure`` (optional) re-computes
         the loss (with grad mode on) and returns it; ``step`` returns what it returned."""
+        self._opt_called = True
         loss = None
         if closure is not None:
             with enable_grad():
@@ -217,7 +236,7 @@ class Optimizer:
             for param in group["params"]:
                 if param.grad is None:
                     continue
-                values, grad = param.numpy(), param.grad.numpy()
+                values, grad = param.numpy(force=True), param.grad.numpy()
                 if grad.dtype != values.dtype:  # state and updates keep the parameter's dtype
                     grad = grad.astype(values.dtype)
                 realize_readers(param)  # a deferred op that reads it computes first
@@ -296,6 +315,20 @@ class Optimizer:
             self.check_options(new_group)
             param_groups.append(new_group)
         self.state, self.param_groups = state, param_groups
+
+
+def _noting_the_call(step: Callable) -> Callable:
+    """``step``, noting on the optimizer that it ran (``_opt_called``)."""
+    if getattr(step, "notes_the_call", False):
+        return step
+
+    @functools.wraps(step)
+    def noted_step(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        self._opt_called = True
+        return step(self, *args, **kwargs)
+
+    noted_step.notes_the_call = True
+    return noted_step
 
 
 def _snapshot(value: Any) -> Any:

@@ -55,10 +55,8 @@ def clip_hook(max_norm):
 '''
 
 MISTAKES = {
-    "hypot-saves-a-view": ("myhypot", _hypot(
-        save="ctx.save_for_backward(x.reshape(-1), y.reshape(-1), r)",
-        grads="grad_output * x.reshape(r.shape) / r, grad_output * y.reshape(r.shape) / r"),
-        "saved a NumPy view of input 0"),
+    # (issue 30: "hypot-saves-a-view" is no longer a mistake: the version check
+    # compares memory, so an edit of x after forward is caught)
     "hypot-kept-as-attribute": ("myhypot", _hypot(
         save="ctx.x, ctx.y, ctx.r = x, y, r", load="x, y, r = ctx.x, ctx.y, ctx.r"),
         "kept input 0 (x) as a ctx attribute"),
