@@ -128,6 +128,22 @@ def read_only(value: Any) -> Any:
     return value
 
 
+def same_array(a: Any, b: Any) -> bool:
+    """Is ``a`` the array ``b``: the same object, or a view of the same memory with the
+    same layout (a user's Function gets, and saves, read-only views of its inputs:
+    ``read_only``; a saved input is still the input's own memory, not a copy)?"""
+    if a is b:
+        return True
+    return (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype
+            and a.shape == b.shape and a.strides == b.strides
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
+def array_key(a: np.ndarray) -> tuple:
+    """One key for every view of the same memory with the same layout (``same_array``)."""
+    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+
+
 def is_read_only_write(error: BaseException) -> bool:
     """Is ``error`` NumPy's (or Tensor._write's) complaint about a write into a
     read-only array?"""

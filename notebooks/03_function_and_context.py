@@ -71,13 +71,13 @@ np.set_printoptions(precision=4, suppress=True)
 
 def new_bytes(node):
     """Bytes of memory the node's saved arrays hold beyond its inputs' and outputs' own
-    arrays (a saved input or output is the same array its Tensor holds anyway: it is
-    free). The node keeps only weak references to its outputs, so an output counts as
-    free only while its Tensor is still alive."""
+    arrays (a saved input or output is the memory its Tensor holds anyway: it is free).
+    The node keeps only weak references to its outputs, so an output counts as free only
+    while its Tensor is still alive."""
     tensors = [*node.inputs, *node.outputs]  # a dead output is None
-    held = [t.numpy() for t in tensors if t is not None]
-    return sum(a.nbytes for a in node.saved_tensors
-               if isinstance(a, np.ndarray) and not any(a is h for h in held))
+    held = [t.detach().numpy() for t in tensors if t is not None]
+    return sum(a.nbytes for a in node.saved_tensors if isinstance(a, np.ndarray)
+               and not any(np.shares_memory(a, h) for h in held))
 
 
 def message(error):
@@ -118,7 +118,8 @@ z = MyMul.apply(x, y)
 print(f"z.grad_fn                  : {z.grad_fn}")
 print(f"z.grad_fn.note             : {z.grad_fn.note}")
 print(f"z.grad_fn.needs_input_grad : {z.grad_fn.needs_input_grad}")
-print(f"saved array 0 is x's array : {z.grad_fn.saved_tensors[0] is x.numpy()}")
+saved_x = z.grad_fn.saved_tensors[0]
+print(f"saved array 0 is x's memory: {np.shares_memory(saved_x, x.detach().numpy())}")
 
 # %% [markdown]
 # Three kinds of things live on a context:
@@ -131,9 +132,10 @@ print(f"saved array 0 is x's array : {z.grad_fn.saved_tensors[0] is x.numpy()}")
 #   shapes, settings.
 #
 # The last line says something about memory: the saved `x` is not a copy, it is the very
-# array the Tensor `x` holds. The `ContextInspector` widget shows all of this for one
-# node; in its "saved tensors" table, the column "is" says which saved array is an input
-# or an output.
+# memory the Tensor `x` holds (seen through a read-only view: your Function can read the
+# arrays it is given and saves, not write into them). The `ContextInspector` widget shows
+# all of this for one node; in its "saved tensors" table, the column "is" says which
+# saved array is an input or an output.
 
 # %%
 ContextInspector(z)
@@ -632,14 +634,13 @@ except RuntimeError as error:
 # Outputs are watched too: `x.exp()` saves its output, so `y = x.exp(); y.add_(1)` makes
 # its backward raise the same way.
 #
-# **Predict, then run.** The counter belongs to the *Tensor*, and the engine compares a
-# node's saved arrays with its inputs' and outputs' own arrays. What if forward saves a
-# NumPy **view** of its input, `x.reshape(-1)`, which shares the memory but is another
-# array object?
+# **Predict, then run.** The counter belongs to the *Tensor*, and forward saves NumPy
+# arrays. What if forward saves a NumPy **view** of its input, `x.reshape(-1)`, which
+# shares the input's memory but is another array object?
 
 # %%
 class MySquareFlat(mg.Function):
-    """y = x^2, saving a flattened view of x (a mistake, as the next cell shows)"""
+    """y = x^2, saving a flattened view of x (backward reshapes it back)"""
 
     @staticmethod
     def forward(ctx, x):
@@ -657,26 +658,28 @@ x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
 y = MySquareFlat.apply(x)
 with mg.no_grad():
     x.mul_(10)
-y.sum().backward()
-print(f"no error, and x.grad = {x.grad.numpy()} (the right gradient was [2. 4. 6.])")
+try:
+    y.sum().backward()
+except RuntimeError as error:
+    print(message(error))
 
 # %% [markdown]
-# Silently wrong. The version counter only knows the arrays of the inputs and outputs
-# themselves, and checks only what was saved with `ctx.save_for_backward`; a view made
-# inside forward is invisible to it, so is an array kept as a ctx attribute
-# (`ctx.x = x`), and so is any edit of a Tensor's data done straight through NumPy
-# (`x.numpy()[0] = 5`). Hence the rule for
-# `save_for_backward`: save **inputs and outputs as they are**, and do the reshaping,
-# slicing or transposing in backward (where it costs nothing: a view is free to make).
-# If you must keep a view made in forward, save a `.copy()` of it. (PyTorch's forward
-# works on Tensors, and a view of a Tensor shares its base's counter, so PyTorch would
-# catch this edit; minigrad's `mg.Function` works on bare NumPy arrays, which carry no
-# counter.)
+# Caught as well. The engine compares the *memory* a saved array uses with the memory of
+# the node's inputs and outputs (`np.shares_memory`), so a view of an input saved in
+# forward counts as that input. What it cannot see is what never goes through
+# `ctx.save_for_backward`: an array kept as a ctx attribute (`ctx.x = x`) is not checked,
+# and an edit of a leaf's data done straight through NumPy (`x.numpy()[0] = 5`) is not
+# counted. Hence the rule: save what backward needs with `ctx.save_for_backward`,
+# **inputs and outputs as they are**, and do the reshaping, slicing or transposing
+# wherever it reads best (a view is free to make).
 #
-# PyTorch also has `ctx.mark_dirty(x)`, for a Function that modifies its input in place.
-# minigrad's Functions never do that: their forward must return new arrays (the
-# exercise checks say so if yours edits an input), and minigrad's own in-place methods
-# (`add_`, `mul_`, `x[i] = v`, in `minigrad/tensor.py`) count the write themselves.
+# Your forward cannot edit an input by mistake either: the arrays a Function of yours
+# receives, and the ones it saved, are read-only, so a write such as `x[x < 0] = 0`
+# raises at once, naming the Function (`np.maximum(x, 0)` makes a new array instead). A
+# Function that *means* to write into its input, as PyTorch's in-place ops do, says so
+# with `ctx.mark_dirty(x)` and returns that input, as in PyTorch; minigrad's own
+# in-place methods (`add_`, `mul_`, `x[i] = v`, in `minigrad/tensor.py`) count the write
+# themselves.
 #
 # ### Exercise 4 (2 points): `MyScaleRows`, safe from in-place edits
 #
@@ -741,9 +744,11 @@ check_in_place_safety(MyScaleRows, inputs=[(5, 2), (5,)],
 # - `ctx.mark_non_differentiable(out)` gives an output (indices) no history: pass the
 #   very array forward returns.
 # - Every in-place write increments a tensor's version counter (`x._version`); backward
-#   raises if a node's saved input or output was written after forward. It cannot see a
-#   view made inside forward, nor an array kept as a ctx attribute: save inputs and
-#   outputs as they are, with `ctx.save_for_backward`.
+#   raises if a node's saved input or output was written after forward. It compares
+#   memory, so a saved view of an input counts; it cannot see an array kept as a ctx
+#   attribute: save what backward needs with `ctx.save_for_backward`. A Function's
+#   inputs and saved arrays are read-only (`ctx.mark_dirty` for one that writes into
+#   its input).
 #
 # ## Where this lives in minigrad
 #

@@ -54,6 +54,7 @@
 
 # %%
 import textwrap
+import warnings
 
 import numpy as np
 
@@ -386,7 +387,10 @@ print(f"x.grad after two passes is twice that after one: {np.allclose(x.grad.num
 x, a, b, d, loss = build_diamond()
 b.retain_grad()
 loss.backward()
-print(f"a.grad = {a.grad}  (not kept)")
+with warnings.catch_warnings(record=True) as caught:  # reading it warns, as in PyTorch
+    warnings.simplefilter("always")
+    print(f"a.grad = {a.grad}  (not kept)")
+print(f"  (and a warning: {str(caught[0].message)[:60]}...)")
 print(f"b.grad =\n{b.grad.numpy()}  (kept: b.retain_grad() was called)")
 print(f"b.grad is dL/db = v * a (from d = a * b): {np.allclose(b.grad.numpy(), V * a.numpy())}")
 

@@ -97,8 +97,8 @@ print(hasattr(mg, "hypot"), hasattr(mg.Tensor, "hypot"))
 # what backward needs with `ctx.save_for_backward(...)`, which is what lets the **version
 # counter** (`minigrad/versions.py`) notice when one of those arrays is edited in place
 # before backward runs, and raise instead of returning a silently wrong gradient.
-# Save the inputs themselves: a view of them (`x.reshape(-1)`, `x[:, None]`) or an
-# attribute (`ctx.x = x`) is outside the counter's sight.
+# Save them with `save_for_backward` (a view of an input counts as the input: the
+# counter compares memory); an attribute (`ctx.x = x`) is outside the counter's sight.
 #
 # ### Exercise 1 (3 points): `MyHypot`
 #
@@ -629,7 +629,7 @@ for name, parameter in model.named_parameters():
 # ## Summary
 #
 # - A Function for a missing op is forward and backward on NumPy arrays; save inputs with
-#   `ctx.save_for_backward` (never a view or a ctx attribute), so that the version
+#   `ctx.save_for_backward` (never as a ctx attribute), so that the version
 #   counter catches an in-place edit before backward.
 # - `gradcheck` compares backward with central differences, in float64; its report names
 #   the input, the elements, and the analytic and numerical values: compare them to see

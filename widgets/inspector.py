@@ -16,6 +16,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from minigrad.autograd import pending_node
+from minigrad.forward import same_array
 from minigrad.function import Node
 from minigrad.nn import Parameter
 from minigrad.tensor import Tensor
@@ -230,10 +231,12 @@ def _saved_html(node: Node) -> str:
 def _saved_identity(node: Node, value: Any) -> str:
     """``'input 0 (x)'`` or ``'output 0'`` when a saved array is one of those, else ''."""
     for position, arg in enumerate(node.args):
-        if isinstance(arg, Tensor) and arg.is_realized and arg.numpy(force=True) is value:
+        if isinstance(arg, Tensor) and arg.is_realized \
+                and same_array(value, arg.numpy(force=True)):
             return f"input {position}" + (f" ({arg.label})" if arg.label else "")
     for position, output in enumerate(node.outputs):
-        if output is not None and output.is_realized and output.numpy(force=True) is value:
+        if output is not None and output.is_realized \
+                and same_array(value, output.numpy(force=True)):
             return f"output {position}"
     return ""
 

@@ -3,7 +3,7 @@ notebook so that its test cells do not show the answers.
 
 - ``HYPOT_MISTAKES``: wrong gradients of ``r = hypot(x, y)``, for
   ``check_in_place_safety`` (chapter 03's check: the Function must also be safe from an
-  in-place edit of an input after forward, which a saved view or a ctx attribute is not);
+  in-place edit of an input after forward, which a ctx attribute is not);
 - ``check_safe_norm(fn)``: a norm over the last dimension whose value AND gradient are
   finite at a row of zeros (run under ``detect_anomaly``, which names the op that made the
   first NaN or Inf), and right elsewhere;

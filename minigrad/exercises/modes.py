@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..factories import rand
+from ..forward import array_key
 from ..function import Function
 from ..graph import grad_parents, walk
 from ..state import (enable_grad, get_rng_state, inference_mode, is_grad_enabled, is_lazy,
@@ -41,12 +42,13 @@ def activation_bytes(tensor: Tensor, model: Any = None) -> int:
     once), not counting the parameters of ``model`` (weights are there anyway)."""
     if tensor.grad_fn is None:
         return 0
-    weights = {id(p.numpy()) for p in model.parameters()} if model is not None else set()
-    seen: dict[int, int] = {}
+    weights = {array_key(p.numpy(force=True)) for p in model.parameters()} \
+        if model is not None else set()
+    seen: dict[tuple, int] = {}  # (a saved input is a view of its array: the same key)
     for node in walk([tensor.grad_fn], grad_parents):
         for array in node.saved_arrays():
-            if isinstance(array, np.ndarray) and id(array) not in weights:
-                seen[id(array)] = array.nbytes
+            if isinstance(array, np.ndarray) and array_key(array) not in weights:
+                seen[array_key(array)] = array.nbytes
     return sum(seen.values())
 
 
@@ -57,11 +59,11 @@ def _held_by(node: Any) -> int:
         node, "__dict__") else []
     found += [v for v in (node._saved or ()) if isinstance(v, Tensor)]
     roots = [t.grad_fn for t in found if t.grad_fn is not None]
-    total: dict[int, int] = {}
+    total: dict[tuple, int] = {}
     for inner in walk(roots, grad_parents):
         for array in inner.saved_arrays():
             if isinstance(array, np.ndarray):
-                total[id(array)] = array.nbytes
+                total[array_key(array)] = array.nbytes
     return sum(total.values())
 
 
