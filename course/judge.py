@@ -35,6 +35,7 @@ import contextlib
 import inspect
 import io
 import json
+import math
 import os
 import re
 import select
@@ -54,26 +55,31 @@ from . import integrity, mirror, sandbox, wire
 from .authoring import exercise_cells, exercise_of_tests, exercise_role
 
 # Checks that hand the student's code objects of their own (a model and its optimizer,
-# parameters, a graph, a leaf and an array, a file): these run here with the objects
-# copied to the student's process and kept in step (mirror.py).
+# parameters, a graph, a leaf and an array, a file, a model whose layers count their
+# calls) or watch the process-wide modes while it runs (a grad-mode switch, lazy mode):
+# these run here with the objects copied to the student's process and kept in step, the
+# modes with them (mirror.py).
 HAND_OVER = {"check_training_step", "batch_losses", "check_topological_order",
              "check_accumulate_grad", "check_backward_loop", "check_optimizer_step",
              "check_clip_grad_norm", "check_generate", "check_save_and_resume",
-             "epoch_mistakes"}
+             "epoch_mistakes", "check_grad_switch", "check_grad_switch_deeply",
+             "check_evaluate", "check_layer_shapes"}
 
 # Checks that still run in the student's (sandboxed) process, where an answer cell could
 # interfere with them (the README's threat model says so): chapter 07's Linear init (it
 # looks at how the student's module registers its parameters, which a module proxied here
-# does not show) and chapter 14's (they observe the grad and lazy modes inside the
-# student's code and name the student's errors by their minigrad class, ShapeError, which
-# reaches the judge as its built-in base). mirror.py carries the modes over already; what
-# is missing is the error classes and the module's registration.
-IN_STUDENT_PROCESS = {"check_checkpoint", "check_linear_init", "check_grad_switch",
-                      "check_grad_switch_deeply", "check_evaluate", "check_layer_shapes"}
+# does not show) and chapter 14's checkpoint (an ``mg.autograd.Function`` whose forward
+# and backward call a block of the check's own and read the graph it keeps).
+IN_STUDENT_PROCESS = {"check_checkpoint"}
 
 EXCEPTIONS = {name: getattr(builtins, name) for name in dir(builtins)
               if isinstance(getattr(builtins, name), type)
               and issubclass(getattr(builtins, name), Exception)}
+
+
+# minigrad's own error classes, which checks name mistakes by (a ShapeError from the
+# student's layer): an error of one of them there is one of them here
+MINIGRAD_ERRORS = ("DimensionError", "ShapeError", "GradcheckError", "OpError")
 
 
 class StudentError(Exception):
@@ -82,10 +88,14 @@ class StudentError(Exception):
 
 def _student_error(error: dict) -> Exception:
     """The judge's copy of an error the student's code raised: the nearest built-in
-    exception class (a NumPy AxisError is a ValueError), its message, and the line of the
+    exception class (a NumPy AxisError is a ValueError) or minigrad error class (a
+    ShapeError is a ShapeError), its message, and the line of the
     student's code it came from (``student_where``, which the checkers quote)."""
+    from minigrad import errors
+
     names = [str(error.get("type"))] + [str(n) for n in error.get("bases", [])]
-    kind = next((EXCEPTIONS[n] for n in names if n in EXCEPTIONS), StudentError)
+    known = {**EXCEPTIONS, **{n: getattr(errors, n) for n in MINIGRAD_ERRORS}}
+    kind = next((known[n] for n in names if n in known), StudentError)
     try:
         made = kind(str(error.get("message")))
     except Exception:  # noqa: BLE001 - a class that wants other arguments
@@ -631,6 +641,12 @@ def remote_module(remote: Remote, name: str, reply: dict):
             for path, data in reply["buffers"].items():
                 owner, leaf = _owner(self, path)
                 owner.register_buffer(leaf, mg.tensor(wire.decode(data)))
+            parameters = dict(self.named_parameters())
+            for path in reply.get("frozen", []):
+                if str(path) in parameters:
+                    parameters[str(path)].requires_grad_(False)
+            for key, what in reply.get("unregistered", {}).items():
+                _keep_unregistered(self, str(key), what)
             self.train(reply["training"])
 
         def forward(self, *inputs, **kwargs):
@@ -641,6 +657,28 @@ def remote_module(remote: Remote, name: str, reply: dict):
 
     RemoteModule.__name__ = RemoteModule.__qualname__ = name
     return RemoteModule()
+
+
+def _keep_unregistered(module, key: str, what) -> None:
+    """A Tensor or array the student's module keeps outside its registries, kept the
+    same way here (zeros of its shape: only what it is matters to a check; the student's
+    forward uses its own)."""
+    import minigrad as mg
+
+    if not (key.isidentifier() and isinstance(what, dict)) or hasattr(module, key):
+        return
+    kind = what.get("kind")
+    if kind in ("tensor", "array"):
+        shape = tuple(int(n) for n in what.get("shape", []))
+        if math.prod(shape) > 10**7:
+            return
+        value = np.zeros(shape, np.float32)
+        object.__setattr__(module, key, mg.tensor(value) if kind == "tensor" else value)
+    elif kind in ("list", "tuple", "dict"):
+        tensors = [mg.zeros(1) for _ in range(min(int(what.get("tensors", 0)), 100))]
+        value = {str(i): t for i, t in enumerate(tensors)} if kind == "dict" else (
+            tensors if kind == "list" else tuple(tensors))
+        object.__setattr__(module, key, value)
 
 
 def _owner(module, path: str):

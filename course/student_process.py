@@ -14,10 +14,12 @@ judge trusts no answer from it beyond "here are some numbers".
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
 import traceback
+import types
 
 import numpy as np
 
@@ -347,7 +349,9 @@ class StudentSide:
     def module_new(self, target, args, kwargs):
         cls = self.resolve(wire.decode(target))
         module = cls(*self.arguments(args), **self.arguments(kwargs))
-        return {"module": self._keep(module), **self._module_state(module)}
+        return {"module": self._keep(module), **self._module_state(module),
+                "frozen": [n for n, p in module.named_parameters() if not p.requires_grad],
+                "unregistered": _unregistered(module)}
 
     def _module_state(self, module) -> dict:
         return {"parameters": {n: wire.encode(np.array(p.detach().numpy()))
@@ -421,6 +425,29 @@ class StudentSide:
         parameter_grads = {n: (p.grad.numpy() if p.grad is not None else None)
                            for n, p in module.named_parameters()} if module is not None else {}
         return {"inputs": self.out(input_grads), "parameters": self.out(parameter_grads)}
+
+
+def _unregistered(module) -> dict:
+    """The Tensors and arrays a module keeps outside its registries (a bias made a plain
+    Tensor, parameters kept in a Python list): attribute name -> what it holds, so that
+    the judge's copy of the module shows them as the student's does (a check names the
+    mistake by them)."""
+    import minigrad as mg
+
+    found = {}
+    for key, value in list(vars(module).items())[:1000]:
+        if not isinstance(key, str) or key.startswith("_"):
+            continue
+        if isinstance(value, mg.Tensor):
+            found[key] = {"kind": "tensor", "shape": list(value.shape)}
+        elif isinstance(value, np.ndarray):
+            found[key] = {"kind": "array", "shape": list(value.shape)}
+        elif type(value) in (list, tuple, dict):
+            items = list(value.values()) if isinstance(value, dict) else list(value)
+            count = sum(isinstance(v, mg.Tensor) for v in items)
+            if count:
+                found[key] = {"kind": type(value).__name__, "tensors": min(count, 100)}
+    return found
 
 
 def _op_names(outputs) -> list[str]:
@@ -547,7 +574,11 @@ def _kind(obj) -> str:
         if issubclass(obj, mg.nn.Module):
             return "module-class"
         return "class"
-    return "function" if callable(obj) else "object"
+    # a plain function; any other callable (a context manager made by
+    # @contextlib.contextmanager is one) is an object the judge may also enter, index...
+    plain = (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+             functools.partial)
+    return "function" if isinstance(obj, plain) else "object"
 
 
 def _name(obj) -> str:
@@ -604,7 +635,7 @@ def serve(requests, replies, limit: float = 60.0) -> None:
                                      "and was interrupted (an endless loop?)")
             reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
                                "bases": [c.__name__ for c in type(error).__mro__
-                                         if c.__module__ == "builtins"],
+                                         if c.__module__ in ("builtins", "minigrad.errors")],
                                "where": _where(error),
                                "traceback": "".join(traceback.format_exception(
                                    type(error), error, error.__traceback__))[-4000:]}}

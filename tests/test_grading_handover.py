@@ -295,6 +295,21 @@ def student(tmp_path_factory):
         "    yield made\n"
         "    made += 1.0  # added to in place after it was handed out\n"
         "    yield None\n"
+        "import contextlib\n"
+        "from minigrad.errors import ShapeError\n"
+        "def shaped():\n"
+        "    raise ShapeError('Linear: input of shape (2, 3), weight of shape (4, 5)')\n"
+        "@contextlib.contextmanager\n"
+        "def recording_off():\n"
+        "    with mg.no_grad():\n"
+        "        yield\n"
+        "class Loose(mg.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.weight = mg.nn.Parameter(mg.zeros(2, 3))\n"
+        "        self.frozen = mg.nn.Parameter(mg.zeros(1), requires_grad=False)\n"
+        "        self.bias = mg.zeros(2)  # not registered\n"
+        "        self.params = [mg.zeros(1), mg.zeros(1)]  # not registered either\n"
         "def norm(x):\n"
         "    s = (x * x).sum(dim=-1)\n"
         "    return mg.where(s > 0, s.sqrt(), 0.0)\n"), timeout=60)
@@ -370,3 +385,29 @@ def test_an_array_handed_out_and_changed_later_in_place_changes_in_the_judge(stu
         assert next(iterator) is None
     np.testing.assert_array_equal(handed_out, np.zeros(3))
     np.testing.assert_array_equal(first, np.ones(3))
+
+
+def test_minigrad_s_own_error_from_the_student_s_code_is_that_error_in_the_judge(student):
+    from minigrad.errors import ShapeError
+
+    with pytest.raises(ShapeError, match="weight of shape"):
+        _named(student, "shaped")()
+
+
+def test_a_context_manager_made_by_contextmanager_can_be_entered_from_the_judge(student):
+    with student.mirroring():  # (the grad mode travels with the calls)
+        manager = _named(student, "recording_off")()
+        assert mg.is_grad_enabled()
+        with manager:
+            assert not mg.is_grad_enabled()
+        assert mg.is_grad_enabled()
+
+
+def test_a_student_s_module_shows_what_it_did_not_register(student):
+    """Chapter 07's init check names a bias left a plain Tensor, or parameters kept in a
+    list, by what the module holds; the judge's copy holds the same kinds of things."""
+    module = _named(student, "Loose")()
+    assert sorted(dict(module.named_parameters())) == ["frozen", "weight"]
+    assert module.frozen.requires_grad is False and module.weight.requires_grad is True
+    assert isinstance(vars(module)["bias"], mg.Tensor) and vars(module)["bias"].shape == (2,)
+    assert isinstance(vars(module)["params"], list) and len(vars(module)["params"]) == 2
