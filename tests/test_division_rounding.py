@@ -159,3 +159,13 @@ def test_in_place_fmod_of_a_non_leaf_is_recorded():
     y.fmod_(2.0)  # fmod's df/dx = 1
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_the_ops_without_a_derivative_say_so_and_raise_at_backward():
+    for function in (mg.ops.FloorDivide, mg.ops.ScalarRemainder):
+        assert function.no_derivative
+    x = mg.tensor([1.5, 2.5], requires_grad=True)
+    for result in (x // 2.0, 3.0 % x, mg.floor_divide(x, 2.0), mg.remainder(3.0, x)):
+        assert result.requires_grad
+        with pytest.raises(RuntimeError, match="not implemented"):
+            result.sum().backward()
