@@ -138,3 +138,9 @@ def test_functional_input_channels_that_do_not_fit_the_groups_name_all_shapes():
 def test_layer_given_an_input_with_other_channels_names_the_layer():
     with pytest.raises(RuntimeError, match=r"Conv2d.*in_channels=4.*\(1, 3, 5, 5\)"):
         nn.Conv2d(4, 8, 3, groups=4)(mg.randn(1, 3, 5, 5))
+
+
+def test_conv1d_groups_message_shows_the_sequence_shape():
+    with pytest.raises(RuntimeError, match=r"conv1d: Given groups=2, weight of size "
+                                           r"\[4, 3, 3\], expected input\[2, 4, 9\] to have 6"):
+        F.conv1d(mg.randn(2, 4, 9), mg.randn(4, 3, 3), groups=2)

@@ -75,7 +75,8 @@ def _class_targets(input: Tensor, target: Any, who: str,
     return labels
 
 
-def _check_groups(input: Any, weight: Any, groups: Any, who: str) -> int:
+def _check_groups(input: Any, weight: Any, groups: Any, who: str,
+                  shown_shape: tuple | None = None) -> int:
     """A grouped convolution's ``groups``: a positive int that divides the weight's output
     channels, with input channels = groups * the weight's in_channels / groups (dim 1), as
     PyTorch checks (its messages name groups, the weight's size and the input's)."""
@@ -91,9 +92,10 @@ def _check_groups(input: Any, weight: Any, groups: Any, who: str) -> int:
                      f"{groups} at dimension 0 (out_channels), but got weight of size "
                      f"{list(weight.shape)} instead")
     if input.shape[1] != per_group * groups:
+        shown = list(shown_shape or input.shape)  # the input as the user gave it
         raise _error(
             f"{who}: Given groups={groups}, weight of size {list(weight.shape)}, expected "
-            f"input{list(input.shape)} to have {per_group * groups} channels, but got "
+            f"input{shown} to have {per_group * groups} channels, but got "
             f"{input.shape[1]} channels instead (the weight's dim 1 is in_channels / groups"
             f" = {per_group})")
     return int(groups)

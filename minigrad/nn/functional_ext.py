@@ -278,7 +278,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
         raise _error(f"{who}: weight must be 3-D (out_channels, in_channels, kernel_size), "
                      f"got shape {tuple(weight.shape)}")
     if groups != 1:
-        groups = _check_groups(x, weight, groups, who)
+        groups = _check_groups(x, weight, groups, who, (x.shape[0], x.shape[1], x.shape[3]))
     elif x.shape[1] != weight.shape[1]:
         raise _error(f"{who}: input has {x.shape[1]} channels (shape {tuple(input.shape)}) "
                      f"but the weight of shape {tuple(weight.shape)} expects {weight.shape[1]}")
