@@ -30,6 +30,8 @@ from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat
                   Minimum, Mul, Neg, Norm, Pad, Permute, Pow, Prod, ReLU, Repeat, RepeatInterleave,
                   Reshape, Roll, Round, Scatter, ScatterAdd, SetItem, Sigmoid, Sign, Sin,
                   Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
+from .ops.elementwise import (FloorDivide, Fmod, Remainder, RoundedDiv,
+                              ScalarRemainder)
 from .ops.reduce import normalize_dims
 from .state import no_grad, rng_for, state
 from .printing import numpy_options as numpy_print_options
@@ -637,10 +639,21 @@ class Tensor(TensorCompat):
         record_write(self)  # PyTorch counts it as a write too
         return self
 
+    def floor_divide_(self, other: Any) -> Tensor:
+        return self._modify(FloorDivide, other)
+
+    def remainder_(self, other: Any) -> Tensor:
+        return self._modify(Remainder, other)
+
+    def fmod_(self, other: Any) -> Tensor:
+        return self._modify(Fmod, other)
+
     __iadd__ = add_
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+    __ifloordiv__ = floor_divide_
+    __imod__ = remainder_
 
     # --- arithmetic (broadcasting; numbers on either side) ----------------------------------
 
@@ -674,6 +687,18 @@ class Tensor(TensorCompat):
         return Div.apply(other, self) if _plain(self, other, division=True) \
             else Div.apply(*_promote(self, other, reflected=True, division=True))
 
+    # // and %: as in PyTorch (and Python), rounded toward -inf; integers stay integers
+    def __floordiv__(self, other):
+        return FloorDivide.apply(*_operands(self, other))
+
+    def __rfloordiv__(self, other):
+        return FloorDivide.apply(*_operands(self, other, reflected=True))
+
+    def __mod__(self, other): return Remainder.apply(*_operands(self, other))
+    def __rmod__(self, other):  # number % tensor: no derivative in PyTorch
+        function = Remainder if isinstance(other, Tensor) else ScalarRemainder
+        return function.apply(*_operands(self, other, reflected=True))
+
     def __pow__(self, exponent):
         return Pow.apply(self, exponent) if _plain(self, exponent) \
             else Pow.apply(*_promote(self, exponent))
@@ -688,7 +713,21 @@ class Tensor(TensorCompat):
     def __pos__(self): return self
     def __abs__(self): return Abs.apply(self)
 
-    add, sub, mul, div, pow, matmul = __add__, __sub__, __mul__, __truediv__, __pow__, __matmul__
+    add, sub, mul, pow, matmul = __add__, __sub__, __mul__, __pow__, __matmul__
+    floor_divide, remainder = __floordiv__, __mod__
+    def fmod(self, other): return Fmod.apply(*_operands(self, other))
+
+    def div(self, other, *, rounding_mode=None):
+        """self / other; ``rounding_mode`` "trunc" or "floor" rounds the quotient (keeping
+        integer dtypes, zero gradient), as PyTorch's ``div``."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found {rounding_mode!r}")
+        return RoundedDiv.apply(*_operands(self, other), rounding_mode=rounding_mode)
+
+    divide = div
     def neg(self): return Neg.apply(self)
     def abs(self): return Abs.apply(self)
     # float-only maths: an integer or bool tensor is computed in float32 (_floating)

@@ -111,7 +111,25 @@ def sub(input, other, *, alpha=1, out=None):
 
 
 def mul(input, other, *, out=None): return _out(_tensor(input) * other, out, "mul")
-def div(input, other, *, out=None): return _out(_tensor(input) / other, out, "div")
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """input / other, or its quotient rounded ("trunc" or "floor"), as Tensor.div."""
+    return _out(_tensor(input).div(other, rounding_mode=rounding_mode), out, "div")
+
+
+def floor_divide(input, other, *, out=None):
+    return _out(_tensor(input) // other, out, "floor_divide")
+
+
+def remainder(input, other, *, out=None):
+    """input % other (a number % a tensor too, as PyTorch's remainder(Scalar, Tensor))."""
+    result = other.__rmod__(input) if isinstance(other, Tensor) and \
+        not isinstance(input, Tensor) else _tensor(input) % other
+    return _out(result, out, "remainder")
+
+
+def fmod(input, other, *, out=None): return _out(_tensor(input).fmod(other), out, "fmod")
 def maximum(input, other, *, out=None): return _out(input.maximum(other), out, "maximum")
 def minimum(input, other, *, out=None): return _out(input.minimum(other), out, "minimum")
 

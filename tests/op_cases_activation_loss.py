@@ -24,6 +24,7 @@ TF = torch.nn.functional if torch is not None else None
 # --- constants: class indices and 0/1 labels -------------------------------------------------
 
 TARGETS = np.array([0, 2, 1, 2])  # for logits (4, 3)
+CLASS_WEIGHTS = np.array([0.5, 2.0, 1.25])  # one per class of those logits
 TARGETS_IGNORED = np.array([0, -100, 1, 2])  # one position left out (PyTorch's default)
 TARGETS_SPATIAL = np.array([[1, 0, 2, 2], [0, 0, 1, 2]])  # for logits (2, 3, 4)
 TARGETS_IMAGE = np.array([[[0, 2], [1, -100]], [[2, 2], [-100, 1]]])  # for (2, 3, 2, 2)
@@ -63,23 +64,27 @@ def reduce_reference(losses, reduction, count=None):
 
 
 def cross_entropy_reference(x, target, ignore_index=-100, label_smoothing=0.0,
-                            reduction="mean"):
-    """The definition, one position (one row of logits) at a time."""
+                            reduction="mean", weight=None):
+    """The definition, one position (one row of logits) at a time. Class weights w: a
+    class-index loss is -(1 - eps) w[y] log p[y] - eps/C sum_c w_c log p_c, and "mean"
+    divides by the sum of w[y] over the targets kept (PyTorch's definition)."""
     class_dim = 1 if x.ndim > 1 else 0
     rows = np.moveaxis(x, class_dim, -1)  # the classes last
     positions, classes = rows.shape[:-1], rows.shape[-1]
     log_p = [np.log(softmax_reference(row, 0)) for row in rows.reshape(-1, classes)]
     eps = label_smoothing
+    w = np.ones(classes) if weight is None else np.asarray(weight, dtype=np.float64)
     if target.dtype.kind == "f":  # probabilities, mixed with the uniform distribution
         probabilities = np.moveaxis(target, class_dim, -1).reshape(-1, classes)
-        losses = [-np.sum((t * (1 - eps) + eps / classes) * lp)
+        losses = [-np.sum(w * (t * (1 - eps) + eps / classes) * lp)
                   for t, lp in zip(probabilities, log_p)]
         count = len(losses)
     else:
         labels = np.asarray(target).reshape(-1)
-        losses = [0.0 if y == ignore_index else -(1 - eps) * lp[y] - eps / classes * lp.sum()
+        losses = [0.0 if y == ignore_index else
+                  -(1 - eps) * w[y] * lp[y] - eps / classes * np.sum(w * lp)
                   for y, lp in zip(labels, log_p)]
-        count = int(np.sum(labels != ignore_index))
+        count = sum(w[y] for y in labels if y != ignore_index)
     return reduce_reference(np.array(losses).reshape(positions), reduction, count)
 
 
@@ -94,6 +99,17 @@ def binary_cross_entropy_with_logits_reference(x, y, reduction="mean"):
 
 
 # --- the table -------------------------------------------------------------------------------
+
+
+def weighted_case(id, target, inputs, **kwargs) -> OpCase:
+    """cross_entropy(x, target, weight=CLASS_WEIGHTS in x's dtype, **kwargs) on minigrad,
+    PyTorch and the reference."""
+    return OpCase(
+        id, lambda x: F.cross_entropy(x, target, weight=mg.tensor(CLASS_WEIGHTS, dtype=x.dtype),
+                                      **kwargs),
+        lambda x: cross_entropy_reference(x, target, weight=CLASS_WEIGHTS, **kwargs), inputs,
+        torch_fn=lambda x: TF.cross_entropy(
+            x, as_torch(target), weight=torch.tensor(CLASS_WEIGHTS, dtype=x.dtype), **kwargs))
 
 CASES: list[OpCase] = [
     # --- softmax and log_softmax ---
@@ -184,6 +200,32 @@ CASES: list[OpCase] = [
            (real(5),),
            torch_fn=lambda x: TF.cross_entropy(x, as_torch(1), label_smoothing=0.2,
                                                reduction="none")),
+    # class weights: "mean" divides by the sum of the kept targets' weights
+    weighted_case("cross_entropy_weight", TARGETS, (real(4, 3),)),
+    weighted_case("cross_entropy_weight_ignore_index", TARGETS_IGNORED, (real(4, 3),)),
+    weighted_case("cross_entropy_weight_label_smoothing", TARGETS_IGNORED, (real(4, 3),),
+                  label_smoothing=0.2),
+    weighted_case("cross_entropy_weight_sum", TARGETS_IGNORED, (real(4, 3),),
+                  label_smoothing=0.1, reduction="sum"),
+    weighted_case("cross_entropy_weight_none", TARGETS_IGNORED, (real(4, 3),),
+                  label_smoothing=0.3, reduction="none"),
+    weighted_case("cross_entropy_weight_spatial", TARGETS_SPATIAL, (real(2, 3, 4),)),
+    weighted_case("cross_entropy_weight_image_smoothing", TARGETS_IMAGE, (real(2, 3, 2, 2),),
+                  label_smoothing=0.1),
+    weighted_case("cross_entropy_weight_probabilities", PROBABILITIES, (real(4, 3),)),
+    weighted_case("cross_entropy_weight_probabilities_smoothing", PROBABILITIES,
+                  (real(4, 3),), label_smoothing=0.2, reduction="none"),
+    weighted_case("cross_entropy_weight_1d_input", np.array(2), (real(3),),
+                  label_smoothing=0.1),
+    OpCase("nll_loss_weight_ignore_index",
+           lambda x: F.nll_loss(x, TARGETS_IGNORED, weight=mg.tensor(CLASS_WEIGHTS, dtype=x.dtype)),
+           lambda x: reduce_reference(
+               np.array([0.0 if y == -100 else -CLASS_WEIGHTS[y] * x[i, y]
+                         for i, y in enumerate(TARGETS_IGNORED)]), "mean",
+               sum(CLASS_WEIGHTS[y] for y in TARGETS_IGNORED if y != -100)),
+           (real(4, 3),),
+           torch_fn=lambda x: TF.nll_loss(x, as_torch(TARGETS_IGNORED),
+                                          weight=torch.tensor(CLASS_WEIGHTS, dtype=x.dtype))),
     OpCase("cross_entropy_spatial", lambda x: F.cross_entropy(x, TARGETS_SPATIAL),
            lambda x: cross_entropy_reference(x, TARGETS_SPATIAL), (real(2, 3, 4),),
            torch_fn=lambda x: TF.cross_entropy(x, as_torch(TARGETS_SPATIAL))),

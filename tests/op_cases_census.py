@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from op_cases import OpCase, distinct, real, torch
-from op_cases_convolution import CONV_TOLERANCE
+from op_cases_convolution import CONV_TOLERANCE, conv2d_reference
 
 import minigrad as mg
 import minigrad.nn.functional as F
@@ -32,6 +32,7 @@ def conv_transpose2d_reference(x, weight, bias=None, stride=1, padding=0, output
     (oh, ow), (dh, dw) = _ints(output_padding, 2), _ints(dilation, 2)
     n, c, height, width = x.shape
     _, o, kh, kw = weight.shape
+    o *= groups  # weight (C_in, C_out / groups, kH, kW): input block g feeds output block g
     full = np.zeros((n, o, (height - 1) * sh + dh * (kh - 1) + 1 + oh,
                      (width - 1) * sw + dw * (kw - 1) + 1 + ow))
     for h in range(height):
@@ -39,7 +40,8 @@ def conv_transpose2d_reference(x, weight, bias=None, stride=1, padding=0, output
             for i in range(kh):
                 for j in range(kw):
                     full[:, :, h * sh + i * dh, w * sw + j * dw] += np.einsum(
-                        "nc,co->no", x[:, :, h, w], weight[:, :, i, j])
+                        "ngc,gco->ngo", x[:, :, h, w].reshape(n, groups, -1),
+                        weight[:, :, i, j].reshape(groups, -1, weight.shape[1])).reshape(n, o)
     out = full[:, :, ph:full.shape[2] - ph, pw:full.shape[3] - pw]
     out = out if bias is None else out + bias[:, None, None]
     return out[0] if unbatched else out
@@ -51,6 +53,13 @@ def conv_transpose1d_reference(x, weight, bias=None, stride=1, padding=0, output
     out = conv_transpose2d_reference(x[..., None, :], weight[..., None, :], bias,
                                      (1, stride), (0, padding), (0, output_padding), groups,
                                      (1, dilation))
+    return out[..., 0, :]
+
+
+def conv1d_reference(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """The 2-D convolution reference on a height-1 image."""
+    out = conv2d_reference(x[..., None, :], weight[..., None, :], bias, (1, stride),
+                           (0, padding), (1, dilation), groups)
     return out[..., 0, :]
 
 
@@ -163,6 +172,14 @@ CASES = [
          (real(2, 3, 3), real(2, 3, 2, 2)), stride=2),
     same("conv_transpose1d", "conv_transpose1d", conv_transpose1d_reference,
          (real(2, 3, 5), real(3, 2, 3), real(2)), stride=2, padding=1, output_padding=1),
+    same("conv_transpose2d_groups_2", "conv_transpose2d", conv_transpose2d_reference,
+         (real(2, 4, 3, 4), real(4, 3, 3, 3), real(6)), stride=2, padding=1, groups=2),
+    same("conv_transpose2d_depthwise", "conv_transpose2d", conv_transpose2d_reference,
+         (real(1, 3, 3, 3), real(3, 2, 2, 2)), stride=2, groups=3),
+    same("conv_transpose1d_groups_2", "conv_transpose1d", conv_transpose1d_reference,
+         (real(2, 4, 5), real(4, 1, 3), real(2)), stride=2, groups=2),
+    same("conv1d_depthwise", "conv1d", conv1d_reference,
+         (real(2, 4, 7), real(8, 1, 3), real(8)), stride=2, padding=1, groups=4),
 
     # --- pixel shuffle (movement only) ---
     same("pixel_shuffle", "pixel_shuffle", pixel_shuffle_reference, (real(2, 8, 2, 3),), 2),

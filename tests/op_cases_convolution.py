@@ -37,9 +37,10 @@ def _batched(fn):
 
 
 @_batched
-def conv2d_reference(x, weight, bias=None, stride=1, padding=0, dilation=1):
+def conv2d_reference(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """out[n, o, y, x] = bias[o] + sum over c, i, j of
-    weight[o, c, i, j] * x_padded[n, c, y * sh + i * dh, x * sw + j * dw]"""
+    weight[o, c, i, j] * x_padded[n, c, y * sh + i * dh, x * sw + j * dw]
+    (with groups: c runs over output channel o's block of input channels only)"""
     (sh, sw), (dh, dw) = _pair(stride), _pair(dilation)
     kh, kw = weight.shape[2:]
     if padding == "valid":
@@ -58,7 +59,10 @@ def conv2d_reference(x, weight, bias=None, stride=1, padding=0, dilation=1):
         for z in range(out_w):
             window = x[:, :, y * sh:y * sh + dh * (kh - 1) + 1:dh,
                        z * sw:z * sw + dw * (kw - 1) + 1:dw]  # (N, C, kH, kW)
-            out[:, :, y, z] = np.einsum("ncij,ocij->no", window, weight)
+            blocks = window.reshape(len(x), groups, -1, kh, kw)  # (N, G, C/G, kH, kW)
+            kernels = weight.reshape(groups, -1, *weight.shape[1:])  # (G, O/G, C/G, kH, kW)
+            out[:, :, y, z] = np.einsum("ngcij,gocij->ngo", blocks, kernels).reshape(
+                len(x), -1)
     return out if bias is None else out + bias[:, None, None]
 
 
@@ -173,6 +177,15 @@ CASES: list[OpCase] = [
     conv_case("conv2d_stride_padding_dilation", (real(1, 2, 8, 7), real(2, 2, 2, 3)),
               stride=(1, 2), padding=(2, 1), dilation=(2, 1)),
     conv_case("conv2d_unbatched", (real(2, 5, 5), real(3, 2, 3, 3), real(3)), padding=1),
+    # groups: output block g sees input block g; groups == in_channels is depthwise
+    conv_case("conv2d_groups_2", (real(2, 4, 5, 5), real(6, 2, 3, 3), real(6)), groups=2),
+    conv_case("conv2d_depthwise", (real(2, 3, 5, 6), real(3, 1, 3, 3), real(3)),
+              padding=1, groups=3),
+    conv_case("conv2d_depthwise_multiplier_2", (real(1, 3, 6, 6), real(6, 1, 3, 3)),
+              stride=2, padding=1, groups=3),
+    conv_case("conv2d_groups_dilation_stride", (real(1, 4, 7, 6), real(4, 2, 2, 3), real(4)),
+              stride=(2, 1), dilation=(2, 1), groups=2),
+    conv_case("conv2d_groups_unbatched", (real(4, 5, 5), real(8, 1, 3, 3)), groups=4),
 
     # --- max_pool2d (distinct values: no ties, not even after a finite-difference nudge) ---
     pool_case("max_pool2d_kernel_2", "max_pool2d", distinct(2, 2, 4, 6), kernel_size=2),

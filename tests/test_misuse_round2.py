@@ -718,3 +718,75 @@ def test_saving_a_model_object_points_at_state_dict(tmp_path):
                                         r"state_dict\(\), path\)"):
         mg.save(nn.Linear(2, 2), tmp_path / "model.pt")
     assert not (tmp_path / "model.pt").exists() or (tmp_path / "model.pt").stat().st_size == 0
+
+
+# --- //, class weights and grouped convolutions (weak messages of issue 30, round 2) ------
+
+
+def test_floor_division_of_tensors_works_and_its_backward_names_the_fix():
+    assert (mg.tensor([7, -7]) // 2).tolist() == [3, -4]  # no longer unsupported
+    x = mg.tensor([1.5, -2.5], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"floor_divide \(//\): the derivative for "
+                                           r"floor_divide is not implemented.*"
+                                           r"rounding_mode='floor'"):
+        (x // 0.5).sum().backward()
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="derivative for aten::floor_divide"):
+            (torch.tensor([1.5], requires_grad=True) // 0.5).sum().backward()
+
+
+def test_integer_floor_division_by_zero_names_the_op_and_inputs():
+    with pytest.raises(RuntimeError, match=r"ZeroDivisionError.*div\(rounding_mode='floor'\)"
+                                           r"(.|\n)*int64") as info:
+        mg.tensor([4, 5]) // mg.tensor([2, 0])
+    assert "broadcast" not in str(info.value)
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            torch.tensor([4, 5]) // torch.tensor([2, 0])
+
+
+def test_floor_division_of_shapes_that_do_not_broadcast_names_both():
+    with pytest.raises(RuntimeError, match=r"floor_divide(.|\n)*\(2,\)(.|\n)*\(3,\)"):
+        mg.tensor([1.0, 2.0]) // mg.tensor([1.0, 2.0, 3.0])
+
+
+def test_cross_entropy_loss_weight_is_supported_and_checked():
+    logits, target = mg.randn(3, 4), mg.tensor([0, 1, 3])
+    loss = nn.CrossEntropyLoss(weight=mg.tensor([1.0, 2.0, 1.0, 0.5]))(logits, target)
+    assert np.isfinite(loss.item())  # no longer unsupported
+    with pytest.raises(RuntimeError, match=r"CrossEntropyLoss: weight tensor should be "
+                                           r"defined either for all 4 classes(.|\n)*\(3,\)"
+                                           r"(.|\n)*\(3, 4\)"):
+        nn.CrossEntropyLoss(weight=mg.ones(3))(logits, target)
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="defined either for all 4 classes"):
+            torch.nn.CrossEntropyLoss(weight=torch.ones(3))(torch.randn(3, 4),
+                                                            torch.tensor([0, 1, 3]))
+
+
+def test_cross_entropy_loss_weight_of_another_dtype_names_both():
+    with pytest.raises(RuntimeError, match=r"CrossEntropyLoss: weight has dtype float64 but "
+                                           r"the input has dtype float32"):
+        nn.CrossEntropyLoss(weight=mg.tensor(np.ones(4)))(mg.randn(3, 4), mg.tensor([0, 1, 3]))
+
+
+def test_cross_entropy_loss_given_the_data_still_says_make_it_first():
+    with pytest.raises(TypeError, match=r"CrossEntropyLoss.*\(3, 4\).*loss_fn = "
+                                        r"nn\.CrossEntropyLoss\(\)"):
+        nn.CrossEntropyLoss(mg.randn(3, 4), mg.tensor([0, 1, 2]))
+
+
+def test_conv2d_channels_not_divisible_by_groups_names_the_layer():
+    with pytest.raises(ValueError, match=r"Conv2d: in_channels must be divisible by groups, "
+                                         r"got in_channels=3 and groups=2"):
+        nn.Conv2d(3, 4, 3, groups=2)
+    if torch is not None:
+        with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+            torch.nn.Conv2d(3, 4, 3, groups=2)
+
+
+def test_grouped_conv2d_weight_that_does_not_fit_the_input_names_all_shapes():
+    with pytest.raises(RuntimeError, match=r"conv2d: Given groups=3, weight of size "
+                                           r"\[6, 1, 3, 3\], expected input\[2, 4, 5, 5\] to "
+                                           r"have 3 channels, but got 4"):
+        mg.nn.functional.conv2d(mg.randn(2, 4, 5, 5), mg.randn(6, 1, 3, 3), groups=3)

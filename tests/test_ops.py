@@ -167,7 +167,9 @@ def test_every_differentiable_function_is_gradchecked():
     # the graphs that test_gradients_match_finite_differences_in_float64 checks
     checked = set().union(*(functions_in_graph(run(case, np.float64)[1])
                             for case in DIFFERENTIABLE))
-    missing = differentiable_functions() - checked
+    # (leaving out the ops whose backward raises, as PyTorch's does: ``no_derivative``)
+    missing = {function for function in differentiable_functions()
+               if not getattr(function, "no_derivative", False)} - checked
     assert not missing, f"no differentiable case gradchecks {names(missing)}; add one"
 
 

@@ -19,7 +19,7 @@ class Conv2d(Module):
     start like PyTorch's (uniform in +-1/sqrt(in_channels * kH * kW))."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, bias: bool = True,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  dtype: Any = None) -> None:
         super().__init__()
         if isinstance(padding, str) and padding not in ("same", "valid"):
@@ -29,19 +29,21 @@ class Conv2d(Module):
             raise ValueError("Conv2d: padding='same' needs stride 1")
         self.in_channels, self.out_channels = check_sizes(
             "Conv2d", in_channels=in_channels, out_channels=out_channels)
+        self.groups = check_groups("Conv2d", in_channels, out_channels, groups)
         self.kernel_size = F._pair(kernel_size, "Conv2d", "kernel_size")
         self.stride = F._pair(stride, "Conv2d", "stride")
         self.padding = padding if isinstance(padding, str) else F._pair(padding, "Conv2d",
                                                                          "padding")
         self.dilation = F._pair(dilation, "Conv2d", "dilation")
-        self.weight = new_parameter(out_channels, in_channels, *self.kernel_size, dtype=dtype)
+        self.weight = new_parameter(out_channels, in_channels // self.groups, *self.kernel_size,
+                                    dtype=dtype)
         self.bias = new_parameter(out_channels, dtype=dtype) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_channels * self.kernel_size[0] * self.kernel_size[1]
+        if self.bias is not None:  # PyTorch's fan-in: the weight's dims 1, 2, 3
+            fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
             bound = 1 / math.sqrt(fan_in)
             init.uniform_(self.bias, -bound, bound)
 
@@ -60,7 +62,7 @@ class Conv2d(Module):
                 + hint
             )
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation)
+                        self.dilation, self.groups)
 
     def extra_repr(self) -> str:
         return conv_extra_repr(self, dims=2)
@@ -155,7 +157,7 @@ class Conv1d(Module):
     like PyTorch's (uniform in +-1/sqrt(in_channels * kernel_size))."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, bias: bool = True,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  dtype: Any = None) -> None:
         super().__init__()
         if isinstance(padding, str) and padding not in ("same", "valid"):
@@ -163,6 +165,7 @@ class Conv1d(Module):
                              f"{padding!r}")
         self.in_channels, self.out_channels = check_sizes(
             "Conv1d", in_channels=in_channels, out_channels=out_channels)
+        self.groups = check_groups("Conv1d", in_channels, out_channels, groups)
         self.kernel_size = (_single(kernel_size, "Conv1d", "kernel_size"),)
         self.stride = (_single(stride, "Conv1d", "stride"),)
         if padding == "same" and self.stride != (1,):
@@ -170,14 +173,15 @@ class Conv1d(Module):
         self.padding = padding if isinstance(padding, str) else \
             (_single(padding, "Conv1d", "padding"),)
         self.dilation = (_single(dilation, "Conv1d", "dilation"),)
-        self.weight = new_parameter(out_channels, in_channels, *self.kernel_size, dtype=dtype)
+        self.weight = new_parameter(out_channels, in_channels // self.groups, *self.kernel_size,
+                                    dtype=dtype)
         self.bias = new_parameter(out_channels, dtype=dtype) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_channels * self.kernel_size[0])
+            bound = 1 / math.sqrt(self.weight.shape[1] * self.kernel_size[0])
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -194,7 +198,7 @@ class Conv1d(Module):
                 + hint)
         padding = self.padding if isinstance(self.padding, str) else self.padding[0]
         return F.conv1d(input, self.weight, self.bias, self.stride[0], padding,
-                        self.dilation[0])
+                        self.dilation[0], self.groups)
 
     def extra_repr(self) -> str:
         return conv_extra_repr(self, dims=1)
@@ -270,6 +274,8 @@ def conv_extra_repr(conv: Module, dims: int) -> str:
             else f", padding={conv.padding}"
     if conv.dilation != (1,) * dims:
         text += f", dilation={conv.dilation}"
+    if conv.groups != 1:
+        text += f", groups={conv.groups}"
     return text + ("" if conv.bias is not None else ", bias=False")
 
 
@@ -286,25 +292,26 @@ class _ConvTransposeNd(Module):
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         name = type(self).__name__
-        if groups != 1 or padding_mode != "zeros":
-            raise NotImplementedError(f"{name}: only groups=1 and padding_mode='zeros' are "
-                                      f"supported by minigrad, got groups={groups}, "
-                                      f"padding_mode={padding_mode!r}")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"{name}: only padding_mode='zeros' is supported by "
+                                      f"minigrad, got padding_mode={padding_mode!r}")
         self.in_channels, self.out_channels = check_sizes(
             name, in_channels=in_channels, out_channels=out_channels)
+        groups = check_groups(name, in_channels, out_channels, groups)
         tuples = [_tuple(v, self.dims, name, n) for v, n in
                   ((kernel_size, "kernel_size"), (stride, "stride"), (padding, "padding"),
                    (output_padding, "output_padding"), (dilation, "dilation"))]
         self.kernel_size, self.stride, self.padding, self.output_padding, self.dilation = tuples
         self.groups, self.padding_mode = groups, padding_mode
-        self.weight = new_parameter(in_channels, out_channels, *self.kernel_size, dtype=dtype)
+        self.weight = new_parameter(in_channels, out_channels // groups, *self.kernel_size,
+                                    dtype=dtype)
         self.bias = new_parameter(out_channels, dtype=dtype) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.out_channels * math.prod(self.kernel_size))
+        if self.bias is not None:  # PyTorch's fan-in: the weight's dim 1 times the kernel
+            bound = 1 / math.sqrt(self.weight.shape[1] * math.prod(self.kernel_size))
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
@@ -315,19 +322,36 @@ class _ConvTransposeNd(Module):
         function = F.conv_transpose2d if self.dims == 2 else F.conv_transpose1d
         unpack = (lambda t: t) if self.dims == 2 else (lambda t: t[0])
         return function(input, self.weight, self.bias, unpack(self.stride),
-                        unpack(self.padding), unpack(self.output_padding), 1,
+                        unpack(self.padding), unpack(self.output_padding), self.groups,
                         unpack(self.dilation))
 
     def extra_repr(self) -> str:
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
-        if any(self.padding):
+        if any(self.padding):  # PyTorch's order
             text += f", padding={self.padding}"
-        if any(self.output_padding):
-            text += f", output_padding={self.output_padding}"
         if any(d != 1 for d in self.dilation):
             text += f", dilation={self.dilation}"
+        if any(self.output_padding):
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
         return text + ("" if self.bias is not None else ", bias=False")
+
+
+def check_groups(layer: str, in_channels: int, out_channels: int, groups: Any) -> int:
+    """``groups`` of a convolution layer: a positive int dividing both channel counts, with
+    PyTorch's messages (and its ValueError)."""
+    if isinstance(groups, bool) or not isinstance(groups, int):
+        raise TypeError(f"{layer}: groups must be an int, got {type(groups).__name__} "
+                        f"{groups!r}")
+    if groups <= 0:
+        raise ValueError(f"{layer}: groups must be a positive integer, got {groups}")
+    for name, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+        if channels % groups:
+            raise ValueError(f"{layer}: {name} must be divisible by groups, got {name}="
+                             f"{channels} and groups={groups}")
+    return groups
 
 
 def _tuple(value: Any, dims: int, who: str, name: str) -> tuple[int, ...]:

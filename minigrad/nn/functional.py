@@ -23,7 +23,9 @@ from ..ops.reduce import normalize_dims
 from ..state import state
 from ..tensor import Tensor, pad_tensor, where
 from .functional_checks import (REDUCTIONS, _check_floating, _check_reduction,  # noqa: F401
-                                _class_targets, _error, _reduce, _same_padding)
+                                _check_groups, _class_targets, _class_weight, _error,
+                                _legacy_reduction, _reduce,
+                                _same_padding)
 from ..unsupported import module_getattr as _module_getattr
 
 
@@ -204,15 +206,18 @@ def _check_image_input(input: Tensor, who: str) -> tuple[Tensor, bool]:
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-           padding: Any = 0, dilation: Any = 1) -> Tensor:
-    """Cross-correlation of (N, C_in, H, W) with weight (C_out, C_in, kH, kW), plus bias.
-    ``padding``: int, pair, ``"valid"`` (none) or ``"same"`` (output as big as input;
-    stride 1 only)."""
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """Cross-correlation of (N, C_in, H, W) with weight (C_out, C_in / groups, kH, kW),
+    plus bias. ``padding``: int, pair, ``"valid"`` (none) or ``"same"`` (output as big as
+    input; stride 1 only). ``groups``: output channel block g sees input block g only
+    (groups == C_in: depthwise)."""
     x, unbatched = _check_image_input(input, "conv2d")
     if weight.ndim != 4:
         raise _error(f"conv2d: weight must be 4-D (out_channels, in_channels, kH, kW), got "
                      f"shape {tuple(weight.shape)}")
-    if x.shape[1] != weight.shape[1]:
+    if groups != 1:
+        groups = _check_groups(x, weight, groups, "conv2d")
+    elif x.shape[1] != weight.shape[1]:
         raise _error(
             f"conv2d: input has {x.shape[1]} channels (shape {tuple(input.shape)}) but the "
             f"weight of shape {tuple(weight.shape)} expects {weight.shape[1]}"
@@ -246,7 +251,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
                 f"smaller than the kernel ({d * (k - 1) + 1}); input shape "
                 f"{tuple(input.shape)}, weight shape {tuple(weight.shape)}"
             )
-    output = Conv2d.apply(x, weight, bias, stride, pads, dilation)
+    output = Conv2d.apply(x, weight, bias, stride, pads, dilation, groups)
     return output[0] if unbatched else output
 
 
@@ -381,11 +386,15 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     return _reduce((input - target) ** 2, reduction)
 
 
-def cross_entropy(input: Tensor, target: Any, ignore_index: int = -100,
-                  label_smoothing: float = 0.0, reduction: str = "mean") -> Tensor:
+def cross_entropy(input: Tensor, target: Any, weight: Tensor | None = None,
+                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """-log softmax(input)[target], from logits (N, C) or (N, C, d1, ...) or (C,).
     ``target``: class indices (int64, shape (N,) / (N, d1, ...)) or class probabilities
-    (float, the shape of ``input``)."""
+    (float, the shape of ``input``). ``weight`` (C,): each class's weight; with class
+    indices "mean" divides by the sum of the weights of the targets not ignored, as
+    PyTorch does (with probabilities, by the number of positions)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction, "cross_entropy")
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise _error(f"cross_entropy: label_smoothing must be in [0, 1], got "
@@ -394,11 +403,13 @@ def cross_entropy(input: Tensor, target: Any, ignore_index: int = -100,
     if input.ndim == 0:
         raise _error("cross_entropy: input (the logits) needs a class dim: shape (C,), (N, C) "
                      "or (N, C, d1, ...), got a 0-d tensor")
+    weights = _class_weight(weight, input, "cross_entropy")
     if not isinstance(target, Tensor):
         target = np.asarray(target)
     if target.dtype.kind != "f":  # class indices
         labels = _class_targets(input, target, "cross_entropy", ignore_index)
-        return CrossEntropy.apply(input, labels, ignore_index, label_smoothing, reduction)
+        return CrossEntropy.apply(input, labels, ignore_index, label_smoothing, reduction,
+                                  weights)
     if tuple(target.shape) != tuple(input.shape):
         raise _error(
             f"cross_entropy: target has dtype {target.dtype} and shape {tuple(target.shape)}; "
@@ -407,7 +418,7 @@ def cross_entropy(input: Tensor, target: Any, ignore_index: int = -100,
         )
     if not isinstance(target, Tensor):
         target = target.astype(input.dtype, copy=False)
-    return CrossEntropy.apply(input, target, ignore_index, label_smoothing, reduction)
+    return CrossEntropy.apply(input, target, ignore_index, label_smoothing, reduction, weights)
 
 
 def _binary_targets(input: Tensor, target: Any, who: str) -> Any:

@@ -73,3 +73,68 @@ def _class_targets(input: Tensor, target: Any, who: str,
             f"{tuple(input.shape)} has C = {classes} classes: class indices go from 0 to "
             f"{classes - 1} (or equal ignore_index={ignore_index})", IndexError)
     return labels
+
+
+def _check_groups(input: Any, weight: Any, groups: Any, who: str,
+                  shown_shape: tuple | None = None) -> int:
+    """A grouped convolution's ``groups``: a positive int that divides the weight's output
+    channels, with input channels = groups * the weight's in_channels / groups (dim 1), as
+    PyTorch checks (its messages name groups, the weight's size and the input's)."""
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)):
+        raise _error(f"{who}: groups must be an int, got {type(groups).__name__} {groups!r}",
+                     TypeError)
+    if groups <= 0:
+        raise _error(f"{who}: non-positive groups is not supported, got groups={groups}",
+                     RuntimeError)
+    out_channels, per_group = weight.shape[0], weight.shape[1]
+    if out_channels % groups:
+        raise _error(f"{who}: Given groups={groups}, expected weight to be divisible by "
+                     f"{groups} at dimension 0 (out_channels), but got weight of size "
+                     f"{list(weight.shape)} instead")
+    if input.shape[1] != per_group * groups:
+        shown = list(shown_shape or input.shape)  # the input as the user gave it
+        raise _error(
+            f"{who}: Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{shown} to have {per_group * groups} channels, but got "
+            f"{input.shape[1]} channels instead (the weight's dim 1 is in_channels / groups"
+            f" = {per_group})")
+    return int(groups)
+
+
+def _class_weight(weight: Any, input: Any, who: str) -> np.ndarray | None:
+    """A loss's class ``weight``: None, or a Tensor of shape (C,) (C = the input's class
+    dim) with the input's floating dtype, as PyTorch requires; returned as an array (the
+    losses give it no gradient)."""
+    if weight is None:
+        return None
+    if not isinstance(weight, Tensor):
+        raise _error(f"{who}: weight must be a Tensor of shape (C,) (one weight per class), "
+                     f"got {type(weight).__name__}; wrap it: weight=mg.tensor(...)", TypeError)
+    classes = input.shape[1 if input.ndim > 1 else 0]
+    if tuple(weight.shape) != (classes,):
+        raise _error(f"{who}: weight tensor should be defined either for all {classes} "
+                     f"classes or no classes, but got weight of shape {tuple(weight.shape)} "
+                     f"for input of shape {tuple(input.shape)} (C = {classes}, dim "
+                     f"{1 if input.ndim > 1 else 0}); give weight of shape ({classes},)")
+    if weight.dtype != input.dtype:
+        raise _error(f"{who}: weight has dtype {weight.dtype} but the input has dtype "
+                     f"{input.dtype} (shapes {tuple(weight.shape)} and {tuple(input.shape)}); "
+                     f"they must match: use weight.to({input.dtype})"
+                     + ("" if np.dtype(weight.dtype).kind == "f" else
+                        ", class weights are floating point"), RuntimeError)
+    if weight.requires_grad:
+        raise _error(f"{who}: the loss is not differentiable with respect to argument "
+                     "'weight' (as PyTorch's class-index losses; minigrad's class weights are "
+                     "constants for probability targets too): give weight.detach()",
+                     RuntimeError)
+    return weight.numpy()
+
+
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str, who: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` pair, mapped to ``reduction`` as
+    PyTorch maps it (reduce=False: "none"; size_average=False: "sum"; else "mean")."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is not None and not reduce:
+        return "none"
+    return "sum" if size_average is not None and not size_average else "mean"

@@ -25,8 +25,9 @@ from ..ops.convolution import AvgPool2d, Conv2d, MaxPool2d
 from ..ops.normalization import LayerNorm
 from ..ops.reduce import normalize_dims
 from ..tensor import Tensor, gather, where
-from .functional_checks import (_check_floating, _check_reduction, _class_targets, _error, _reduce,
-                                _same_padding)
+from .functional_checks import (_check_floating, _check_groups, _check_reduction,
+                                _class_targets, _class_weight, _error, _legacy_reduction,
+                                _reduce, _same_padding)
 
 # --- activations ----------------------------------------------------------------------------
 
@@ -81,28 +82,26 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def nll_loss(input: Tensor, target: Any, weight: Tensor | None = None,
-             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+             size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] * weight[target[n]] for log-probabilities ``input`` (N, C),
     (N, C, d1, ...) or (C,). "mean" divides by the sum of the weights of the targets that
     are not ``ignore_index`` (their count without ``weight``), as in PyTorch."""
+    reduction = _legacy_reduction(size_average, reduce, reduction, "nll_loss")
     _check_reduction(reduction, "nll_loss")
     _check_floating(input, "nll_loss", "input (the log-probabilities)")
     if input.ndim == 0:
         raise _error("nll_loss: input needs a class dim: shape (C,), (N, C) or (N, C, d1, "
                      "...), got a 0-d tensor")
+    weights = _class_weight(weight, input, "nll_loss")
     labels = _class_targets(input, target, "nll_loss", ignore_index)
     class_dim = 1 if input.ndim > 1 else 0
-    classes = input.shape[class_dim]
-    if weight is not None and tuple(weight.shape) != (classes,):
-        raise _error(f"nll_loss: weight must have shape ({classes},), one per class of the "
-                     f"input of shape {tuple(input.shape)}, got {tuple(weight.shape)}")
     keep = labels != ignore_index
     safe = np.where(keep, labels, 0)  # any valid class: those losses are weighted 0
     picked = gather(input, class_dim, np.expand_dims(safe, class_dim)).squeeze(class_dim)
     scale = keep.astype(input.dtype)
-    if weight is not None:
-        scale = scale * np.asarray(weight.numpy() if isinstance(weight, Tensor) else weight,
-                                   dtype=input.dtype)[safe]
+    if weights is not None:
+        scale = scale * weights[safe]
     loss = picked * -scale
     if reduction == "none":
         return loss
@@ -270,15 +269,17 @@ def _unsqueezed_result(output: Tensor, unbatched: bool) -> Tensor:
 
 
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-           padding: Any = 0, dilation: Any = 1) -> Tensor:
-    """Cross-correlation of (N, C_in, L) with weight (C_out, C_in, K), plus bias.
-    ``padding``: int, ``"valid"`` or ``"same"`` (stride 1 only)."""
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """Cross-correlation of (N, C_in, L) with weight (C_out, C_in / groups, K), plus bias.
+    ``padding``: int, ``"valid"`` or ``"same"`` (stride 1 only); ``groups`` as in conv2d."""
     who = "conv1d"
     x, unbatched = _check_sequence_input(input, who)
     if weight.ndim != 3:
         raise _error(f"{who}: weight must be 3-D (out_channels, in_channels, kernel_size), "
                      f"got shape {tuple(weight.shape)}")
-    if x.shape[1] != weight.shape[1]:
+    if groups != 1:
+        groups = _check_groups(x, weight, groups, who, (x.shape[0], x.shape[1], x.shape[3]))
+    elif x.shape[1] != weight.shape[1]:
         raise _error(f"{who}: input has {x.shape[1]} channels (shape {tuple(input.shape)}) "
                      f"but the weight of shape {tuple(weight.shape)} expects {weight.shape[1]}")
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
@@ -307,7 +308,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
                      f"smaller than the kernel ({dilation * (kernel - 1) + 1}); input shape "
                      f"{tuple(input.shape)}, weight shape {tuple(weight.shape)}")
     output = Conv2d.apply(x, weight.unsqueeze(2), bias, (1, stride), ((0, 0), pads),
-                          (1, dilation))
+                          (1, dilation), groups)
     return _unsqueezed_result(output, unbatched)
 
 

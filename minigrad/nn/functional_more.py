@@ -62,15 +62,15 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
                      f"kernel...), got shape {tuple(weight.shape)}")
     unbatched = input.ndim == dims + 1
     x = input.unsqueeze(0) if unbatched else input
-    if groups != 1:
-        raise _error(f"{who}: groups={groups} is not supported by minigrad (groups=1 only)",
-                     NotImplementedError)
+    groups = _check_transposed_groups(x, weight, groups, who)
     if x.shape[1] != weight.shape[0]:
         raise _error(f"{who}: input has {x.shape[1]} channels (shape {tuple(input.shape)}) but "
                      f"the weight of shape {tuple(weight.shape)} expects {weight.shape[0]} "
-                     "(a transposed convolution's weight is (in_channels, out_channels, ...))")
-    if bias is not None and tuple(bias.shape) != (weight.shape[1],):
-        raise _error(f"{who}: bias must have shape ({weight.shape[1]},) (one per output "
+                     "(a transposed convolution's weight is (in_channels, out_channels / "
+                     "groups, ...))")
+    out_channels = weight.shape[1] * groups
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise _error(f"{who}: bias must have shape ({out_channels},) (one per output "
                      f"channel), got {tuple(bias.shape)}")
     stride = _ints(stride, dims, who, "stride", 1)
     padding = _ints(padding, dims, who, "padding", 0)
@@ -84,15 +84,32 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         stride, padding = (1,) + stride, (0,) + padding
         output_padding, dilation = (0,) + output_padding, (1,) + dilation
     shape = ConvTranspose2d.output_shape(x, weight, None, stride, padding, output_padding,
-                                         dilation)
+                                         dilation, groups)
     if min(shape[2:]) < 1:
         raise _error(f"{who}: the output would be empty (size {shape[2:]}): padding "
                      f"{padding} is too large for input shape {tuple(input.shape)} and "
                      f"weight shape {tuple(weight.shape)}", ValueError)
-    output = ConvTranspose2d.apply(x, weight, bias, stride, padding, output_padding, dilation)
+    output = ConvTranspose2d.apply(x, weight, bias, stride, padding, output_padding, dilation,
+                                   groups)
     if dims == 1:
         output = output.squeeze(2)
     return output[0] if unbatched else output
+
+
+def _check_transposed_groups(x: Tensor, weight: Tensor, groups: Any, who: str) -> int:
+    """``groups`` of a transposed convolution: positive, dividing the weight's dim 0 (the
+    input channels), as PyTorch checks."""
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)):
+        raise _error(f"{who}: groups must be an int, got {type(groups).__name__} {groups!r}",
+                     TypeError)
+    if groups <= 0:
+        raise _error(f"{who}: non-positive groups is not supported, got groups={groups}",
+                     RuntimeError)
+    if weight.shape[0] % groups:
+        raise _error(f"{who}: Given groups={groups}, expected weight to be divisible by "
+                     f"{groups} at dimension 0 (in_channels), but got weight of size "
+                     f"{list(weight.shape)} instead")
+    return int(groups)
 
 
 # --- pixel shuffle -------------------------------------------------------------------------

@@ -22,7 +22,7 @@ class _LossSettings:
         names = code.co_varnames[1:code.co_argcount]
         given = list(zip(names, args)) + list(kwargs.items())
         tensors = [value for name, value in given if isinstance(value, Tensor)
-                   and name not in ("weight", "pos_weight")]
+                   and (name not in ("weight", "pos_weight") or value.ndim != 1)]
         if tensors or len(args) > len(names):
             shapes = ", ".join(str(t.shape) if isinstance(t, Tensor) else type(t).__name__
                                for t in args)
@@ -53,16 +53,32 @@ class MSELoss(_Loss):
 
 
 class CrossEntropyLoss(_Loss):
-    """Cross entropy of logits (N, C, ...) against class indices or probabilities."""
+    """Cross entropy of logits (N, C, ...) against class indices or probabilities;
+    ``weight`` (C,) weighs the classes (a buffer, as in PyTorch)."""
 
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean",
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
                  label_smoothing: float = 0.0) -> None:
-        super().__init__(reduction)
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction,
+                                             "CrossEntropyLoss"))
+        _check_weight_argument(weight, "CrossEntropyLoss")
+        self.register_buffer("weight", weight)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
-        return F.cross_entropy(input, target, self.ignore_index, self.label_smoothing,
-                               self.reduction)
+        F._class_weight(self.weight, input, "CrossEntropyLoss")  # errors name the layer
+        return F.cross_entropy(input, target, weight=self.weight,
+                               ignore_index=self.ignore_index, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
+
+
+def _check_weight_argument(weight: Any, layer: str) -> None:
+    """A class weight is a 1-D Tensor (its length is checked against the input's classes
+    when the loss is called)."""
+    if weight is not None and not isinstance(weight, Tensor):
+        raise TypeError(f"{layer}: weight must be a Tensor of shape (C,) (one weight per "
+                        f"class), got {type(weight).__name__}; wrap it: "
+                        "weight=mg.tensor(...)")
 
 
 class BCELoss(_Loss):
@@ -98,14 +114,18 @@ class NLLLoss(_Loss):
     LogSoftmax) against class indices; ``weight`` (C,) weighs the classes (a buffer, as in
     PyTorch)."""
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None,
                  reduction: str = "mean") -> None:
-        super().__init__(reduction)
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction, "NLLLoss"))
+        _check_weight_argument(weight, "NLLLoss")
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+        F._class_weight(self.weight, input, "NLLLoss")  # errors name the layer
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
 
 
 class L1Loss(_Loss):

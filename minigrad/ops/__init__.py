@@ -7,8 +7,9 @@ from .convolution import AvgPool2d, Conv2d, ConvTranspose2d, MaxPool2d
 from .logical import Bitwise, BitwiseNot, Logical, LogicalNot
 from .trigonometry import Acos, Asin, Atan, Cumprod
 from .elementwise import (Abs, Add, Cast, Ceil, Clamp, Compare, Cos, Div, Exp, Expm1, Floor,
-                          Log, Log1p, Maximum, Minimum, Mul, Neg, Pow, ReLU, Round, Sigmoid,
-                          Sign, Sin, Sqrt, Sub, Tanh, Where)
+                          FloorDivide, Fmod, Log, Log1p, Maximum, Minimum, Mul, Neg, Pow, ReLU,
+                          Remainder, Round, RoundedDiv, ScalarRemainder, Sigmoid, Sign, Sin,
+                          Sqrt, Sub, Tanh, Where)
 from .indexing import ArgSort, Gather, GetItem, Scatter, ScatterAdd, SetItem
 from .loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from .matmul import Einsum, Linear, MatMul
@@ -30,5 +31,5 @@ __all__ = [
     "Stack", "Sub", "Sum", "Tanh", "Unbind", "Unfold", "Var", "Where",
     "ELU", "Hardtanh", "LeakyReLU", "Mish", "SiLU", "Softplus",
     "Acos", "Asin", "Atan", "Bitwise", "BitwiseNot", "ConvTranspose2d", "Cumprod", "Logical",
-    "LogicalNot",
+    "LogicalNot", "FloorDivide", "Fmod", "Remainder", "RoundedDiv", "ScalarRemainder",
 ]

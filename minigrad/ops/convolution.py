@@ -74,41 +74,50 @@ class Conv2d(Function):
     backward: grad_weight = sum over images of grad (O, OH OW) times im2col^T; every
               window's gradient = W^T grad, which ``add_windows_back`` adds into the
               image; grad_bias = grad summed over (N, OH, OW)
+    groups:   the C input and O output channels split into ``groups`` blocks; output
+              block g sees only input block g (W is (O, C / groups, kH, kW)), so each
+              product above becomes one per block, batched as (groups, ...) matrices.
+              groups == C is the depthwise convolution.
     """
 
     hint = "input (N, C, H, W), weight (out_channels, C, kH, kW), bias (out_channels,)"
 
     @staticmethod
-    def forward(ctx, x, weight, bias, stride, padding, dilation):
+    def forward(ctx, x, weight, bias, stride, padding, dilation, groups=1):
         ctx.save_for_backward(x, weight)  # im2col is redone in backward (it is 9x x's size)
-        ctx.stride, ctx.padding, ctx.dilation = stride, padding, dilation
+        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, padding, dilation, groups
         cols = _im2col(x, weight.shape, stride, padding, dilation)
-        out = np.matmul(weight.reshape(len(weight), -1), cols)  # (N, O, OH OW)
+        if groups == 1:
+            out = np.matmul(weight.reshape(len(weight), -1), cols)  # (N, O, OH OW)
+        else:  # (G, O/G, C/G kH kW) times (N, G, C/G kH kW, OH OW), per block
+            grouped = np.matmul(_grouped_weight(weight, groups), _grouped(cols, groups))
+            out = grouped.reshape(len(x), len(weight), -1)
         if bias is not None:
             out += bias[:, None]
         return out.reshape(out.shape[:2] + _conv_output_hw(x, weight, stride, padding, dilation))
 
     @staticmethod
-    def output_shape(x, weight, bias, stride, padding, dilation):
+    def output_shape(x, weight, bias, stride, padding, dilation, groups=1):
         return (x.shape[0], weight.shape[0], *_conv_output_hw(x, weight, stride, padding,
                                                                dilation))
 
     @staticmethod
-    def output_dtype(x, weight, bias, stride, padding, dilation):
+    def output_dtype(x, weight, bias, stride, padding, dilation, groups=1):
         return np.result_type(*(a.dtype for a in (x, weight, bias) if a is not None))
 
     @staticmethod
     def backward(ctx, grad_output):
         x, weight = ctx.saved_tensors
         needs_x, needs_weight, needs_bias = ctx.needs_input_grad[:3]
-        stride, padding, dilation = ctx.stride, ctx.padding, ctx.dilation
-        out_channels, channels, kh, kw = weight.shape
+        stride, padding, dilation, groups = ctx.stride, ctx.padding, ctx.dilation, ctx.groups
+        out_channels, _, kh, kw = weight.shape
         n, _, out_h, out_w = grad_output.shape
         grad_3d = grad_output.reshape(n, out_channels, out_h * out_w)
         grad_x = grad_weight = grad_bias = None
         if needs_weight:
-            cols = _im2col(x, weight.shape, stride, padding, dilation)
-            grad_weight = np.matmul(grad_3d, cols.transpose(0, 2, 1)).sum(axis=0)
+            cols = _grouped(_im2col(x, weight.shape, stride, padding, dilation), groups)
+            grad_weight = np.matmul(_grouped(grad_3d, groups),
+                                    cols.transpose(0, 1, 3, 2)).sum(axis=0)
             grad_weight = grad_weight.reshape(weight.shape)
         if needs_bias:
             grad_bias = grad_output.sum(axis=(0, 2, 3))
@@ -116,18 +125,30 @@ class Conv2d(Function):
             (top, bottom), (left, right) = padding
             padded_shape = x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right)
             if stride == (1, 1) and dilation == (1, 1):
-                grad_padded = _input_gradient_stride_1(grad_output, weight, padded_shape)
-            else:
-                grad_cols = np.matmul(weight.reshape(out_channels, -1).T, grad_3d)
-                grad_patches = grad_cols.reshape(n, channels, kh, kw, out_h, out_w)
+                grad_padded = _input_gradient_stride_1(grad_output, weight, padded_shape,
+                                                       groups)
+            else:  # W^T grad per block: (N, G, C/G kH kW, OH OW)
+                grad_cols = np.matmul(_grouped_weight(weight, groups).transpose(0, 2, 1),
+                                      _grouped(grad_3d, groups))
+                grad_patches = grad_cols.reshape(n, x.shape[1], kh, kw, out_h, out_w)
                 grad_patches = grad_patches.transpose(0, 1, 4, 5, 2, 3)  # (N, C, OH, OW, kH, kW)
                 grad_padded = add_windows_back(grad_patches, padded_shape, stride, dilation)
             grad_x = unpad_image(grad_padded, padding)
-        return grad_x, grad_weight, grad_bias, None, None, None
+        return grad_x, grad_weight, grad_bias, None, None, None, None
+
+
+def _grouped(rows: np.ndarray, groups: int) -> np.ndarray:
+    """(N, G k, L) -> (N, G, k, L): the rows of each channel block together."""
+    return rows.reshape(rows.shape[0], groups, -1, rows.shape[-1])
+
+
+def _grouped_weight(weight: np.ndarray, groups: int) -> np.ndarray:
+    """(O, C/G, kH, kW) -> (G, O/G, C/G kH kW): one weight matrix per channel block."""
+    return weight.reshape(groups, len(weight) // groups, -1)
 
 
 def _input_gradient_stride_1(grad_output: np.ndarray, weight: np.ndarray,
-                             padded_shape: tuple) -> np.ndarray:
+                             padded_shape: tuple, groups: int = 1) -> np.ndarray:
     """The gradient of the padded input of a stride-1 convolution: ``add_windows_back``
     of every window's gradient, arranged so that each kernel offset adds ONE long run
     per image instead of OH short rows (NumPy is slow on many short rows).
@@ -139,11 +160,15 @@ def _input_gradient_stride_1(grad_output: np.ndarray, weight: np.ndarray,
     i Wp + j. Its zero columns land on other elements (adding nothing); the buffer has
     kW spare elements at its end for the last run."""
     n, out_channels, out_h, out_w = grad_output.shape
-    _, channels, kh, kw = weight.shape
-    height, width = padded_shape[2:]
+    _, _, kh, kw = weight.shape
+    channels, height, width = padded_shape[1:]
     wide = np.zeros((n, out_channels, out_h, width), dtype=grad_output.dtype)
     wide[..., :out_w] = grad_output
-    runs = np.matmul(weight.reshape(out_channels, -1).T, wide.reshape(n, out_channels, -1))
+    if groups == 1:
+        runs = np.matmul(weight.reshape(out_channels, -1).T, wide.reshape(n, out_channels, -1))
+    else:  # W^T per channel block
+        runs = np.matmul(_grouped_weight(weight, groups).transpose(0, 2, 1),
+                         wide.reshape(n, groups, out_channels // groups, -1))
     runs = runs.reshape(n * channels, kh * kw, out_h * width)  # (images, offsets, run)
     flat = np.zeros((n * channels, height * width + kw), dtype=runs.dtype)
     length = out_h * width
@@ -315,35 +340,41 @@ class ConvTranspose2d(Function):
               into place by ``add_windows_back``
     backward: grad_x = conv2d(grad, W) (the windows of the padded gradient against W),
               grad_W = sum over images and pixels of x times those windows
+    groups:   W is (C_in, C_out / groups, kH, kW); input block g feeds output block g only,
+              so the products above are batched over (groups, ...) blocks
     """
 
-    hint = "input (N, C_in, H, W), weight (C_in, C_out, kH, kW), bias (C_out,)"
+    hint = "input (N, C_in, H, W), weight (C_in, C_out / groups, kH, kW), bias (C_out,)"
 
     @staticmethod
-    def forward(ctx, x, weight, bias, stride, padding, output_padding, dilation):
+    def forward(ctx, x, weight, bias, stride, padding, output_padding, dilation, groups=1):
         ctx.save_for_backward(x, weight)
         ctx.stride, ctx.padding, ctx.output_padding, ctx.dilation = (stride, padding,
                                                                       output_padding, dilation)
+        ctx.groups = groups
         n, channels, height, width = x.shape
-        _, out_channels, kh, kw = weight.shape
-        cols = np.matmul(weight.reshape(channels, -1).T, x.reshape(n, channels, -1))
+        out_channels, kh, kw = weight.shape[1] * groups, weight.shape[2], weight.shape[3]
+        per_group = weight.reshape(groups, channels // groups, -1)  # (G, C_in/G, C_out/G kH kW)
+        cols = np.matmul(per_group.transpose(0, 2, 1),
+                         x.reshape(n, groups, channels // groups, -1))
         patches = cols.reshape(n, out_channels, kh, kw, height, width).transpose(0, 1, 4, 5, 2, 3)
         full = _transposed_full_hw(x.shape, weight.shape, stride, output_padding, dilation)
         out = add_windows_back(patches, (n, out_channels) + full, stride, dilation)
         (ph, pw), (oh, ow) = padding, ConvTranspose2d.output_shape(
-            x, weight, bias, stride, padding, output_padding, dilation)[2:]
+            x, weight, bias, stride, padding, output_padding, dilation, groups)[2:]
         out = out[:, :, ph:ph + oh, pw:pw + ow]
         if bias is not None:
             out = out + bias[:, None, None]
         return np.ascontiguousarray(out)
 
     @staticmethod
-    def output_shape(x, weight, bias, stride, padding, output_padding, dilation):
+    def output_shape(x, weight, bias, stride, padding, output_padding, dilation, groups=1):
         full = _transposed_full_hw(x.shape, weight.shape, stride, output_padding, dilation)
-        return (x.shape[0], weight.shape[1], full[0] - 2 * padding[0], full[1] - 2 * padding[1])
+        return (x.shape[0], weight.shape[1] * groups, full[0] - 2 * padding[0],
+                full[1] - 2 * padding[1])
 
     @staticmethod
-    def output_dtype(x, weight, bias, stride, padding, output_padding, dilation):
+    def output_dtype(x, weight, bias, stride, padding, output_padding, dilation, groups=1):
         return np.result_type(*(a.dtype for a in (x, weight, bias) if a is not None))
 
     @staticmethod
@@ -356,14 +387,20 @@ class ConvTranspose2d(Function):
         grad_full[:, :, ph:ph + grad_output.shape[2], pw:pw + grad_output.shape[3]] = grad_output
         patches = windows(grad_full, weight.shape[2:], ctx.stride, ctx.dilation)
         patches = patches[:, :, :height, :width]  # (N, C_out, H, W, kH, kW)
+        groups, n = ctx.groups, x.shape[0]
+        patches = patches.reshape(n, groups, -1, *patches.shape[2:])  # (N, G, C_out/G, ...)
+        blocks = weight.reshape(groups, -1, *weight.shape[1:])  # (G, C_in/G, C_out/G, kH, kW)
         grad_x = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
-            grad_x = np.einsum("nohwij,coij->nchw", patches, weight, optimize=True)
+            grad_x = np.einsum("ngohwij,gcoij->ngchw", patches, blocks,
+                               optimize=True).reshape(x.shape)
         if ctx.needs_input_grad[1]:
-            grad_weight = np.einsum("nchw,nohwij->coij", x, patches, optimize=True)
+            grad_weight = np.einsum("ngchw,ngohwij->gcoij",
+                                    x.reshape(n, groups, -1, *x.shape[2:]), patches,
+                                    optimize=True).reshape(weight.shape)
         if ctx.needs_input_grad[2]:
             grad_bias = grad_output.sum(axis=(0, 2, 3))
-        return grad_x, grad_weight, grad_bias, None, None, None, None
+        return grad_x, grad_weight, grad_bias, None, None, None, None, None
 
 
 def _transposed_full_hw(x_shape, weight_shape, stride, output_padding, dilation):

@@ -342,6 +342,116 @@ class Div(Function):
         return grad_x, grad_y
 
 
+def _check_integer_divisor(x, y, op: str) -> None:
+    """Integer division by zero has no value: PyTorch raises (NumPy would give 0); nor has
+    the division of two bool tensors."""
+    if np.result_type(x, y).kind == "b":
+        raise NotImplementedError(f"{op} is not implemented for two bool tensors, as in "
+                                  "PyTorch; convert them with .long() or .float()")
+    if np.result_type(x, y).kind in "iu" and np.any(np.asarray(y) == 0):
+        raise RuntimeError(f"ZeroDivisionError: integer division by zero in {op} (the "
+                           "divisor holds a 0), as PyTorch raises; divide floating tensors "
+                           "to get inf/nan instead")
+
+
+class RoundedDiv(Function):
+    """f(x, y) = floor(x / y) or trunc(x / y) (``rounding_mode``);  df/dx = df/dy = 0
+
+    PyTorch's ``div(x, y, rounding_mode=)``, ``floor_divide`` and ``//``: a step function
+    of x and y, so its gradient is 0 wherever it exists (PyTorch gives zeros). Integers
+    stay integers; floats round like Python's ``//`` (NumPy's floor_divide)."""
+
+    oper = "div"  # (no broadcasting hint: their errors are mostly division by zero)
+
+    @staticmethod
+    def forward(ctx, x, y, rounding_mode="floor"):
+        _check_integer_divisor(x, y, f"div(rounding_mode={rounding_mode!r}) (// and "
+                               "floor_divide are rounding_mode='floor')")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if rounding_mode == "floor":
+                return np.floor_divide(x, y)
+            if np.result_type(x, y).kind == "f":
+                return np.trunc(np.true_divide(x, y))
+            return np.floor_divide(x - np.fmod(x, y), y)  # an exact multiple of y: exact
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return tuple(np.zeros_like(grad_output) if needs else None
+                     for needs in ctx.needs_input_grad)
+
+
+class FloorDivide(RoundedDiv):
+    """f(x, y) = floor(x / y): ``//`` and ``floor_divide``, which PyTorch 2 gives no
+    derivative (its backward raises; ``div(rounding_mode="floor")`` gives zeros)."""
+
+    oper = "floor_divide"
+    no_derivative = True  # the output requires grad, but backward raises (tests/test_ops.py)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError(
+            "floor_divide (//): the derivative for floor_divide is not implemented, as in "
+            "PyTorch. Use x.div(y, rounding_mode='floor') (its gradient is zero), or detach() "
+            "the inputs of // when no gradient should flow through it.")
+
+
+class Remainder(Function):
+    """f(x, y) = x - floor(x / y) y (the sign of y, as Python's %);
+    df/dx = 1,  df/dy = -floor(x / y)"""
+
+    oper = "remainder"  # (no broadcasting hint: their errors are mostly division by zero)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        _check_integer_divisor(x, y, "remainder (%)")
+        ctx.save_for_backward(x, y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.remainder(x, y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        needs_x, needs_y = ctx.needs_input_grad
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_y = -grad_output * np.floor_divide(x, y) if needs_y else None
+        return (grad_output if needs_x else None), grad_y
+
+
+class ScalarRemainder(Remainder):
+    """f(x) = c % x for a number c: PyTorch 2 has no derivative for it (its backward raises)."""
+
+    no_derivative = True
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise RuntimeError(
+            "remainder: the derivative for remainder(number, tensor) (number % tensor) is not "
+            "implemented, as in PyTorch; make the number a tensor (mg.full_like(x, c) % x) "
+            "for a gradient, or detach() x.")
+
+
+class Fmod(Function):
+    """f(x, y) = x - trunc(x / y) y (the sign of x, as C's fmod);
+    df/dx = 1,  df/dy = -trunc(x / y)"""
+
+    oper = "fmod"  # (no broadcasting hint: their errors are mostly division by zero)
+
+    @staticmethod
+    def forward(ctx, x, y):
+        _check_integer_divisor(x, y, "fmod")
+        ctx.save_for_backward(x, y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.fmod(x, y)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        needs_x, needs_y = ctx.needs_input_grad
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_y = -grad_output * np.trunc(x / y) if needs_y else None
+        return (grad_output if needs_x else None), grad_y
+
+
 class Pow(Function):
     """f(x, e) = x^e,  df/dx = e x^(e-1),  df/de = x^e ln x (0 where x = 0, as PyTorch)"""
 

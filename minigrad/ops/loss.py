@@ -33,7 +33,7 @@ def _reduced_gradient(grad_output: np.ndarray, reduction: str, count: int) -> np
     """The gradient of the result with respect to each element's loss (broadcastable)."""
     if reduction == "mean":
         # count 0 (all ignored): the loss is NaN, but every gradient is 0, as in PyTorch
-        return grad_output / max(count, 1)
+        return grad_output / (count if count else 1)
     return grad_output
 
 
@@ -53,18 +53,32 @@ class CrossEntropy(_Loss):
 
     Logits are (N, C, d1, ...) or (C,): the class dim is 1 (0 for 1-D logits). Class-index
     targets equal to ``ignore_index`` add nothing and "mean" leaves them out of the count.
+
+    Class weights w (an array (C,), no gradient), as in PyTorch: a class-index loss is
+    (1 - eps) w[target] (-log p[target]) + eps/C sum_c w_c (-log p_c), and "mean" divides
+    by the sum of w[target] over the targets kept; so
+    dloss/dlogits = p ((1 - eps) w[target] + eps/C sum_c w_c) - (1 - eps) w[target]
+    onehot(target) - eps/C w. A probability target t becomes w t (and "mean" still divides
+    by the number of positions).
     """
 
     @staticmethod
-    def forward(ctx, input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    def forward(ctx, input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean",
+                weight=None):
         axis = 1 if input.ndim > 1 else 0
         classes = input.shape[axis]
         log_p = log_softmax(input, axis)  # stable: logits of +-1000 give finite values
         ctx.axis, ctx.reduction, ctx.smoothing = axis, reduction, label_smoothing
         ctx.probabilities = target.dtype.kind == "f"
+        if weight is not None:  # shaped to broadcast along the class dim
+            weight = weight.astype(input.dtype, copy=False).reshape(
+                [classes if i == axis else 1 for i in range(input.ndim)])
+        ctx.weight = weight
         if ctx.probabilities:  # target has the input's shape
             target = target.astype(input.dtype, copy=False)
             smoothed = target * (1 - label_smoothing) + label_smoothing / classes
+            if weight is not None:
+                smoothed = smoothed * weight
             loss = -np.sum(smoothed * log_p, axis=axis)
             ctx.count = loss.size
             ctx.save_for_backward(log_p, smoothed)
@@ -76,18 +90,29 @@ class CrossEntropy(_Loss):
         else:
             target = np.where(keep, target, 0)  # any valid class; those losses are masked
         picked = _at_target(log_p, target, axis)
-        loss = -(1 - label_smoothing) * picked
-        if label_smoothing:
-            loss = loss - label_smoothing / classes * np.sum(log_p, axis=axis)
+        if weight is None:
+            loss = -(1 - label_smoothing) * picked
+            if label_smoothing:
+                loss = loss - label_smoothing / classes * np.sum(log_p, axis=axis)
+        else:
+            target_weight = weight.reshape(-1)[target]  # w[target], one per position
+            if keep is not None:
+                target_weight = np.where(keep, target_weight, 0)
+            loss = -(1 - label_smoothing) * target_weight * picked
+            if label_smoothing:
+                loss = loss - label_smoothing / classes * np.sum(weight * log_p, axis=axis)
         if keep is not None:
             loss = np.where(keep, loss, 0)
-        ctx.count = loss.size if keep is None else int(np.count_nonzero(keep))
+        if weight is not None:
+            ctx.count = float(np.sum(target_weight))
+        else:
+            ctx.count = loss.size if keep is None else int(np.count_nonzero(keep))
         ctx.save_for_backward(log_p, target, keep)
         return _reduce(loss, reduction, ctx.count, input.dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
-        axis, reduction = ctx.axis, ctx.reduction
+        axis, reduction, weight = ctx.axis, ctx.reduction, ctx.weight
         scale = _reduced_gradient(grad_output, reduction, ctx.count)
         if reduction == "none":
             scale = np.expand_dims(scale, axis)  # one value per position, for every class
@@ -98,21 +123,32 @@ class CrossEntropy(_Loss):
             grad_target = None
             if ctx.needs_input_grad[1]:
                 grad_target = -log_p * (1 - ctx.smoothing) * scale
-            return grad_input, grad_target, None, None, None
+                if weight is not None:
+                    grad_target = grad_target * weight
+            return grad_input, grad_target, None, None, None, None
         log_p, target, keep = ctx.saved_tensors
         classes = log_p.shape[axis]
         grad = np.exp(log_p)  # softmax
-        if ctx.smoothing:
-            grad -= ctx.smoothing / classes
-        _subtract_at_target(grad, target, axis, 1 - ctx.smoothing)  # - (1 - eps) onehot
+        if weight is None:
+            if ctx.smoothing:
+                grad -= ctx.smoothing / classes
+            _subtract_at_target(grad, target, axis, 1 - ctx.smoothing)  # - (1 - eps) onehot
+        else:
+            target_weight = np.expand_dims(weight.reshape(-1)[target], axis)
+            grad *= (1 - ctx.smoothing) * target_weight + ctx.smoothing / classes * weight.sum()
+            if ctx.smoothing:
+                grad -= ctx.smoothing / classes * weight
+            _subtract_at_target(grad, target, axis, 1 - ctx.smoothing,
+                                target_weight)  # - (1 - eps) w[target] onehot
         if keep is not None:
             scale = scale * np.expand_dims(keep, axis)  # ignored positions get nothing
         grad *= scale
-        # nothing for the class indices, ignore_index, label_smoothing and reduction
-        return grad, None, None, None, None
+        # nothing for the class indices, ignore_index, label_smoothing, reduction, weight
+        return grad, None, None, None, None, None
 
     @staticmethod
-    def output_shape(input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    def output_shape(input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean",
+                     weight=None):
         if reduction != "none":
             return ()
         axis = 1 if len(input.shape) > 1 else 0
@@ -127,15 +163,17 @@ def _at_target(log_p: np.ndarray, target: np.ndarray, axis: int) -> np.ndarray:
     return np.take_along_axis(log_p, index, axis=axis).squeeze(axis)
 
 
-def _subtract_at_target(grad: np.ndarray, target: np.ndarray, axis: int, value: float) -> None:
-    """grad[n, target[n], ...] -= value, in place (each position has one target)."""
-    if grad.ndim == 2:
+def _subtract_at_target(grad: np.ndarray, target: np.ndarray, axis: int, value: float,
+                        scale: np.ndarray | None = None) -> None:
+    """grad[n, target[n], ...] -= value (times scale[n, 0, ...] if given), in place (each
+    position has one target)."""
+    if grad.ndim == 2 and scale is None:
         grad[np.arange(len(target)), target] -= value
         return
     shape = [1] * grad.ndim
     shape[axis] = grad.shape[axis]
     onehot = np.arange(grad.shape[axis]).reshape(shape) == np.expand_dims(target, axis)
-    grad -= value * onehot
+    grad -= value * onehot if scale is None else value * scale * onehot
 
 
 # --- binary cross entropy --------------------------------------------------------------------
