@@ -69,7 +69,7 @@ class Function(function.Function):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if getattr(cls.__dict__.get("backward"), "once_differentiable", False):
+        if getattr(cls.backward, "once_differentiable", False):
             cls.twice_differentiable = False
         # the engine calls forward and backward with arrays: wrap them as Tensors here
         for name in ("forward", "setup_context", "backward"):

@@ -131,7 +131,7 @@ def run_backward(node: Any, grad_outputs: list) -> tuple:
         raise RuntimeError(f"{cls.__name__}.backward returned {len(grads)} gradient(s), but "
                            f"forward received {len(node.args)} positional input(s)")
     history = any(isinstance(g, tensor_class.Tensor) and g.requires_grad
-                  for g in grad_outputs)
+                  for g in (*grad_outputs, *node.args))
     return tuple([_fit(node, position, grad, history) for position, grad in enumerate(grads)])
 
 
@@ -142,12 +142,17 @@ def _graph_tensor(node: Any, value: Any) -> Any:
     array = value._data if isinstance(value, Tensor) else value
     if type(array) is not np.ndarray:
         return value
-    for arg in node.args:
-        if isinstance(arg, Tensor) and arg._data is array:
+    # (a user's Function got read-only views of its inputs: _forward_arrays)
+    for arg, given in zip(node.args, node._forward_arrays or node.args):
+        if isinstance(arg, Tensor) and (arg._data is array or given is array):
             return arg
-    for index, ref in enumerate(node._outputs):
-        output = ref()
+    outputs = [ref() for ref in node._outputs]
+    for output in outputs:
         if output is not None and output._data is array:
+            return output
+    for output in outputs:  # an in-place op (exp_) copied its result into the tensor's array
+        if output is not None and output._data.shape == array.shape \
+                and output._data.dtype == array.dtype and np.array_equal(output._data, array):
             return output
     return value
 

@@ -38,6 +38,8 @@ class _Pointwise(Function):
 class LeakyReLU(_Pointwise):
     """f(x) = x if x > 0 else slope * x;  f'(x) = 1 if x > 0 else slope"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, negative_slope):
         positive = x > 0
@@ -53,6 +55,8 @@ class LeakyReLU(_Pointwise):
 
 class ELU(_Pointwise):
     """f(x) = x if x > 0 else alpha (e^x - 1);  f'(x) = 1 if x > 0 else f(x) + alpha"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, alpha):
@@ -118,6 +122,8 @@ class Mish(_Pointwise):
 
 class Hardtanh(_Pointwise):
     """f(x) = min(max(x, min_val), max_val);  f'(x) = 1 if min_val < x < max_val else 0"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, min_val, max_val):

@@ -65,6 +65,8 @@ def _remember(ctx, x, dim, keepdim, op):
 class Sum(_Reduction):
     """f(x) = sum of x over dim;  df/dx = 1 everywhere"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
         axes = _remember(ctx, x, dim, keepdim, "sum")
@@ -77,6 +79,8 @@ class Sum(_Reduction):
 
 class Mean(_Reduction):
     """f(x) = sum of x over dim / n;  df/dx = 1 / n"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
@@ -145,6 +149,8 @@ class Max(_Reduction):
     between ties (as ``maximum`` does). With ``return_indices`` it also returns the
     argmax (no gradient), like ``torch.max(x, dim)``."""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     take = staticmethod(np.max)
     arg = staticmethod(np.argmax)
 
@@ -184,6 +190,8 @@ class Max(_Reduction):
 
 class Min(Max):
     """f(x) = min of x over dim; the gradient goes to the minimal elements"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     take = staticmethod(np.min)
     arg = staticmethod(np.argmin)
