@@ -19,7 +19,9 @@ with history, differentiable again, to any order. Everything that differs lives 
   This is only right when every saved value the formula differentiates through is an
   input or an output (a value derived in forward, such as a softmax kept by a log-softmax,
   would be a constant, and the second derivative silently wrong). So an array-contract
-  Function says so by declaring ``twice_differentiable = True``, checked op by op by
+  Function says so by declaring ``twice_differentiable = True`` (and, where its NumPy
+  backward cannot run on Tensors, a ``tensor_backward`` built from recorded ops, as
+  GetItem's), checked op by op by
   ``gradgradcheck`` in tests/test_higher_order.py; any other Function asked for a
   graph raises an error naming it, never a detached second derivative.
 - ``seed``, ``add``, ``into_grad``, ``run_hooks``: the engine's array helpers, for Tensors.
@@ -115,8 +117,10 @@ def run_backward(node: Any, grad_outputs: list) -> tuple:
     graph's Tensors (see the module docstring); the gradients fitted to the inputs."""
     check_twice_differentiable(node)
     cls = node.function
-    # the Tensor contract's backward is wrapped to run under no_grad: take the original
-    backward = getattr(cls.backward, "__wrapped__", cls.backward)
+    # an op whose NumPy backward cannot run on Tensors declares a Tensor-level one; the
+    # Tensor contract's backward is wrapped to run under no_grad: take the original
+    backward = getattr(cls, "tensor_backward", None) \
+        or getattr(cls.backward, "__wrapped__", cls.backward)
     saved = node._saved
     if saved:
         node._saved = tuple([_graph_tensor(node, value) for value in saved])

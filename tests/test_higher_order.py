@@ -24,7 +24,7 @@ from minigrad.higher_order import NotTwiceDifferentiableError
 NOT_YET_TWICE_DIFFERENTIABLE = {
     "AvgPool2d", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "Cat", "Conv2d",
     "ConvTranspose2d", "CrossEntropy", "Cumprod", "Cumsum", "Einsum", "GELU", "Gather",
-    "GetItem", "LayerNorm", "LogSumExp", "MaxPool2d", "Mish", "Norm", "Prod",
+    "LayerNorm", "LogSumExp", "MaxPool2d", "Mish", "Norm", "Prod",
     "RepeatInterleave", "Roll", "ScaledDotProductAttention", "Scatter", "ScatterAdd",
     "SetItem", "SiLU", "Softplus", "Unfold", "Var",
     # piecewise constant (zero gradient almost everywhere): nothing to differentiate
