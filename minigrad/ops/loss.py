@@ -111,6 +111,33 @@ class CrossEntropy(_Loss):
         # nothing for the class indices, ignore_index, label_smoothing and reduction
         return grad, None, None, None, None
 
+    # create_graph=True: the same formulas from recorded ops (higher_order.py); the
+    # softmax is recomputed from the input Tensor so that its history is in the gradient
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        input, target = ctx.args[0], ctx.args[1]
+        axis, smoothing = ctx.axis, ctx.smoothing
+        classes = input.shape[axis]
+        scale = _reduced_gradient(grad_output, ctx.reduction, ctx.count)
+        if ctx.reduction == "none":
+            scale = scale.unsqueeze(axis)
+        p = input.softmax(axis)
+        if ctx.probabilities:
+            smoothed = target * (1 - smoothing) + smoothing / classes
+            grad_input = (p * smoothed.sum(axis=axis, keepdims=True) - smoothed) * scale
+            grad_target = None
+            if ctx.needs_input_grad[1]:
+                grad_target = -input.log_softmax(axis) * (1 - smoothing) * scale
+            return grad_input, grad_target, None, None, None
+        _, target, keep = ctx.saved_tensors  # the class indices, with ignored ones moved
+        constant = np.full(input.shape, -smoothing / classes, dtype=input.dtype)
+        _subtract_at_target(constant, target, axis, 1 - smoothing)  # - (1 - eps) onehot
+        if keep is not None:
+            scale = scale * np.expand_dims(keep, axis).astype(input.dtype)
+        return (p + constant) * scale, None, None, None, None
+
     @staticmethod
     def output_shape(input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
         if reduction != "none":
