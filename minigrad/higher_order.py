@@ -139,12 +139,25 @@ def run_backward(node: Any, grad_outputs: list) -> tuple:
     return tuple([_fit(node, position, grad, history) for position, grad in enumerate(grads)])
 
 
+def graph_output(node: Any, saved: np.ndarray, index: int = 0) -> Any:
+    """For a ``tensor_backward``: output ``index`` of ``node`` as the graph's Tensor (re-made
+    around ``saved``, the array forward saved for it, if the Tensor itself is gone),
+    reshaped to ``saved``'s shape (a reduction saves its result with keepdims)."""
+    output = node._outputs[index]()
+    if output is None:
+        shape = node.output_meta[index][0]
+        output = tensor_class.Tensor._make(saved.reshape(shape), True, node, index)
+    return output if tuple(output.shape) == saved.shape else output.reshape(saved.shape)
+
+
 def _graph_tensor(node: Any, value: Any) -> Any:
     """A saved value as the graph's Tensor: the input or output whose array it is (the
     output re-made around its array if the Tensor itself is gone); else as it was."""
     Tensor = tensor_class.Tensor
     array = value._data if isinstance(value, Tensor) else value
-    if type(array) is not np.ndarray:
+    if isinstance(array, np.generic):  # a 0-d result NumPy gave as a scalar (np.sqrt)
+        array = np.asarray(array)
+    elif type(array) is not np.ndarray:
         return value
     # (a user's Function got read-only views of its inputs: _forward_arrays)
     for arg, given in zip(node.args, node._forward_arrays or node.args):
@@ -154,7 +167,8 @@ def _graph_tensor(node: Any, value: Any) -> Any:
     for output in outputs:
         if output is not None and output._data is array:
             return output
-    for output in outputs:  # an in-place op (exp_) copied its result into the tensor's array
+    for output in outputs:  # an in-place op (exp_) copied its result into the tensor's
+        # array; a 0-d result was made an array: the same values, another array object
         if output is not None and output._data.shape == array.shape \
                 and output._data.dtype == array.dtype and np.array_equal(output._data, array):
             return output

@@ -24,9 +24,9 @@ from minigrad.higher_order import NotTwiceDifferentiableError
 NOT_YET_TWICE_DIFFERENTIABLE = {
     "AvgPool2d", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "Cat", "Conv2d",
     "ConvTranspose2d", "Cumprod", "Cumsum", "Einsum", "GELU", "Gather",
-    "LayerNorm", "LogSumExp", "MaxPool2d", "Mish", "Norm", "Prod",
+    "LayerNorm", "MaxPool2d", "Mish", "Prod",
     "RepeatInterleave", "Roll", "ScaledDotProductAttention", "Scatter", "ScatterAdd",
-    "SetItem", "SiLU", "Softplus", "Unfold", "Var",
+    "SetItem", "SiLU", "Softplus", "Unfold",
     # piecewise constant (zero gradient almost everywhere): nothing to differentiate
     "Ceil", "Floor", "Round", "Sign",
 }

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import DimensionError, ShapeError
 from ..function import Function
+from ..higher_order import graph_output
 
 
 def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
@@ -216,6 +217,15 @@ class Var(_Reduction):
         with np.errstate(divide="ignore", invalid="ignore"):
             return _unreduce(grad_output, ctx) * centered * (2 / ctx.denominator)
 
+    # create_graph=True: centered again, from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x = ctx.args[0]
+        centered = x - x.mean(dim=ctx.dims, keepdim=True) if ctx.dims else x * 0
+        return _unreduce(grad_output, ctx) * centered * (2 / ctx.denominator)
+
 
 class Norm(_Reduction):
     """f(x) = (sum |x|^p)^(1/p) over dim, p > 0;  df/dx = sign(x) |x|^(p-1) / f^(p-1),
@@ -242,6 +252,21 @@ class Norm(_Reduction):
         return (np.sign(x) * np.abs(x) ** (ctx.p - 1) * scale).astype(grad_output.dtype,
                                                                         copy=False)
 
+    # create_graph=True: the same formula, with the output Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x, out = ctx.saved_tensors  # x: the input Tensor; out: the norm, with keepdims
+        norm = graph_output(ctx, out)
+        zero = out == 0  # a zero vector: gradient 0, as in PyTorch (and no 0 / 0 inside)
+        safe = np.where(zero, 1.0, norm)
+        scale = np.where(zero, 0.0, _unreduce(grad_output, ctx) / safe ** (ctx.p - 1))
+        if ctx.p == 2:
+            return x * scale
+        sign = np.sign(x.detach().numpy())  # piecewise constant: no gradient of its own
+        return sign * (x * sign) ** (ctx.p - 1) * scale
+
 
 class LogSumExp(_Reduction):
     """f(x) = log sum exp(x), computed as m + log sum exp(x - m) so it never overflows;
@@ -261,6 +286,14 @@ class LogSumExp(_Reduction):
     def backward(ctx, grad_output):
         x, out = ctx.saved_tensors
         return _unreduce(grad_output, ctx) * np.exp(x - out)
+
+    # create_graph=True: the same formula, with the output Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x, out = ctx.saved_tensors
+        return _unreduce(grad_output, ctx) * (x - graph_output(ctx, out)).exp()
 
 
 class ArgMax(_Reduction):
