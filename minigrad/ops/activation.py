@@ -259,6 +259,18 @@ class GELU(Function):
         slope *= grad_output
         return slope, None  # nothing for approximate
 
+    # create_graph=True: Phi and phi from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        if ctx.approximate == "tanh":  # that formula runs on Tensors as it is
+            return GELU.backward(ctx, grad_output)
+        x = ctx.args[0]
+        cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+        density = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+        return grad_output * (cdf + x * density), None
+
     @staticmethod
     def output_dtype(x, approximate="none"):
         return x.dtype

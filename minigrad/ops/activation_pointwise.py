@@ -89,6 +89,15 @@ class Softplus(_Pointwise):
         scaled, linear = ctx.saved_tensors
         return grad_output * np.where(linear, 1, _sigmoid(scaled)), None, None
 
+    # create_graph=True: the sigmoid from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x, beta = ctx.args[0], ctx.args[1]
+        (_, linear) = ctx.saved_tensors
+        return grad_output * np.where(linear, 1.0, (x * beta).sigmoid()), None, None
+
 
 class SiLU(_Pointwise):
     """f(x) = x sigmoid(x);  f'(x) = s (1 + x (1 - s)), s = sigmoid(x)"""
@@ -102,6 +111,15 @@ class SiLU(_Pointwise):
     @staticmethod
     def backward(ctx, grad_output):
         x, s = ctx.saved_tensors
+        return grad_output * s * (1 + x * (1 - s))
+
+    # create_graph=True: the sigmoid from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x = ctx.args[0]
+        s = x.sigmoid()
         return grad_output * s * (1 + x * (1 - s))
 
 
@@ -118,6 +136,15 @@ class Mish(_Pointwise):
     def backward(ctx, grad_output):
         x, t = ctx.saved_tensors
         return grad_output * (t + x * _sigmoid(x) * (1 - t * t))
+
+    # create_graph=True: t from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x = ctx.args[0]
+        t = Softplus.apply(x, 1.0, 20.0).tanh()
+        return grad_output * (t + x * x.sigmoid() * (1 - t * t))
 
 
 class Hardtanh(_Pointwise):
