@@ -39,7 +39,8 @@ from .graph import backward_order, grad_parents, lazy_parents, walk  # noqa: F40
 from .hooks import run_node_hooks, run_tensor_hooks
 from .lazy_mode import pending_node, realize  # noqa: F401 (exported)
 from .reuse import accumulate, accumulate_into_grad, made_for_this_input
-from .state import enable_grad, lazy, state
+from .state import enable_grad, state
+from .state import lazy as _lazy  # (not torch.autograd.lazy)
 from .unsupported import module_getattr
 from .versions import check_saved_versions
 
@@ -120,7 +121,7 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
     ``create_graph``: gradients are Tensors and each backward is recorded
     (``higher_order.py``), with grad mode on whatever the caller's, as in PyTorch."""
     if create_graph:
-        with enable_grad(), lazy(False):
+        with enable_grad(), _lazy(False):
             yield from _backward_recorded(tensors, gradients, retain_graph, report,
                                           captured, who)
         return
