@@ -1348,7 +1348,23 @@ NUMPY_FUNCTIONS: dict[str, Callable] = {
     "swapaxes": lambda x, axis1, axis2: x.transpose(axis1, axis2),
     "moveaxis": lambda x, source, destination: x.permute(
         *_moved_axes(x.ndim, source, destination)),
+    "split": lambda x, indices, axis=0: _split_at(x, indices, axis),
+    "flip": lambda x, axis=None: x.flip(list(range(x.ndim)) if axis is None
+                                        else list(np.atleast_1d(axis).tolist())),
+    "roll": lambda x, shift, axis=None: x.roll(shift, axis),
+    "cumsum": lambda x, axis=None: x.cumsum(axis),
 }
+
+
+def _split_at(x: Tensor, indices: Any, axis: int) -> list:
+    """``np.split(x, indices, axis)`` as slices of ``x`` (GetItem): at the given indices,
+    or into that many equal sections."""
+    axis, size = axis % x.ndim, x.shape[axis]
+    if isinstance(indices, (int, np.integer)):
+        indices = [size // int(indices) * k for k in range(1, int(indices))]
+    edges = [0, *[int(i) for i in indices], size]
+    return [x[(slice(None),) * axis + (slice(start, stop),)]
+            for start, stop in zip(edges, edges[1:])]
 
 
 def _moved_axes(ndim: int, source: Any, destination: Any) -> list[int]:

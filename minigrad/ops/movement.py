@@ -160,6 +160,8 @@ class Pad(Function):
 class Roll(Function):
     """f(x) = x shifted cyclically; backward shifts back"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -177,6 +179,8 @@ class Roll(Function):
 
 class Cat(Function):
     """f(x1, x2, ...) = the inputs joined along ``dim``; backward splits the gradient"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = "all inputs must have the same shape except along the joining dimension"
 

@@ -129,6 +129,8 @@ class Cumsum(Function):
     """f(x)_i = x_0 + ... + x_i along dim;  df/dx_j = sum of the gradient from j on,
     so backward is a cumsum of the gradient taken from the other end"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
