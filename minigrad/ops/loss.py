@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import tensor_class
 from ..function import Function
 from .activation import log_softmax
 
@@ -188,6 +189,24 @@ class BinaryCrossEntropyWithLogits(_Loss):
         grad_target = -input * scale if ctx.needs_input_grad[1] else None
         return (sigmoid - target) * scale, grad_target, None  # nothing for reduction
 
+    # create_graph=True: the same formulas on the input Tensors (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        input, target = ctx.args[0], _target_of(ctx)
+        scale = _reduced_gradient(grad_output, ctx.reduction, int(np.prod(input.shape)))
+        grad_target = -input * scale if ctx.needs_input_grad[1] else None
+        return (input.sigmoid() - target) * scale, grad_target, None
+
+
+def _target_of(ctx):
+    """A binary cross entropy's target: the Tensor (with its history), or the constant."""
+    target = ctx.args[1]
+    if isinstance(target, tensor_class.Tensor):
+        return target if target.dtype == ctx.args[0].dtype else target.to(ctx.args[0].dtype)
+    return np.asarray(target, dtype=ctx.args[0].dtype)
+
     @staticmethod
     def output_shape(input, target, reduction="mean"):
         return tuple(input.shape) if reduction == "none" else ()
@@ -231,6 +250,20 @@ class BinaryCrossEntropy(_Loss):
         grad_input = scale * (input - target) / np.maximum(input * (1 - input), BCE_EPSILON)
         grad_target = scale * (log_1_minus_x - log_x) if ctx.needs_input_grad[1] else None
         return grad_input, grad_target, None  # nothing for reduction
+
+    # create_graph=True: the same formulas on the input Tensors (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        input, target = ctx.args[0], _target_of(ctx)
+        scale = _reduced_gradient(grad_output, ctx.reduction, int(np.prod(input.shape)))
+        grad_input = scale * (input - target) / (input * (1 - input)).clamp(min=BCE_EPSILON)
+        grad_target = None
+        if ctx.needs_input_grad[1]:
+            grad_target = scale * ((1 - input).log().clamp(min=LOG_FLOOR)
+                                   - input.log().clamp(min=LOG_FLOOR))
+        return grad_input, grad_target, None
 
     @staticmethod
     def output_shape(input, target, reduction="mean"):
