@@ -159,6 +159,8 @@ def _graph_tensor(node: Any, value: Any) -> Any:
         array = np.asarray(array)
     elif type(array) is not np.ndarray:
         return value
+    if array.dtype.kind not in "fc":  # indices, masks: no gradient flows through them
+        return value
     # (a user's Function got read-only views of its inputs: _forward_arrays)
     for arg, given in zip(node.args, node._forward_arrays or node.args):
         if isinstance(arg, Tensor) and (arg._data is array or given is array):

@@ -144,6 +144,15 @@ class Gather(Function):
         np.add.at(grad_input, _scatter_index(index, ctx.dim), grad_output)
         return grad_input, None, None
 
+    # create_graph=True: the same scatter, as a recorded op (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        return IndexBackward.apply(grad_output, input_shape=ctx.input_shape,
+                                   index=_scatter_index(index, ctx.dim)), None, None
+
 
 def _leading(index_shape: tuple, dim: int) -> tuple:
     """gather reads only the first index.shape[d] entries of every other dimension."""
