@@ -199,6 +199,10 @@ class BinaryCrossEntropyWithLogits(_Loss):
         grad_target = -input * scale if ctx.needs_input_grad[1] else None
         return (input.sigmoid() - target) * scale, grad_target, None
 
+    @staticmethod
+    def output_shape(input, target, reduction="mean"):
+        return tuple(input.shape) if reduction == "none" else ()
+
 
 def _target_of(ctx):
     """A binary cross entropy's target: the Tensor (with its history), or the constant."""
@@ -206,10 +210,6 @@ def _target_of(ctx):
     if isinstance(target, tensor_class.Tensor):
         return target if target.dtype == ctx.args[0].dtype else target.to(ctx.args[0].dtype)
     return np.asarray(target, dtype=ctx.args[0].dtype)
-
-    @staticmethod
-    def output_shape(input, target, reduction="mean"):
-        return tuple(input.shape) if reduction == "none" else ()
 
 
 def _check_probabilities(values: np.ndarray, name: str, hint: str) -> None:
