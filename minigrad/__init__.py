@@ -52,11 +52,18 @@ from .state import (Generator, inference_mode, initial_seed, seed,  # noqa: E402
 
 # mg.autograd is also PyTorch's torch.autograd namespace: Function (the Tensor form), grad,
 # gradcheck ... are written in autograd_function.py, which builds on the engine's autograd.py
+import sys as _sys  # noqa: E402
+
 from . import autograd, autograd_function  # noqa: E402
 
 for _name in autograd_function.__all__:
     setattr(autograd, _name, getattr(autograd_function, _name))
 del _name
+# mg.autograd.functional (torch.autograd.functional): jacobian, hessian, vjp, jvp, hvp, vhp
+from . import autograd_functional  # noqa: E402
+
+autograd.functional = autograd_functional
+_sys.modules["minigrad.autograd.functional"] = autograd_functional
 
 bool = bool_  # noqa: A001 - PyTorch's spelling
 float16 = half = _np.dtype(_np.float16)

@@ -12,6 +12,11 @@ Around the loop, one module each: the order (newest node first) is
 are in ``gradients.py``, the hooks in ``hooks.py``, the check for in-place edits of saved
 arrays in ``versions.py``, and the array reuse of the sums in ``reuse.py``.
 
+``create_graph=True`` runs this same loop with Tensors instead of arrays: each node's
+backward is then recorded as graph operations, so the gradients have history and can be
+differentiated again. What differs is in ``higher_order.py``; here it is one flag,
+``create_graph``, tested at the few places where an array would be made or added to.
+
 ``mg.autograd`` is also PyTorch's ``torch.autograd`` namespace: ``backward`` is defined
 here; ``Function`` (the Tensor form), ``grad``, ``gradcheck``, ``detect_anomaly`` ... live
 in autograd_function.py, which builds on this module; ``minigrad/__init__.py`` adds them here.
@@ -25,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import function  # noqa: F401 (mg.autograd.function, as torch.autograd.function)
-from . import tensor_class
+from . import higher_order, tensor_class
 from . import forward as _forward  # (read-only arrays for a user's Function's backward)
 from .function import Node
 from .gradients import fit_gradients, roots, seed_gradient
@@ -34,7 +39,8 @@ from .graph import backward_order, grad_parents, lazy_parents, walk  # noqa: F40
 from .hooks import run_node_hooks, run_tensor_hooks
 from .lazy_mode import pending_node, realize  # noqa: F401 (exported)
 from .reuse import accumulate, accumulate_into_grad, made_for_this_input
-from .state import state
+from .state import enable_grad, state
+from .state import lazy as _lazy  # (not torch.autograd.lazy)
 from .unsupported import module_getattr
 from .versions import check_saved_versions
 
@@ -53,15 +59,22 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     ``mg.autograd.backward``): from one tensor or a sequence of them, each with its
     gradient (``None`` for a one-element tensor), accumulating into the leaves' ``.grad``
     (only into those of ``inputs``, if given)."""
-    tensors, gradients = roots(tensors, grad_tensors, create_graph, "backward")
+    tensors, gradients = roots(tensors, grad_tensors, "backward")
+    retain_graph = create_graph if retain_graph is None else retain_graph  # as PyTorch
     if inputs is None:
-        for _ in _backward(tensors, gradients, bool(retain_graph), report=False):
+        for _ in _backward(tensors, gradients, bool(retain_graph), report=False,
+                           create_graph=create_graph):
             pass
         return
     inputs = [inputs] if isinstance(inputs, tensor_class.Tensor) else list(inputs)
-    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph))
+    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph),
+                            create_graph=create_graph)
     for t in inputs:
-        if captured[id(t)] is not None:
+        if captured[id(t)] is None:
+            continue
+        if create_graph:
+            higher_order.into_grad(t, captured[id(t)])
+        else:
             accumulate_into_grad(t, captured[id(t)], {}, new=False)
 
 
@@ -77,19 +90,21 @@ def backward_steps(tensor: Any, gradient: Any = None,
 
 
 def gradients_of(inputs: list, tensors: list, gradients: list, retain_graph: bool,
-                 who: str = "backward") -> dict[int, np.ndarray | None]:
+                 who: str = "backward", create_graph: bool = False) -> dict[int, Any]:
     """Run the backward pass from ``tensors`` and return ``{id(input): its gradient}``
     (None where none arrived) instead of accumulating into any ``.grad`` (what
     ``mg.autograd.grad`` and ``backward(inputs=...)`` need). A leaf's gradient is caught
-    where it would be accumulated; an intermediate tensor's by a hook, for the pass."""
+    where it would be accumulated; an intermediate tensor's by a hook, for the pass.
+    With ``create_graph`` the gradients are Tensors with history, else arrays."""
     captured: dict[int, np.ndarray | None] = {id(t): None for t in inputs}
 
     def catch(key: int) -> Any:
-        return lambda grad: captured.__setitem__(key, grad._data)
+        return lambda grad: captured.__setitem__(key, grad if create_graph else grad._data)
 
     handles = [t.register_hook(catch(id(t))) for t in inputs if not t.is_leaf]
     try:
-        for _ in _backward(tensors, gradients, retain_graph, False, captured, who):
+        for _ in _backward(tensors, gradients, retain_graph, False, captured, who,
+                           create_graph):
             pass
     finally:
         for handle in handles:
@@ -98,10 +113,18 @@ def gradients_of(inputs: list, tensors: list, gradients: list, retain_graph: boo
 
 
 def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
-              captured: dict | None = None, who: str = "backward") -> Iterator[BackwardStep]:
+              captured: dict | None = None, who: str = "backward",
+              create_graph: bool = False) -> Iterator[BackwardStep]:
     """The one implementation of all three: ``report`` only decides whether each step is
     handed out (``backward`` skips making them; that is all). ``captured`` (from
-    ``gradients_of``): the leaves' gradients go there instead of into ``.grad``."""
+    ``gradients_of``): the leaves' gradients go there instead of into ``.grad``.
+    ``create_graph``: gradients are Tensors and each backward is recorded
+    (``higher_order.py``), with grad mode on whatever the caller's, as in PyTorch."""
+    if create_graph:
+        with enable_grad(), _lazy(False):
+            yield from _backward_recorded(tensors, gradients, retain_graph, report,
+                                          captured, who)
+        return
     own: dict = {}  # key (a pending slot, or id of a tensor) -> id of the sum this pass
     # made for it, which it may add into in place (see accumulate)
     pending: dict = {}  # node -> the gradient for each of its outputs
@@ -115,36 +138,75 @@ def _backward(tensors: list, gradients: list, retain_graph: bool, report: bool,
         slots = pending.setdefault(root, [None] * len(root._outputs))
         total = slots[tensor._output_index]
         slots[tensor._output_index] = seed if total is None else total + seed
+    yield from _backward_loop(pending, own, held, retain_graph, report, captured, False)
+
+
+def _backward_recorded(tensors: list, gradients: list, retain_graph: bool, report: bool,
+                       captured: dict | None, who: str) -> Iterator[BackwardStep]:
+    """``_backward`` with ``create_graph``: the seeds as Tensors, then the same loop."""
+    pending: dict = {}
+    held: dict = {}
+    for tensor, gradient in zip(tensors, gradients):
+        seed = higher_order.seed(tensor, gradient, who)
+        root = tensor.grad_fn
+        if root is None:
+            _accumulate_into_leaf(tensor, seed, {}, False, captured, held, True)
+            continue
+        slots = pending.setdefault(root, [None] * len(root._outputs))
+        slots[tensor._output_index] = higher_order.add(slots[tensor._output_index], seed)
+    yield from _backward_loop(pending, {}, held, retain_graph, report, captured, True)
+
+
+def _backward_loop(pending: dict, own: dict, held: dict, retain_graph: bool, report: bool,
+                   captured: dict | None, create_graph: bool) -> Iterator[BackwardStep]:
+    """The loop itself, from the seeded ``pending`` sums."""
+    freed = []  # create_graph: freed at the end (a backward on Tensors reads outputs)
     for node in backward_order(*pending):  # newest first: all its gradients have arrived
         grad_outputs = pending.pop(node, None)
         if grad_outputs is None:
             continue  # no gradient reached this node
-        grad_inputs = _run_backward(node, grad_outputs)
+        grad_inputs = _run_backward(node, grad_outputs, create_graph)
         for position, grad in enumerate(grad_inputs):  # route each gradient to its input
             if grad is None:
                 continue
             parent, index = node.next_functions[position]
             if parent is None:  # a leaf: into its .grad
-                new = made_for_this_input(grad, position, node, grad_outputs, grad_inputs)
-                _accumulate_into_leaf(node.args[position], grad, own, new, captured, held)
+                new = not create_graph and made_for_this_input(grad, position, node,
+                                                               grad_outputs, grad_inputs)
+                _accumulate_into_leaf(node.args[position], grad, own, new, captured, held,
+                                      create_graph)
                 continue
             slots = pending.get(parent)  # else: into the sum for the node that made it
             if slots is None:
                 slots = pending[parent] = [None] * len(parent._outputs)
             total = slots[index]
-            slots[index] = grad if total is None else accumulate(total, grad, (parent, index), own)
+            if total is None:
+                slots[index] = grad
+            elif create_graph:
+                slots[index] = higher_order.add(total, grad)
+            else:
+                slots[index] = accumulate(total, grad, (parent, index), own)
         if report:
             yield BackwardStep(node, tuple(grad_outputs), grad_inputs)
         if retain_graph:
             node._retained = True
+        elif create_graph:
+            freed.append(node)
         else:
             node.free()  # after the step is seen, so a stepper can still show the node
+    for node in freed:
+        node.free()
     for leaf, total in held.values():  # every gradient has arrived: hooks once, on the sum
-        _accumulate_into_leaf(leaf, run_tensor_hooks(leaf, total), own, False, captured)
+        if create_graph:
+            _accumulate_into_leaf(leaf, higher_order.run_hooks(leaf, total), own, False,
+                                  captured, None, True)
+        else:
+            _accumulate_into_leaf(leaf, run_tensor_hooks(leaf, total), own, False, captured)
 
 
 def _accumulate_into_leaf(leaf: Any, grad: np.ndarray, own: dict, new: bool,
-                          captured: dict | None = None, held: dict | None = None) -> None:
+                          captured: dict | None = None, held: dict | None = None,
+                          create_graph: bool = False) -> None:
     """A leaf's gradient into its ``.grad`` (or, for ``gradients_of``, into its entry in
     ``captured``, if it has one). A leaf with hooks is ``held`` until the pass ends, so
     that, as in PyTorch, its hooks run once, on the sum of all its gradients."""
@@ -153,7 +215,10 @@ def _accumulate_into_leaf(leaf: Any, grad: np.ndarray, own: dict, new: bool,
         entry[1] = grad if entry[1] is None else entry[1] + grad
         return
     if captured is None:
-        accumulate_into_grad(leaf, grad, own, new)
+        if create_graph:
+            higher_order.into_grad(leaf, grad)
+        else:
+            accumulate_into_grad(leaf, grad, own, new)
     elif id(leaf) in captured:
         total = captured[id(leaf)]
         captured[id(leaf)] = grad if total is None else total + grad
@@ -162,9 +227,10 @@ def _accumulate_into_leaf(leaf: Any, grad: np.ndarray, own: dict, new: bool,
 # --- one node's backward ---------------------------------------------------------------------
 
 
-def _run_backward(node: Node, grad_outputs: list) -> tuple:
+def _run_backward(node: Node, grad_outputs: list, create_graph: bool = False) -> tuple:
     """Call one node's backward and check what it returns: one gradient per input, with
-    that input's shape and dtype (None where no gradient is needed)."""
+    that input's shape and dtype (None where no gradient is needed). ``create_graph``:
+    on Tensors, recorded (``higher_order.run_backward``)."""
     if node._released:
         raise RuntimeError(
             f"backward: trying to backward through {node.describe()} a second time, but "
@@ -175,15 +241,25 @@ def _run_backward(node: Node, grad_outputs: list) -> tuple:
         output = ref()
         if output is not None and (output._hooks or output._retains_grad) \
                 and grad_outputs[index] is not None:
+            if create_graph:
+                grad_outputs[index] = higher_order.run_hooks(output, grad_outputs[index])
+                if output._retains_grad:
+                    higher_order.into_grad(output, grad_outputs[index])
+                continue
             grad_outputs[index] = run_tensor_hooks(output, grad_outputs[index])
             if output._retains_grad:
                 accumulate_into_grad(output, grad_outputs[index], {}, new=False)
     if len(grad_outputs) > 1 and node.materialize_grads:
         for index, (shape, dtype) in enumerate(node.output_meta):
             if grad_outputs[index] is None:
-                grad_outputs[index] = np.zeros(shape, dtype=dtype)
+                grad_outputs[index] = higher_order.zeros(shape, dtype) if create_graph \
+                    else np.zeros(shape, dtype=dtype)
     if state.last_write > node._saved_at and node._saved:  # an in-place write since forward
         check_saved_versions(node)
+    if create_graph:
+        grads = higher_order.run_backward(node, grad_outputs)
+        return higher_order.run_node_hooks(node, grads, grad_outputs) if node._node_hooks \
+            else grads
     cls = node.function
     received = [_forward.read_only(g) for g in grad_outputs] if cls._guarded \
         else grad_outputs

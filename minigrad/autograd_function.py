@@ -62,8 +62,15 @@ class Function(function.Function):
     input of ``forward``; gradients of broadcast inputs are summed to their shape.
     """
 
+    _tensor_contract = True
+    # its backward uses Tensor ops: run with recording on, it is differentiable again
+    # (higher_order.py), unless marked @once_differentiable
+    twice_differentiable = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if getattr(cls.backward, "once_differentiable", False):
+            cls.twice_differentiable = False
         # the engine calls forward and backward with arrays: wrap them as Tensors here
         for name in ("forward", "setup_context", "backward"):
             if name in cls.__dict__:
@@ -100,8 +107,10 @@ def _as_tensors(value: Any) -> Any:
 
 
 def once_differentiable(backward: Callable) -> Callable:
-    """PyTorch marks a backward that cannot itself be differentiated with this; every
-    minigrad backward is first order only, so it changes nothing."""
+    """PyTorch's mark for a backward that cannot itself be differentiated (it computes
+    outside the graph, with NumPy say): asked for ``create_graph=True``, the engine then
+    raises an error naming the Function instead of giving a detached second derivative."""
+    backward.once_differentiable = True
     return backward
 
 
@@ -114,10 +123,12 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
 
     ``grad_outputs``: the gradient of each output (None for a one-element output).
     An input that the outputs do not depend on raises, unless ``allow_unused=True``
-    (then its gradient is None, or zeros with ``materialize_grads=True``). First order
-    only: ``create_graph=True`` raises ``NotImplementedError``. ``only_inputs`` is
+    (then its gradient is None, or zeros with ``materialize_grads=True``).
+    ``create_graph=True``: the gradients are Tensors with history, differentiable again
+    (``retain_graph`` then defaults to True, as in PyTorch). ``only_inputs`` is
     accepted and ignored, as PyTorch does (deprecated there)."""
-    tensors, gradients = roots(outputs, grad_outputs, create_graph, "grad")
+    tensors, gradients = roots(outputs, grad_outputs, "grad")
+    retain_graph = create_graph if retain_graph is None else retain_graph  # as PyTorch
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor) or not t.requires_grad:
@@ -129,7 +140,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
             raise RuntimeError(
                 f"grad: output {i} does not require grad and has no grad_fn: it does not "
                 "depend on any tensor that requires grad (or was computed under no_grad)")
-    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph), "grad")
+    captured = gradients_of(inputs, tensors, gradients, bool(retain_graph), "grad",
+                            create_graph)
     results = []
     for i, t in enumerate(inputs):
         found = captured[id(t)]
@@ -141,6 +153,8 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None,
         if found is None:
             results.append(Tensor._make(np.zeros(t.shape, t.dtype)) if materialize_grads
                            else None)
+        elif create_graph:  # the gradient itself, with its history
+            results.append(found)
         else:  # a copy: the engine's arrays may be shared with a graph or a .grad
             results.append(Tensor._make(np.array(found, dtype=t.dtype)))
     return tuple(results)
@@ -163,10 +177,46 @@ _UNCHECKED = {"nondet_tol", "check_undefined_grad", "check_grad_dtypes", "check_
               "fast_mode", "masked"}
 
 
-def gradgradcheck(*args: Any, **kwargs: Any) -> bool:
-    raise NotImplementedError(
-        "gradgradcheck: second-order gradients are not supported; minigrad's backward "
-        "works on NumPy arrays, so gradients have no history to differentiate again")
+def gradgradcheck(func: Callable, inputs: Any, grad_outputs: Any = None, *,
+                  eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True,
+                  **unchecked: Any) -> bool:
+    """PyTorch's ``gradgradcheck``: gradcheck of the gradient. The first-order gradients
+    of ``func`` (with ``create_graph=True``), for ``grad_outputs`` (random ones that
+    require grad if not given), are checked against finite differences, with respect to
+    the inputs and to ``grad_outputs``. True, or a GradcheckError naming where they differ."""
+    unknown = set(unchecked) - _UNCHECKED - {"check_fwd_over_rev", "check_rev_over_rev"}
+    if unknown:
+        raise TypeError(f"gradgradcheck: unexpected argument(s) {', '.join(sorted(unknown))}")
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    with enable_grad():
+        outputs = func(*inputs)
+    outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    outputs = [o for o in outputs if isinstance(o, Tensor) and o.dtype.kind == "f"]
+    if grad_outputs is None:
+        random = np.random.default_rng(4321)
+        grad_outputs = [Tensor(random.standard_normal(o.shape), dtype=np.float64,
+                               requires_grad=True) for o in outputs]
+    grad_outputs = list(grad_outputs) if isinstance(grad_outputs, (tuple, list)) \
+        else [grad_outputs]
+    count = len(inputs)
+
+    def first_derivatives(*values: Any) -> tuple:
+        leaves, weights = values[:count], values[count:]
+        with enable_grad():  # gradcheck's finite differences run under no_grad
+            results = func(*leaves)
+        results = results if isinstance(results, (tuple, list)) else (results,)
+        results = [r for r in results if isinstance(r, Tensor) and r.dtype.kind == "f"]
+        differentiated = [(r, w) for r, w in zip(results, weights) if r.requires_grad]
+        wrt = [t for t in leaves if isinstance(t, Tensor) and t.requires_grad]
+        if not differentiated:
+            return ()
+        grads = grad([r for r, _ in differentiated], wrt, [w for _, w in differentiated],
+                     create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return _gradcheck(first_derivatives, (*inputs, *grad_outputs), eps=eps, atol=atol,
+                      rtol=rtol, raise_exception=raise_exception)
 
 
 def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Tensor:  # noqa: N802

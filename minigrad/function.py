@@ -319,12 +319,17 @@ class Function:
     - ``view``: ``True`` if the output may be a NumPy view of input 0 (reshape, ...):
       then they share a version counter, as in PyTorch.
     - ``hint``: one line added to error messages, saying what to try.
+    - ``twice_differentiable``: ``True`` if ``backward``, run on Tensors through NumPy's
+      dispatch, records a correct graph (it differentiates only through saved inputs and
+      outputs): then ``create_graph=True`` can go through it (``higher_order.py``).
     """
 
     oper: str = "Function"
     differentiable = True
     view = False
     hint = ""
+    twice_differentiable = False
+    _tensor_contract = False  # mg.autograd.Function sets it
     _uses_setup_context = False
     _guarded = False  # a Function written outside minigrad: read-only arrays (Context)
 

@@ -18,16 +18,8 @@ from .messages import check_finite
 from .state import thread
 
 
-def roots(tensors: Any, gradients: Any, create_graph: bool, who: str) -> tuple[list, list]:
+def roots(tensors: Any, gradients: Any, who: str) -> tuple[list, list]:
     """The tensors to differentiate and their gradients, as two lists of one length."""
-    if create_graph:
-        raise NotImplementedError(
-            f"{who}: create_graph=True (a graph of the backward pass, for higher-order "
-            "gradients) is not supported: minigrad's backward computes gradients with NumPy "
-            "arrays (each Function's backward works on arrays), so the gradients have no "
-            "history to differentiate again. Gradients of gradients need PyTorch; "
-            "first-order gradients work as they do there."
-        )
     if isinstance(tensors, tensor_class.Tensor):  # one tensor, one gradient (or a 1-tuple)
         several = isinstance(gradients, (tuple, list)) and len(gradients) == 1 \
             and isinstance(gradients[0], tensor_class.Tensor)

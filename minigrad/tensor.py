@@ -1378,7 +1378,42 @@ NUMPY_FUNCTIONS: dict[str, Callable] = {
     "stack": lambda tensors, axis=0: stack(tensors, axis),
     "where": lambda condition, x, y: where(condition, x, y),
     "clip": lambda x, a_min=None, a_max=None: x.clamp(a_min, a_max),
+    # movement, so that an op's NumPy backward also runs on Tensors (create_graph=True:
+    # higher_order.py); each is a view in NumPy and a recorded Reshape/Expand/Permute here
+    "expand_dims": lambda x, axis: x.reshape(np.expand_dims(np.empty(x.shape, np.bool_),
+                                                            axis).shape),
+    "broadcast_to": lambda x, shape: x.expand(*((shape,) if isinstance(shape, int)
+                                                else shape)),
+    "swapaxes": lambda x, axis1, axis2: x.transpose(axis1, axis2),
+    "moveaxis": lambda x, source, destination: x.permute(
+        *_moved_axes(x.ndim, source, destination)),
+    "split": lambda x, indices, axis=0: _split_at(x, indices, axis),
+    "flip": lambda x, axis=None: x.flip(list(range(x.ndim)) if axis is None
+                                        else list(np.atleast_1d(axis).tolist())),
+    "roll": lambda x, shift, axis=None: x.roll(shift, axis),
+    "cumsum": lambda x, axis=None: x.cumsum(axis),
 }
+
+
+def _split_at(x: Tensor, indices: Any, axis: int) -> list:
+    """``np.split(x, indices, axis)`` as slices of ``x`` (GetItem): at the given indices,
+    or into that many equal sections."""
+    axis, size = axis % x.ndim, x.shape[axis]
+    if isinstance(indices, (int, np.integer)):
+        indices = [size // int(indices) * k for k in range(1, int(indices))]
+    edges = [0, *[int(i) for i in indices], size]
+    return [x[(slice(None),) * axis + (slice(start, stop),)]
+            for start, stop in zip(edges, edges[1:])]
+
+
+def _moved_axes(ndim: int, source: Any, destination: Any) -> list[int]:
+    """The permutation ``np.moveaxis(a, source, destination)`` applies (NumPy's own rule)."""
+    source = [s % ndim for s in np.atleast_1d(source).tolist()]
+    destination = [d % ndim for d in np.atleast_1d(destination).tolist()]
+    order = [n for n in range(ndim) if n not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return order
 
 
 def _operand(value: Any) -> Any:

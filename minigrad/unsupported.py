@@ -11,8 +11,9 @@ import importlib.abc
 import sys
 
 _CPU = "minigrad runs on the CPU with NumPy; there is no GPU or other device to use"
-_HIGHER = ("minigrad records first-order gradients only (no create_graph=True), so "
-           "Jacobians, Hessians and gradients of gradients are not available")
+_HIGHER = ("Jacobians, Hessians and Jacobian/Hessian-vector products are in "
+           "mg.autograd.functional (jacobian, hessian, vjp, jvp, hvp, vhp), gradients of "
+           "gradients come from mg.autograd.grad(..., create_graph=True)")
 _NUMPY = "call NumPy on the values instead (t.detach().numpy())"
 
 ABSENT: dict[str, dict[str, str]] = {
@@ -55,9 +56,7 @@ ABSENT: dict[str, dict[str, str]] = {
     "torch.optim": {
         "SparseAdam": "no sparse tensors: use Adam",
     },
-    "torch.autograd": {
-        "functional": "no torch.autograd.functional: " + _HIGHER,
-    },
+    "torch.autograd": {},
 }
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import minigrad as mg
+from minigrad.ops.indexing import IndexBackward
 
 try:
     import torch
@@ -168,6 +169,12 @@ def as_torch(array):
 # --- constants: index arrays, masks, conditions ---------------------------------------------
 
 ROWS = np.array([0, 2, 2, 1, 2])  # row 2 three times: its gradients must add up
+
+
+def _scatter_rows(g):
+    out = np.zeros((3, 4), dtype=g.dtype)
+    np.add.at(out, ROWS, g)
+    return out
 COLS = np.array([3, 0, 0, 1, 3])  # with ROWS, the element (2, 0) twice and (2, 3) once
 MASK = np.array([[True, False, True, True],
                  [False, False, True, False],
@@ -444,6 +451,11 @@ CASES: list[OpCase] = [
     OpCase("index_list", lambda x: x[[0, 2]], lambda x: x[[0, 2]], (real(3, 4),)),
     OpCase("index_repeated_rows", lambda x: x[ROWS], lambda x: x[ROWS], (real(3, 4),),
            torch_fn=lambda x: x[as_torch(ROWS)]),
+    OpCase("index_backward_scatter",  # GetItem's gradient as an op (create_graph=True)
+           lambda g: IndexBackward.apply(g, input_shape=(3, 4), index=ROWS),
+           lambda g: _scatter_rows(g), (real(5, 4),),
+           torch_fn=lambda g: torch.zeros(3, 4, dtype=g.dtype).index_add(
+               0, as_torch(ROWS), g)),
     OpCase("index_int_tensor", lambda x: x[mg.tensor(ROWS)], lambda x: x[ROWS], (real(3, 4),),
            torch_fn=lambda x: x[as_torch(ROWS)]),
     OpCase("index_repeated_points", lambda x: x[ROWS, COLS], lambda x: x[ROWS, COLS],

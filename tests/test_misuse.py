@@ -220,8 +220,20 @@ def _():
     mg.autograd.grad((used * 2).sum(), [unused])
 
 
-case("autograd.grad with create_graph", NotImplementedError, "create_graph")(
-    lambda: mg.autograd.grad((leaf(2) * 2).sum(), [leaf(2)], create_graph=True))
+class NumPyDoubler(mg.Function):  # an array-contract Function: backward on arrays
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return np.asarray(grad_output) * 2
+
+
+case("autograd.grad with create_graph through a NumPy backward", RuntimeError,
+     "create_graph=True", "NumPyDoubler", "twice_differentiable = True")(
+    lambda: mg.autograd.grad(NumPyDoubler.apply(leaf(2)).sum(), [leaf(2)],
+                             create_graph=True))
 
 
 class TwoGrads(mg.Function):

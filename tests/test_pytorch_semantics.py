@@ -452,10 +452,12 @@ def test_autograd_grad_of_an_unused_input_raises_unless_allowed():
     assert mg.autograd.grad(y, [x, unused], allow_unused=True)[1] is None
 
 
-def test_autograd_grad_create_graph_says_why_it_is_not_supported():
+def test_autograd_grad_create_graph_gives_a_gradient_with_history():
     x = mg.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="create_graph=True.*NumPy arrays"):
-        mg.autograd.grad((x * x).sum(), x, create_graph=True)
+    (g,) = mg.autograd.grad((x * x * x).sum(), x, create_graph=True)
+    assert g.requires_grad and g.grad_fn is not None
+    (gg,) = mg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), [6.0, 6.0])
 
 
 def test_autograd_backward_of_several_tensors_and_of_chosen_inputs():

@@ -93,6 +93,8 @@ def erfc(x: np.ndarray) -> np.ndarray:
 class Erf(Function):
     """f(x) = erf(x),  f'(x) = 2/sqrt(pi) e^(-x^2)"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -113,6 +115,8 @@ class Erf(Function):
 
 class Softmax(Function):
     """s_i = exp(x_i - max x) / sum_j exp(x_j - max x);  dL/dx = s * (g - sum(g * s))"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -144,6 +148,8 @@ def log_softmax(x: np.ndarray, axis: int | None) -> np.ndarray:
 
 class LogSoftmax(Function):
     """y_i = x_i - max x - log sum_j exp(x_j - max x);  dL/dx = g - softmax(x) * sum(g)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -252,6 +258,18 @@ class GELU(Function):
         slope += cdf
         slope *= grad_output
         return slope, None  # nothing for approximate
+
+    # create_graph=True: Phi and phi from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        if ctx.approximate == "tanh":  # that formula runs on Tensors as it is
+            return GELU.backward(ctx, grad_output)
+        x = ctx.args[0]
+        cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+        density = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+        return grad_output * (cdf + x * density), None
 
     @staticmethod
     def output_dtype(x, approximate="none"):

@@ -38,6 +38,8 @@ class _Pointwise(Function):
 class LeakyReLU(_Pointwise):
     """f(x) = x if x > 0 else slope * x;  f'(x) = 1 if x > 0 else slope"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, negative_slope):
         positive = x > 0
@@ -53,6 +55,8 @@ class LeakyReLU(_Pointwise):
 
 class ELU(_Pointwise):
     """f(x) = x if x > 0 else alpha (e^x - 1);  f'(x) = 1 if x > 0 else f(x) + alpha"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, alpha):
@@ -85,6 +89,15 @@ class Softplus(_Pointwise):
         scaled, linear = ctx.saved_tensors
         return grad_output * np.where(linear, 1, _sigmoid(scaled)), None, None
 
+    # create_graph=True: the sigmoid from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x, beta = ctx.args[0], ctx.args[1]
+        (_, linear) = ctx.saved_tensors
+        return grad_output * np.where(linear, 1.0, (x * beta).sigmoid()), None, None
+
 
 class SiLU(_Pointwise):
     """f(x) = x sigmoid(x);  f'(x) = s (1 + x (1 - s)), s = sigmoid(x)"""
@@ -98,6 +111,15 @@ class SiLU(_Pointwise):
     @staticmethod
     def backward(ctx, grad_output):
         x, s = ctx.saved_tensors
+        return grad_output * s * (1 + x * (1 - s))
+
+    # create_graph=True: the sigmoid from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x = ctx.args[0]
+        s = x.sigmoid()
         return grad_output * s * (1 + x * (1 - s))
 
 
@@ -115,9 +137,20 @@ class Mish(_Pointwise):
         x, t = ctx.saved_tensors
         return grad_output * (t + x * _sigmoid(x) * (1 - t * t))
 
+    # create_graph=True: t from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x = ctx.args[0]
+        t = Softplus.apply(x, 1.0, 20.0).tanh()
+        return grad_output * (t + x * x.sigmoid() * (1 - t * t))
+
 
 class Hardtanh(_Pointwise):
     """f(x) = min(max(x, min_val), max_val);  f'(x) = 1 if min_val < x < max_val else 0"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, min_val, max_val):

@@ -22,6 +22,8 @@ BROADCAST_HINT = (
 class Neg(Function):
     """f(x) = -x"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         return -x
@@ -33,6 +35,8 @@ class Neg(Function):
 
 class Abs(Function):
     """f(x) = |x|,  f'(x) = sign(x) (0 at 0, as in PyTorch)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x):
@@ -47,6 +51,8 @@ class Abs(Function):
 
 class Exp(Function):
     """f(x) = e^x,  f'(x) = e^x (so we save the output)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x):
@@ -63,6 +69,8 @@ class Exp(Function):
 class Log(Function):
     """f(x) = ln x,  f'(x) = 1 / x"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -78,6 +86,8 @@ class Log(Function):
 
 class Sqrt(Function):
     """f(x) = sqrt(x),  f'(x) = 1 / (2 sqrt(x))"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x):
@@ -96,6 +106,8 @@ class Sqrt(Function):
 class Log1p(Function):
     """f(x) = ln(1 + x), accurate for tiny x;  f'(x) = 1 / (1 + x)"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -112,6 +124,8 @@ class Log1p(Function):
 class Expm1(Function):
     """f(x) = e^x - 1, accurate for tiny x;  f'(x) = e^x = f(x) + 1"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         out = np.expm1(x)
@@ -127,6 +141,8 @@ class Expm1(Function):
 class Sin(Function):
     """f(x) = sin x,  f'(x) = cos x"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -140,6 +156,8 @@ class Sin(Function):
 
 class Cos(Function):
     """f(x) = cos x,  f'(x) = -sin x"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x):
@@ -155,6 +173,8 @@ class Cos(Function):
 class Tanh(Function):
     """f(x) = tanh x,  f'(x) = 1 - tanh(x)^2"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         out = np.tanh(x)
@@ -169,6 +189,8 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     """f(x) = 1 / (1 + e^-x),  f'(x) = f(x) (1 - f(x))"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x):
@@ -186,6 +208,8 @@ class Sigmoid(Function):
 class ReLU(Function):
     """f(x) = max(x, 0),  f'(x) = 1 if x > 0 else 0"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         out = np.maximum(x, 0)
@@ -200,6 +224,8 @@ class ReLU(Function):
 
 class Clamp(Function):
     """f(x) = min(max(x, min), max); the gradient passes where min <= x <= max"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, min=None, max=None):
@@ -277,6 +303,8 @@ class Round(_Step):
 class Add(Function):
     """f(x, y) = x + y"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     hint = BROADCAST_HINT
 
     @staticmethod
@@ -292,6 +320,8 @@ class Add(Function):
 class Sub(Function):
     """f(x, y) = x - y"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     hint = BROADCAST_HINT
 
     @staticmethod
@@ -306,6 +336,8 @@ class Sub(Function):
 
 class Mul(Function):
     """f(x, y) = x * y,  df/dx = y,  df/dy = x"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = BROADCAST_HINT
 
@@ -323,6 +355,8 @@ class Mul(Function):
 
 class Div(Function):
     """f(x, y) = x / y,  df/dx = 1 / y,  df/dy = -x / y^2"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = BROADCAST_HINT
 
@@ -455,6 +489,8 @@ class Fmod(Function):
 class Pow(Function):
     """f(x, e) = x^e,  df/dx = e x^(e-1),  df/de = x^e ln x (0 where x = 0, as PyTorch)"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     hint = BROADCAST_HINT
 
     @staticmethod
@@ -485,6 +521,8 @@ class Pow(Function):
 class Maximum(Function):
     """f(x, y) = max(x, y); where x == y the gradient is split evenly"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     hint = BROADCAST_HINT
 
     @staticmethod
@@ -503,6 +541,8 @@ class Maximum(Function):
 
 class Minimum(Function):
     """f(x, y) = min(x, y); where x == y the gradient is split evenly"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = BROADCAST_HINT
 
@@ -528,6 +568,8 @@ def _tie_share(wins, ties, dtype):
 
 class Where(Function):
     """f(c, x, y) = x where c else y; the gradient goes to the branch that was taken"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = BROADCAST_HINT
 
@@ -572,6 +614,8 @@ class Compare(Function):
 
 class Cast(Function):
     """f(x) = x as another dtype; the gradient is cast back (floating dtypes only)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, dtype):

@@ -44,12 +44,46 @@ class GetItem(Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        grad_input = np.zeros(ctx.input_shape, dtype=grad_output.dtype)
-        if is_basic(ctx.index):
-            grad_input[ctx.index] = grad_output  # no element can be read twice
-        else:
-            np.add.at(grad_input, ctx.index, grad_output)
-        return grad_input, None
+        return scatter_at(ctx.input_shape, ctx.index, grad_output), None
+
+    # create_graph=True: the same scatter, as a recorded op (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        return IndexBackward.apply(grad_output, input_shape=ctx.input_shape,
+                                   index=ctx.index), None
+
+
+def scatter_at(shape: tuple, index, grad_output: np.ndarray) -> np.ndarray:
+    """Zeros of ``shape`` with ``grad_output`` added at ``index`` (repeats add up)."""
+    grad_input = np.zeros(shape, dtype=grad_output.dtype)
+    if is_basic(index):
+        grad_input[index] = grad_output  # no element can be read twice
+    else:
+        np.add.at(grad_input, index, grad_output)
+    return grad_input
+
+
+class IndexBackward(Function):
+    """f(g) = zeros(input_shape) with g added at index: GetItem's backward as an op, so
+    that the gradient of an indexing is differentiated again;  df/dg = the gradient
+    read at index (a GetItem again, and so on to any order)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
+    @staticmethod
+    def forward(ctx, grad_output, input_shape, index):
+        ctx.index = index
+        return scatter_at(input_shape, index, grad_output)
+
+    @staticmethod
+    def output_shape(grad_output, input_shape, index):
+        return tuple(input_shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output[ctx.index]
 
 
 class SetItem(Function):
@@ -109,6 +143,15 @@ class Gather(Function):
         grad_input = np.zeros(ctx.input_shape, dtype=grad_output.dtype)
         np.add.at(grad_input, _scatter_index(index, ctx.dim), grad_output)
         return grad_input, None, None
+
+    # create_graph=True: the same scatter, as a recorded op (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        (index,) = ctx.saved_tensors
+        return IndexBackward.apply(grad_output, input_shape=ctx.input_shape,
+                                   index=_scatter_index(index, ctx.dim)), None, None
 
 
 def _leading(index_shape: tuple, dim: int) -> tuple:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import tensor_class
 from ..function import Function
 from .activation import log_softmax
 
@@ -146,6 +147,33 @@ class CrossEntropy(_Loss):
         # nothing for the class indices, ignore_index, label_smoothing, reduction, weight
         return grad, None, None, None, None, None
 
+    # create_graph=True: the same formulas from recorded ops (higher_order.py); the
+    # softmax is recomputed from the input Tensor so that its history is in the gradient
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        input, target = ctx.args[0], ctx.args[1]
+        axis, smoothing = ctx.axis, ctx.smoothing
+        classes = input.shape[axis]
+        scale = _reduced_gradient(grad_output, ctx.reduction, ctx.count)
+        if ctx.reduction == "none":
+            scale = scale.unsqueeze(axis)
+        p = input.softmax(axis)
+        if ctx.probabilities:
+            smoothed = target * (1 - smoothing) + smoothing / classes
+            grad_input = (p * smoothed.sum(axis=axis, keepdims=True) - smoothed) * scale
+            grad_target = None
+            if ctx.needs_input_grad[1]:
+                grad_target = -input.log_softmax(axis) * (1 - smoothing) * scale
+            return grad_input, grad_target, None, None, None
+        _, target, keep = ctx.saved_tensors  # the class indices, with ignored ones moved
+        constant = np.full(input.shape, -smoothing / classes, dtype=input.dtype)
+        _subtract_at_target(constant, target, axis, 1 - smoothing)  # - (1 - eps) onehot
+        if keep is not None:
+            scale = scale * np.expand_dims(keep, axis).astype(input.dtype)
+        return (p + constant) * scale, None, None, None, None
+
     @staticmethod
     def output_shape(input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean",
                      weight=None):
@@ -199,9 +227,27 @@ class BinaryCrossEntropyWithLogits(_Loss):
         grad_target = -input * scale if ctx.needs_input_grad[1] else None
         return (sigmoid - target) * scale, grad_target, None  # nothing for reduction
 
+    # create_graph=True: the same formulas on the input Tensors (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        input, target = ctx.args[0], _target_of(ctx)
+        scale = _reduced_gradient(grad_output, ctx.reduction, int(np.prod(input.shape)))
+        grad_target = -input * scale if ctx.needs_input_grad[1] else None
+        return (input.sigmoid() - target) * scale, grad_target, None
+
     @staticmethod
     def output_shape(input, target, reduction="mean"):
         return tuple(input.shape) if reduction == "none" else ()
+
+
+def _target_of(ctx):
+    """A binary cross entropy's target: the Tensor (with its history), or the constant."""
+    target = ctx.args[1]
+    if isinstance(target, tensor_class.Tensor):
+        return target if target.dtype == ctx.args[0].dtype else target.to(ctx.args[0].dtype)
+    return np.asarray(target, dtype=ctx.args[0].dtype)
 
 
 def _check_probabilities(values: np.ndarray, name: str, hint: str) -> None:
@@ -242,6 +288,20 @@ class BinaryCrossEntropy(_Loss):
         grad_input = scale * (input - target) / np.maximum(input * (1 - input), BCE_EPSILON)
         grad_target = scale * (log_1_minus_x - log_x) if ctx.needs_input_grad[1] else None
         return grad_input, grad_target, None  # nothing for reduction
+
+    # create_graph=True: the same formulas on the input Tensors (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        input, target = ctx.args[0], _target_of(ctx)
+        scale = _reduced_gradient(grad_output, ctx.reduction, int(np.prod(input.shape)))
+        grad_input = scale * (input - target) / (input * (1 - input)).clamp(min=BCE_EPSILON)
+        grad_target = None
+        if ctx.needs_input_grad[1]:
+            grad_target = scale * ((1 - input).log().clamp(min=LOG_FLOOR)
+                                   - input.log().clamp(min=LOG_FLOOR))
+        return grad_input, grad_target, None
 
     @staticmethod
     def output_shape(input, target, reduction="mean"):

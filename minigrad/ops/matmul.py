@@ -34,6 +34,8 @@ class MatMul(Function):
     """f(A, B) = A @ B,  df/dA = G @ B^T,  df/dB = A^T @ G
     (1-D inputs are treated as a row / a column and the extra size dropped again)"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     hint = "batch dimensions (all but the last two) broadcast like elementwise ops"
 
     @staticmethod
@@ -74,6 +76,8 @@ class Linear(Function):
     One Function instead of transpose, matmul and add: one graph node, and each
     gradient is one BLAS call, already of the weight's shape (no batched products to
     sum, no transposed copy)."""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, weight, bias=None):

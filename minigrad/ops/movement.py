@@ -28,6 +28,8 @@ def check_dim(dim: int, ndim: int, op: str) -> int:
 class Clone(Function):
     """f(x) = a copy of x"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         return x.copy()
@@ -39,6 +41,8 @@ class Clone(Function):
 
 class Reshape(Function):
     """f(x) = x with a new shape (a view when NumPy can make one)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     view = True
     hint = RESHAPE_HINT
@@ -60,6 +64,8 @@ class Reshape(Function):
 class Permute(Function):
     """f(x) = x with its dimensions reordered; backward applies the inverse order"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     view = True
     hint = "give each dimension exactly once, e.g. permute(0, 2, 1) for a 3-D tensor"
 
@@ -80,6 +86,8 @@ class Permute(Function):
 class Expand(Function):
     """f(x) = x broadcast to a larger shape (a read-only view); backward sums"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     view = True
     hint = "only dimensions of size 1 can be expanded; -1 keeps a size"
 
@@ -98,6 +106,8 @@ class Expand(Function):
 
 class Repeat(Function):
     """f(x) = x tiled ``repeats`` times along each dimension (PyTorch's ``repeat``)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, repeats):
@@ -129,6 +139,8 @@ class Pad(Function):
     """f(x) = x with constant borders; backward cuts the borders off again.
     ``pad`` holds (before, after) pairs, one per dimension, first dimension first."""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     hint = "give pads as (left, right) for the last dim, then (top, bottom), ..."
 
     @staticmethod
@@ -148,6 +160,8 @@ class Pad(Function):
 class Roll(Function):
     """f(x) = x shifted cyclically; backward shifts back"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -165,6 +179,8 @@ class Roll(Function):
 
 class Cat(Function):
     """f(x1, x2, ...) = the inputs joined along ``dim``; backward splits the gradient"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = "all inputs must have the same shape except along the joining dimension"
 
@@ -187,6 +203,8 @@ class Cat(Function):
 
 class Stack(Function):
     """f(x1, x2, ...) = the inputs stacked along a new ``dim``"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = "all inputs must have exactly the same shape"
 
@@ -211,6 +229,8 @@ class Unbind(Function):
     gradients (one array, where slicing one by one would allocate a gradient of x's
     whole size per slice: what a recurrent layer's loop over time steps needs)"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
@@ -229,6 +249,8 @@ class Unbind(Function):
 class Split(Function):
     """f(x) = consecutive pieces of x along ``dim``, of the given sizes, as separate
     outputs (views); backward joins their gradients (zeros for a piece not used)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = "the sizes must add up to the size of the dimension being split"
 

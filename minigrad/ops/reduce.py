@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import DimensionError, ShapeError
 from ..function import Function
+from ..higher_order import graph_output
 
 
 def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
@@ -65,6 +66,8 @@ def _remember(ctx, x, dim, keepdim, op):
 class Sum(_Reduction):
     """f(x) = sum of x over dim;  df/dx = 1 everywhere"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
         axes = _remember(ctx, x, dim, keepdim, "sum")
@@ -77,6 +80,8 @@ class Sum(_Reduction):
 
 class Mean(_Reduction):
     """f(x) = sum of x over dim / n;  df/dx = 1 / n"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
@@ -124,6 +129,8 @@ class Cumsum(Function):
     """f(x)_i = x_0 + ... + x_i along dim;  df/dx_j = sum of the gradient from j on,
     so backward is a cumsum of the gradient taken from the other end"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
@@ -144,6 +151,8 @@ class Max(_Reduction):
     """f(x) = max of x over dim; the gradient goes to the maximal elements, split evenly
     between ties (as ``maximum`` does). With ``return_indices`` it also returns the
     argmax (no gradient), like ``torch.max(x, dim)``."""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     take = staticmethod(np.max)
     arg = staticmethod(np.argmax)
@@ -185,6 +194,8 @@ class Max(_Reduction):
 class Min(Max):
     """f(x) = min of x over dim; the gradient goes to the minimal elements"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     take = staticmethod(np.min)
     arg = staticmethod(np.argmin)
 
@@ -207,6 +218,15 @@ class Var(_Reduction):
         (centered,) = ctx.saved_tensors
         with np.errstate(divide="ignore", invalid="ignore"):
             return _unreduce(grad_output, ctx) * centered * (2 / ctx.denominator)
+
+    # create_graph=True: centered again, from the input Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x = ctx.args[0]
+        centered = x - x.mean(dim=ctx.dims, keepdim=True) if ctx.dims else x * 0
+        return _unreduce(grad_output, ctx) * centered * (2 / ctx.denominator)
 
 
 class Norm(_Reduction):
@@ -234,6 +254,21 @@ class Norm(_Reduction):
         return (np.sign(x) * np.abs(x) ** (ctx.p - 1) * scale).astype(grad_output.dtype,
                                                                         copy=False)
 
+    # create_graph=True: the same formula, with the output Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x, out = ctx.saved_tensors  # x: the input Tensor; out: the norm, with keepdims
+        norm = graph_output(ctx, out)
+        zero = out == 0  # a zero vector: gradient 0, as in PyTorch (and no 0 / 0 inside)
+        safe = np.where(zero, 1.0, norm)
+        scale = np.where(zero, 0.0, _unreduce(grad_output, ctx) / safe ** (ctx.p - 1))
+        if ctx.p == 2:
+            return x * scale
+        sign = np.sign(x.detach().numpy())  # piecewise constant: no gradient of its own
+        return sign * (x * sign) ** (ctx.p - 1) * scale
+
 
 class LogSumExp(_Reduction):
     """f(x) = log sum exp(x), computed as m + log sum exp(x - m) so it never overflows;
@@ -253,6 +288,14 @@ class LogSumExp(_Reduction):
     def backward(ctx, grad_output):
         x, out = ctx.saved_tensors
         return _unreduce(grad_output, ctx) * np.exp(x - out)
+
+    # create_graph=True: the same formula, with the output Tensor (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        x, out = ctx.saved_tensors
+        return _unreduce(grad_output, ctx) * (x - graph_output(ctx, out)).exp()
 
 
 class ArgMax(_Reduction):

@@ -13,6 +13,8 @@ from ..function import Function
 class Acos(Function):
     """f(x) = arccos(x),  f'(x) = -1 / sqrt(1 - x^2)"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -27,6 +29,8 @@ class Acos(Function):
 class Asin(Function):
     """f(x) = arcsin(x),  f'(x) = 1 / sqrt(1 - x^2)"""
 
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -40,6 +44,8 @@ class Asin(Function):
 
 class Atan(Function):
     """f(x) = arctan(x),  f'(x) = 1 / (1 + x^2)"""
+
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     @staticmethod
     def forward(ctx, x):
