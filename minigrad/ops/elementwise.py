@@ -413,6 +413,12 @@ class RoundedDiv(Function):
         return tuple(np.zeros_like(grad_output) if needs else None
                      for needs in ctx.needs_input_grad)
 
+    twice_differentiable = True  # zeros, as Tensors: higher_order.py
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        return tuple(grad_output * 0 if needs else None for needs in ctx.needs_input_grad)
+
 
 class FloorDivide(RoundedDiv):
     """f(x, y) = floor(x / y): ``//`` and ``floor_divide``, which PyTorch 2 gives no
@@ -450,6 +456,18 @@ class Remainder(Function):
             grad_y = -grad_output * np.floor_divide(x, y) if needs_y else None
         return (grad_output if needs_x else None), grad_y
 
+    twice_differentiable = True  # higher_order.py
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        """floor(x / y) is piecewise constant: a constant of the recorded backward."""
+        x, y = (np.asarray(a.detach().numpy()) if hasattr(a, "detach") else a
+                for a in ctx.saved_tensors)
+        needs_x, needs_y = ctx.needs_input_grad
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_y = -grad_output * np.floor_divide(x, y) if needs_y else None
+        return (grad_output if needs_x else None), grad_y
+
 
 class ScalarRemainder(Remainder):
     """f(x) = c % x for a number c: PyTorch 2 has no derivative for it (its backward raises)."""
@@ -480,6 +498,18 @@ class Fmod(Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, y = ctx.saved_tensors
+        needs_x, needs_y = ctx.needs_input_grad
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_y = -grad_output * np.trunc(x / y) if needs_y else None
+        return (grad_output if needs_x else None), grad_y
+
+    twice_differentiable = True  # higher_order.py
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        """trunc(x / y) is piecewise constant: a constant of the recorded backward."""
+        x, y = (np.asarray(a.detach().numpy()) if hasattr(a, "detach") else a
+                for a in ctx.saved_tensors)
         needs_x, needs_y = ctx.needs_input_grad
         with np.errstate(divide="ignore", invalid="ignore"):
             grad_y = -grad_output * np.trunc(x / y) if needs_y else None

@@ -154,7 +154,7 @@ class CrossEntropy(_Loss):
     @staticmethod
     def tensor_backward(ctx, grad_output):
         input, target = ctx.args[0], ctx.args[1]
-        axis, smoothing = ctx.axis, ctx.smoothing
+        axis, smoothing, weight = ctx.axis, ctx.smoothing, ctx.weight
         classes = input.shape[axis]
         scale = _reduced_gradient(grad_output, ctx.reduction, ctx.count)
         if ctx.reduction == "none":
@@ -162,17 +162,30 @@ class CrossEntropy(_Loss):
         p = input.softmax(axis)
         if ctx.probabilities:
             smoothed = target * (1 - smoothing) + smoothing / classes
+            if weight is not None:
+                smoothed = smoothed * weight
             grad_input = (p * smoothed.sum(axis=axis, keepdims=True) - smoothed) * scale
             grad_target = None
             if ctx.needs_input_grad[1]:
                 grad_target = -input.log_softmax(axis) * (1 - smoothing) * scale
-            return grad_input, grad_target, None, None, None
+                if weight is not None:
+                    grad_target = grad_target * weight
+            return grad_input, grad_target, None, None, None, None
         _, target, keep = ctx.saved_tensors  # the class indices, with ignored ones moved
-        constant = np.full(input.shape, -smoothing / classes, dtype=input.dtype)
-        _subtract_at_target(constant, target, axis, 1 - smoothing)  # - (1 - eps) onehot
+        if weight is None:
+            factor = 1.0
+            constant = np.full(input.shape, -smoothing / classes, dtype=input.dtype)
+            _subtract_at_target(constant, target, axis, 1 - smoothing)  # - (1 - eps) onehot
+        else:  # the weighted formula: p times a constant, minus a constant
+            target_weight = np.expand_dims(weight.reshape(-1)[target], axis)
+            factor = ((1 - smoothing) * target_weight
+                      + smoothing / classes * weight.sum()).astype(input.dtype)
+            constant = np.broadcast_to(-smoothing / classes * weight,
+                                       input.shape).astype(input.dtype)
+            _subtract_at_target(constant, target, axis, 1 - smoothing, target_weight)
         if keep is not None:
             scale = scale * np.expand_dims(keep, axis).astype(input.dtype)
-        return (p + constant) * scale, None, None, None, None
+        return (p * factor + constant) * scale, None, None, None, None, None
 
     @staticmethod
     def output_shape(input, target, ignore_index=-100, label_smoothing=0.0, reduction="mean",
