@@ -139,6 +139,29 @@ def run_backward(node: Any, grad_outputs: list) -> tuple:
     return tuple([_fit(node, position, grad, history) for position, grad in enumerate(grads)])
 
 
+def recomputed(node: Any, grad_outputs: tuple, composite: Any) -> tuple:
+    """A ``tensor_backward`` for an op that is a composite of twice-differentiable ops
+    (a layer norm): ``composite(*node.args)`` recomputes the output from the graph's own
+    input Tensors, recorded, and the gradients are that composite's, recorded too
+    (``create_graph``). It costs a second forward, only on this path; it saves writing
+    the op's backward formulas a second time with Tensor operations."""
+    from .autograd_function import grad
+
+    Tensor = tensor_class.Tensor
+    args = node.args
+    wanted = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad
+              and i < len(node.needs_input_grad) and node.needs_input_grad[i]]
+    out = composite(*args)
+    outputs = out if isinstance(out, tuple) else (out,)
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None]
+    found = grad([o for o, _ in pairs], [args[i] for i in wanted], [g for _, g in pairs],
+                 create_graph=True, allow_unused=True) if wanted and pairs else ()
+    grads = [None] * len(args)
+    for i, g in zip(wanted, found):
+        grads[i] = g
+    return tuple(grads)
+
+
 def graph_output(node: Any, saved: np.ndarray, index: int = 0) -> Any:
     """For a ``tensor_backward``: output ``index`` of ``node`` as the graph's Tensor (re-made
     around ``saved``, the array forward saved for it, if the Tensor itself is gone),

@@ -1,7 +1,7 @@
-"""Three programs that differentiate a gradient, written as PyTorch code and run on both
+"""Programs that differentiate a gradient, written as PyTorch code and run on both
 libraries with only the import changed (``lib`` is ``minigrad`` or ``torch``): a WGAN-GP
-gradient penalty, a Hessian-vector product of a loss, and a physics-informed loss. Each
-must give PyTorch's numbers."""
+gradient penalty (with and without layer norm), a Hessian-vector product of a loss, and a
+physics-informed loss. Each must give PyTorch's numbers."""
 
 from __future__ import annotations
 
@@ -72,6 +72,32 @@ def wgan_gp_critic_step(lib):
 def test_a_wgan_gp_critic_step_matches_pytorch():
     (loss, penalty), grads = wgan_gp_critic_step(mg)
     (torch_loss, torch_penalty), torch_grads = wgan_gp_critic_step(torch)
+    np.testing.assert_allclose([loss, penalty], [torch_loss, torch_penalty], rtol=1e-10)
+    same(grads, torch_grads)
+
+
+def layer_norm_critic_step(lib):
+    """The same step with the critic the WGAN-GP paper recommends: layer norm, not batch
+    norm, between the layers (the penalty differentiates through it twice)."""
+    nn = lib.nn
+    critic = nn.Sequential(nn.Linear(2, 16), nn.LayerNorm(16), nn.LeakyReLU(0.2),
+                           nn.Linear(16, 1)).double()
+    critic.load_state_dict({name: tensor(lib, np.random.default_rng(
+        zlib.crc32(name.encode())).standard_normal(tuple(value.shape)) * 0.7)
+        for name, value in critic.state_dict().items()})
+    interpolated = tensor(lib, ALPHA * REAL + (1 - ALPHA) * FAKE, requires_grad=True)
+    scores = critic(interpolated)
+    (slopes,) = lib.autograd.grad(scores, interpolated, lib.ones_like(scores),
+                                  create_graph=True)
+    penalty = ((slopes.norm(2, dim=1) - 1) ** 2).mean()
+    loss = critic(tensor(lib, FAKE)).mean() - critic(tensor(lib, REAL)).mean() + 10 * penalty
+    loss.backward()
+    return [loss.item(), penalty.item()], gradients(critic)
+
+
+def test_a_wgan_gp_critic_with_layer_norm_matches_pytorch():
+    (loss, penalty), grads = layer_norm_critic_step(mg)
+    (torch_loss, torch_penalty), torch_grads = layer_norm_critic_step(torch)
     np.testing.assert_allclose([loss, penalty], [torch_loss, torch_penalty], rtol=1e-10)
     same(grads, torch_grads)
 

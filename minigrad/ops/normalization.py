@@ -7,6 +7,16 @@ import numpy as np
 from ..function import Function
 
 
+def _layer_norm_recorded(x, weight, bias, normalized_ndim, eps):
+    """LayerNorm's forward from recorded ops (mean, subtraction, sqrt ...), for its
+    second derivatives (higher_order.recomputed)."""
+    dims = tuple(range(x.ndim - normalized_ndim, x.ndim))
+    centered = x - x.mean(dim=dims, keepdim=True)
+    out = centered / ((centered * centered).mean(dim=dims, keepdim=True) + eps).sqrt()
+    out = out if weight is None else out * weight
+    return out if bias is None else out + bias
+
+
 class LayerNorm(Function):
     """f(x) = (x - mean) / sqrt(var + eps) * weight + bias, mean and (biased) var over the
     last ``normalized_ndim`` dims, of N elements each. With xhat the normalised x,
@@ -33,6 +43,15 @@ class LayerNorm(Function):
     @staticmethod
     def output_shape(x, weight, bias, normalized_ndim, eps):
         return tuple(x.shape)
+
+    # create_graph=True: the gradients of the same formula written with recorded ops
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        from ..higher_order import recomputed
+
+        return recomputed(ctx, (grad_output,), _layer_norm_recorded)
 
     @staticmethod
     def output_dtype(x, weight, bias, normalized_ndim, eps):
