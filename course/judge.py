@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from . import integrity, mirror, sandbox, wire
+from .student_process import _array_leaves  # (the two sides list arguments alike)
 from .authoring import exercise_cells, exercise_of_tests, exercise_role
 
 # Checks that hand the student's code objects of their own (a model and its optimizer,
@@ -336,17 +337,6 @@ class RemoteFunction:
         return _swapped(self._remote, self._handle, paths)
 
 
-def _array_leaves(value) -> list:
-    """The arrays and Tensors among a call's arguments, in the order the student's side
-    lists its copies (``student_process._array_leaves``)."""
-    import minigrad as mg
-
-    found = []
-    wire.map_values(value, lambda v: found.append(v)
-                    if isinstance(v, (np.ndarray, mg.Tensor)) else None)
-    return found
-
-
 def _write_into(obj, values) -> None:
     """What the student's code wrote into its copy of an argument, written into the
     judge's (a Tensor's array in place, as an in-place op would; never a new shape)."""
@@ -482,10 +472,11 @@ def function_class(remote: Remote, handle: wire.Handle):
                                saved=saved, attributes=attributes,
                                released=bool(ctx._released))
         except Exception as error:  # noqa: BLE001 - the stand-in for an unneeded array
-            if getattr(error, "student_type", None) == "UsedUnneeded":
+            if getattr(error, "student_type", None) == "_UsedUnneeded" \
+                    and str(error).isdigit():
                 from minigrad.exercises.context import _UsedUnneeded
 
-                position = int(str(error).rsplit(" ", 1)[-1])
+                position = int(str(error))  # (the saved array's position)
                 raised = _UsedUnneeded(position)
                 raised.student_where = getattr(error, "student_where", "")
                 raise raised from None

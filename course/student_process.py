@@ -532,35 +532,12 @@ def _origin(array, inputs, outputs):
     return {"value": value}
 
 
-class UsedUnneeded(Exception):
-    """A backward used a saved array that a check replaced by a stand-in, because the only
-    gradient that needs it is not needed (``check_needs_input_grad``)."""
-
-
-class _Unneeded:
-    """The stand-in: any use raises :class:`UsedUnneeded`, naming the saved array."""
-
-    def __init__(self, position: int) -> None:
-        self.position = position
-
-    def _used(self, *args, **kwargs):
-        raise UsedUnneeded(f"saved array {self.position}")
-
-    def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        self._used()
-
-    __array__ = __array_ufunc__ = __array_function__ = _used
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _used
-    __matmul__ = __rmatmul__ = __truediv__ = __rtruediv__ = __pow__ = __rpow__ = _used
-    __neg__ = __getitem__ = __len__ = __iter__ = __float__ = _used
-
-
 def _given(data):
     """A saved array or ctx attribute as the judge's copy of ctx holds it now."""
-    if isinstance(data, dict) and "unneeded" in data:
-        return _Unneeded(int(data["unneeded"]))
+    if isinstance(data, dict) and "unneeded" in data:  # the check's own stand-in
+        from minigrad.exercises.context import _Unneeded
+
+        return _Unneeded(int(data["unneeded"]), -1)
     return wire.decode(data)
 
 

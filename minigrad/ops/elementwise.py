@@ -452,21 +452,10 @@ class Remainder(Function):
     def backward(ctx, grad_output):
         x, y = ctx.saved_tensors
         needs_x, needs_y = ctx.needs_input_grad
-        with np.errstate(divide="ignore", invalid="ignore"):
-            grad_y = -grad_output * np.floor_divide(x, y) if needs_y else None
+        grad_y = -grad_output * _rounded_quotient(x, y, np.floor_divide) if needs_y else None
         return (grad_output if needs_x else None), grad_y
 
-    twice_differentiable = True  # higher_order.py
-
-    @staticmethod
-    def tensor_backward(ctx, grad_output):
-        """floor(x / y) is piecewise constant: a constant of the recorded backward."""
-        x, y = (np.asarray(a.detach().numpy()) if hasattr(a, "detach") else a
-                for a in ctx.saved_tensors)
-        needs_x, needs_y = ctx.needs_input_grad
-        with np.errstate(divide="ignore", invalid="ignore"):
-            grad_y = -grad_output * np.floor_divide(x, y) if needs_y else None
-        return (grad_output if needs_x else None), grad_y
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
 
 class ScalarRemainder(Remainder):
@@ -499,21 +488,22 @@ class Fmod(Function):
     def backward(ctx, grad_output):
         x, y = ctx.saved_tensors
         needs_x, needs_y = ctx.needs_input_grad
-        with np.errstate(divide="ignore", invalid="ignore"):
-            grad_y = -grad_output * np.trunc(x / y) if needs_y else None
+        grad_y = -grad_output * _rounded_quotient(x, y, _truncated_divide) if needs_y else None
         return (grad_output if needs_x else None), grad_y
 
-    twice_differentiable = True  # higher_order.py
+    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
-    @staticmethod
-    def tensor_backward(ctx, grad_output):
-        """trunc(x / y) is piecewise constant: a constant of the recorded backward."""
-        x, y = (np.asarray(a.detach().numpy()) if hasattr(a, "detach") else a
-                for a in ctx.saved_tensors)
-        needs_x, needs_y = ctx.needs_input_grad
-        with np.errstate(divide="ignore", invalid="ignore"):
-            grad_y = -grad_output * np.trunc(x / y) if needs_y else None
-        return (grad_output if needs_x else None), grad_y
+
+def _truncated_divide(x, y):
+    return np.trunc(x / y)
+
+
+def _rounded_quotient(x, y, rounded_divide):
+    """floor(x / y) or trunc(x / y) for the gradient of remainder and fmod: piecewise
+    constant, so a constant also when the backward runs on Tensors (create_graph)."""
+    x, y = (a.detach().numpy() if hasattr(a, "detach") else a for a in (x, y))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return rounded_divide(x, y)
 
 
 class Pow(Function):
