@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from . import integrity, mirror, sandbox, wire
-from .student_process import _array_leaves  # (the two sides list arguments alike)
+from .student_process import _array_leaves, _tensors_in  # (the two sides list alike)
 from .authoring import exercise_cells, exercise_of_tests, exercise_role
 
 # Checks that hand the student's code objects of their own (a model and its optimizer,
@@ -66,12 +66,6 @@ HAND_OVER = {"check_training_step", "batch_losses", "check_topological_order",
              "epoch_mistakes", "check_grad_switch", "check_grad_switch_deeply",
              "check_evaluate", "check_layer_shapes"}
 
-# Checks that still run in the student's (sandboxed) process, where an answer cell could
-# interfere with them (the README's threat model says so): chapter 07's Linear init (it
-# looks at how the student's module registers its parameters, which a module proxied here
-# does not show) and chapter 14's checkpoint (an ``mg.autograd.Function`` whose forward
-# and backward call a block of the check's own and read the graph it keeps).
-IN_STUDENT_PROCESS = {"check_checkpoint"}
 
 EXCEPTIONS = {name: getattr(builtins, name) for name in dir(builtins)
               if isinstance(getattr(builtins, name), type)
@@ -137,6 +131,9 @@ class StudentProcess:
         os.close(to_judge_w)
         self.requests = os.fdopen(to_student_w, "wb")
         self.replies = os.fdopen(to_judge_r, "rb")
+        # what answers the student's code when it calls a function the check lent it
+        # (``Remote.callback``); the request waits meanwhile
+        self.on_callback = None
         self.ask_raw(None, timeout=120)  # the "ready" line: Python, NumPy, IPython loaded
 
     def ask_raw(self, message: dict | None, timeout: float) -> dict:
@@ -147,17 +144,29 @@ class StudentProcess:
                 wire.send(self.requests, message)
             except (BrokenPipeError, OSError):
                 raise StudentProcessGone("the notebook's process has stopped") from None
-        ready, _, _ = select.select([self.replies], [], [], timeout)
-        if not ready:
-            self.stop()
-            raise StudentProcessGone(f"no answer from the notebook's code within {timeout:g} s "
-                                     "(an endless loop?); its process was stopped")
-        try:
-            return wire.receive(self.replies)
-        except EOFError:
-            self.stop()
-            raise StudentProcessGone("the notebook's process has stopped (it exited or "
-                                     "crashed)") from None
+        while True:
+            ready, _, _ = select.select([self.replies], [], [], timeout)
+            if not ready:
+                self.stop()
+                raise StudentProcessGone(f"no answer from the notebook's code within "
+                                         f"{timeout:g} s (an endless loop?); its process "
+                                         "was stopped")
+            try:
+                reply = wire.receive(self.replies)
+            except EOFError:
+                self.stop()
+                raise StudentProcessGone("the notebook's process has stopped (it exited or "
+                                         "crashed)") from None
+            if "callback" not in reply:
+                return reply
+            request = reply["callback"]
+            answer = self.on_callback(request) if self.on_callback and isinstance(
+                request, dict) else {"error": {"type": "RuntimeError",
+                                               "message": "nothing to call back"}}
+            try:
+                wire.send(self.requests, {"answer": answer})
+            except (BrokenPipeError, OSError):
+                raise StudentProcessGone("the notebook's process has stopped") from None
 
     def ask(self, op: str, limit: float, **args):
         reply = self.ask_raw({"op": op, "args": args}, limit)
@@ -192,6 +201,11 @@ class Remote:
         self.mirrors: mirror.Mirrors | None = None
         self.base = 10**9
         self.proxies: dict[int, object] = {}  # one proxy per object of the student's
+        # functions of the check's lent to the student's code for a call (``lend``), and
+        # the graphs their results have here while the student's side may backpropagate
+        self.lent: dict[int, object] = {}
+        self.lent_graphs: dict[int, tuple] = {}
+        student.on_callback = self.callback
 
     def value(self, data):
         import minigrad as mg
@@ -200,8 +214,10 @@ class Remote:
         return wire.map_values(decoded, lambda v: mg.tensor(v.array, requires_grad=v.requires_grad)
                     if isinstance(v, wire.TensorData) else v)
 
-    def send(self, value):
-        """A value of the judge's for the student's process (Tensors as data)."""
+    def send(self, value, lend: bool = False):
+        """A value of the judge's for the student's process (Tensors as data). ``lend``:
+        a function of the check's among them (not data, not the student's) goes as a
+        handle the student's code can call back (``callback``)."""
         import minigrad as mg
 
         def convert(v):
@@ -209,9 +225,65 @@ class Remote:
                 return wire.TensorData(np.asarray(v.detach().numpy()), v.requires_grad)
             if isinstance(v, (RemoteObject, RemoteFunction)):
                 return v._handle
+            if lend and callable(v) and not isinstance(v, type) and _handle_of(v) is None:
+                return self.lend(v)
             return v
 
         return wire.encode(wire.map_values(value, convert))
+
+    def lend(self, function) -> wire.Handle:
+        numbers = [n for n, lent in self.lent.items() if lent is function]
+        number = numbers[0] if numbers else len(self.lent) + 1
+        self.lent[number] = function
+        return wire.Handle(number, "judge", type(function).__name__)
+
+    def callback(self, request: dict) -> dict:
+        """The student's code calls a function the check lent it: run it here on the
+        call's values (as leaves), in the student's side's grad mode and with its random
+        generator state; a result with a graph keeps it here for ``backward``. Or
+        backpropagate such a graph: into ``.grad`` (the block's parameters get theirs)
+        when the student's side ran ``backward()``, only to the call's inputs when it ran
+        ``grad()``. Returns data only; an error goes back as data."""
+        import minigrad as mg
+
+        try:
+            rng = wire.decode(request.get("rng"))
+            if rng is not None:
+                mg.set_rng_state(rng)
+            if request.get("op") == "call":
+                target = wire.decode(request.get("target"))
+                if not (isinstance(target, wire.Handle) and target.kind == "judge"
+                        and target.id in self.lent):
+                    raise wire.WireError("a call of nothing the check lent")
+                args, kwargs = self.value(request["args"]), self.value(request["kwargs"])
+                leaves = _tensors_in((args, kwargs))
+                with mg.set_grad_enabled(bool(request.get("grad_enabled"))):
+                    output = self.lent[target.id](*args, **kwargs)
+                graph = None
+                if isinstance(output, mg.Tensor) and output.grad_fn is not None:
+                    graph = len(self.lent_graphs) + 1
+                    self.lent_graphs[graph] = (leaves, output)
+                return {"value": self.send(output), "graph": graph,
+                        "rng": wire.encode(mg.get_rng_state())}
+            if request.get("op") == "backward":
+                leaves, output = self.lent_graphs[int(request["graph"])]
+                grad = mg.tensor(wire.decode(request["grad"]))
+                wanted = [t for t in leaves if t.requires_grad]
+                if request.get("accumulate"):
+                    for t in wanted:
+                        t.grad = None
+                    output.backward(grad)
+                    found = {id(t): t.grad for t in wanted}
+                else:
+                    grads = mg.autograd.grad(output, wanted, grad, allow_unused=True) \
+                        if wanted else ()
+                    found = {id(t): g for t, g in zip(wanted, grads)}
+                return {"grads": wire.encode([
+                    None if found.get(id(t)) is None else np.asarray(found[id(t)].numpy())
+                    for t in leaves]), "rng": wire.encode(mg.get_rng_state())}
+            raise wire.WireError(f"no callback {request.get('op')!r}")
+        except Exception as error:  # noqa: BLE001 - the student's side raises it there
+            return {"error": {"type": type(error).__name__, "message": str(error)[:4000]}}
 
     def ask(self, op: str, **args):
         if self.mirrors is None:
@@ -230,7 +302,12 @@ class Remote:
     def mirroring(self):
         """Objects the check hands the student's code are copied there by pickle and kept
         in step (``mirror.py``) until the block ends."""
+        import minigrad as mg
+
         self.mirrors = mirror.Mirrors(first_new=1)
+        # the judge's own modes afterwards are its own, whatever the student's side
+        # reports for them (an answer cell that rebinds mg.is_grad_enabled there)
+        grad, lazy = mg.is_grad_enabled(), mg.is_lazy()
         saved_tempdir = tempfile.tempdir
         if self.workdir is not None:  # a file the check names is one the student's sees
             self.files = self.workdir / "check-files"
@@ -243,6 +320,8 @@ class Remote:
             with contextlib.suppress(Exception):  # the modes as the check left them
                 self.ask("forget")
             self.mirrors = None
+            mg.set_grad_enabled(grad)
+            mg.set_mode("lazy" if lazy else "eager")
             tempfile.tempdir = saved_tempdir
             if self.files is not None:
                 shutil.rmtree(self.files, ignore_errors=True)
@@ -265,8 +344,13 @@ class Remote:
                     raise wire.WireError("a new object with a number not the other side's")
                 self.mirrors.register(handle.id, handle.value)
             return self.mirrors.resolve(handle.id)
+        if handle.kind == "judge":  # a function of the check's, lent: itself
+            if handle.id not in self.lent:
+                raise wire.WireError("a lent function the check never lent")
+            return self.lent[handle.id]
         if handle.id not in self.proxies:
             make = {"function-class": function_class, "module-class": ModuleClass,
+                    "autograd-function-class": autograd_function_class,
                     "function": RemoteFunction}.get(handle.kind, RemoteObject)
             self.proxies[handle.id] = make(self, handle)
         return self.proxies[handle.id]
@@ -731,10 +815,22 @@ def _graph_call():
                     if isinstance(buffer, mg.Tensor) and hasattr(ctx, "next_functions"):
                         buffer.grad_fn = ctx
             else:
+                sent_args = remote.send(sent, lend=True)
+                sent_kwargs = remote.send(kwargs, lend=True)
+                # a function of the check's lent to the call (a checkpoint's block): both
+                # sides draw from one random generator, as in one process
+                ctx.shares_rng = any(h.kind == "judge" for h in _handles_in(
+                    (wire.decode(sent_args), wire.decode(sent_kwargs))))
+                rng = wire.encode(mg.get_rng_state()) if ctx.shares_rng else None
                 reply = remote.ask("call_graph", target=wire.encode(function._handle),
-                                   args=remote.send(sent), kwargs=remote.send(kwargs),
+                                   args=sent_args, kwargs=sent_kwargs,
                                    grad_enabled=grad_enabled,
-                                   anomaly=mg.is_anomaly_enabled())
+                                   anomaly=mg.is_anomaly_enabled(), rng=rng)
+                if ctx.shares_rng:
+                    mg.set_rng_state(wire.decode(reply["rng"]))
+                # bytes of saved arrays the student's outputs hold there (a checkpoint
+                # must hold none): read by the checkpoint's check (modes._held_by)
+                ctx.held_bytes = int(reply.get("held") or 0)
             ctx.graph, ctx.remote, ctx.names, ctx.count = reply["graph"], remote, names, count
             # the ops of the call's graph there (a check may name a mistake by them)
             ctx.inner_ops = [str(n) for n in reply.get("ops", [])]
@@ -748,9 +844,13 @@ def _graph_call():
         @staticmethod
         def backward(ctx, *grads):
             remote = ctx.remote
+            shares_rng = getattr(ctx, "shares_rng", False)
             reply = remote.ask("module_backward", graph=ctx.graph,
                                grads=remote.send(tuple(grads)),
-                               anomaly=mg.is_anomaly_enabled())
+                               anomaly=mg.is_anomaly_enabled(),
+                               rng=wire.encode(mg.get_rng_state()) if shares_rng else None)
+            if shares_rng:
+                mg.set_rng_state(wire.decode(reply["rng"]))
             inputs = remote.value(reply["inputs"])
             parameters = remote.value(reply["parameters"])
             grads_in = [mg.tensor(g) if isinstance(g, np.ndarray) else g for g in inputs]
@@ -759,6 +859,40 @@ def _graph_call():
             return (None, None, None, None, None, None, *grads_in[:ctx.count], *grads_p)
 
     return GraphCall
+
+
+def _handles_in(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [h for v in value for h in _handles_in(v)]
+    if isinstance(value, dict):
+        return [h for v in value.values() for h in _handles_in(v)]
+    return [value] if isinstance(value, wire.Handle) else []
+
+
+def autograd_function_class(remote: Remote, handle: wire.Handle):
+    """An ``mg.autograd.Function`` of the student's (Tensors in and out: chapter 14's
+    checkpoint): ``apply`` runs the student's own ``apply`` there as one op of the
+    judge's graph (``GraphCall``), so forward, backward and the graph between them stay
+    in the student's process. A function of the check's among the arguments (the block
+    a checkpoint runs) is lent: the student's code calls it back here (``callback``),
+    where the check sees each call and the block's parameters get their gradients."""
+    import minigrad as mg
+
+    target = wire.encode(handle)
+
+    def apply(cls, *args, **kwargs):
+        reply = remote.ask("getattr", target=target, name="apply")
+        function = remote.value(reply["value"])
+        if not isinstance(function, RemoteFunction):
+            raise TypeError(f"{handle.name}.apply is not a function")
+        flat = [a for a in args if isinstance(a, mg.Tensor)]
+        return GraphCall.apply(function, None, (), args, kwargs, mg.is_grad_enabled(), *flat)
+
+    return type(handle.name, (mg.autograd.Function,), {
+        "apply": classmethod(apply), "_student_handle": handle,
+        "__swap_globals__": staticmethod(lambda paths: _swapped(remote, handle, paths)),
+        "__doc__": f"{handle.name}: the student's Function, run in the student's process",
+        "__module__": "__main__"})
 
 
 def _needing_grad(tensor):
@@ -962,9 +1096,6 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
                     run_in_judge(_text(teachers[teacher]), namespace, f"cell {teacher}")
                 exercise = exercise_of.get(label)
                 called = _called(_text(cell))
-                if called & IN_STUDENT_PROCESS and exercise not in zeroed:
-                    results[index] = run_student_cell(student, _text(cell), timeout)
-                    continue
                 if exercise in zeroed:
                     note = zeroed[exercise]["note"]
                     results[index] = [{"output_type": "error", "ename": "NotYourWork",

