@@ -12,8 +12,12 @@ ten times slower.
 """
 
 import os
+import pathlib
 
-# the values of course/student.py's ONE_THREAD (not imported: this file must load before
-# anything else, even where minigrad is not installed)
-os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-                   "MKL_NUM_THREADS": "1"})
+# course/one_thread.env, the one list every process the course starts reads (parsed here,
+# not imported: this file must load before anything else, even where minigrad is not
+# installed)
+_settings = pathlib.Path(__file__).resolve().parent / "course" / "one_thread.env"
+os.environ.update(line.strip().split("=", 1) for line in
+                  _settings.read_text(encoding="utf-8").splitlines()
+                  if line.strip() and not line.startswith("#"))

@@ -6,7 +6,10 @@ loads, so setting these later changes nothing.
 """
 
 import os
+import pathlib
 
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                  "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
-    os.environ[_variable] = "1"
+# course/one_thread.env: the settings every process the course starts reads
+_settings = pathlib.Path(__file__).resolve().parents[1] / "course" / "one_thread.env"
+os.environ.update(line.strip().split("=", 1) for line in
+                  _settings.read_text(encoding="utf-8").splitlines()
+                  if line.strip() and not line.startswith("#"))

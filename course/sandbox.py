@@ -22,8 +22,17 @@ import sys
 import sysconfig
 from pathlib import Path
 
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-              "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1"}
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """``NAME=VALUE`` lines of a file a shell can also source (``#`` comments)."""
+    pairs = (line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.lstrip().startswith("#"))
+    return {name.strip(): value.strip() for name, value in pairs}
+
+
+# one BLAS/OpenMP thread per process, as every process the course starts (one_thread.env)
+ONE_THREAD = read_env_file(Path(__file__).with_name("one_thread.env"))
 MEMORY = 4 * 2**30  # bytes of address space a submission may use
 CPU_SECONDS = 900  # CPU time for a whole notebook (each cell also has a wall-clock limit)
 PROCESSES = 256

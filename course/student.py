@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import authoring, teacher
+from . import authoring, sandbox, teacher
 from .authoring import SOLUTION_MARKERS, apply_exercise_tags, exercise_role
 from .teacher import CourseError
 
@@ -132,7 +132,7 @@ KERNEL_NAME = "minigrad"
 # the kernels run as the pages were made (scripts/test.sh and execute_notebooks.py): one
 # BLAS/OpenMP thread; with one per core, a chapter's training loop ran 30 times slower on
 # a busy 2-core machine, and its printed numbers differed from the page's
-ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+ONE_THREAD = sandbox.ONE_THREAD  # (course/one_thread.env)
 
 
 def kernel_spec() -> dict:

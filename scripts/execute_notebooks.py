@@ -28,12 +28,12 @@ import nbformat
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "course"))
 from authoring import apply_exercise_tags  # noqa: E402  (course/ is minigrad.course)
+import sandbox  # noqa: E402
 
-# One BLAS thread in the kernels (they inherit this): on a busy machine OpenBLAS's threads
-# fight over the cores and a chapter's training cell runs many times slower; nbval runs
-# them the same way (scripts/test.sh sets the same variables).
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
+# One BLAS thread in the kernels (they inherit this), as in every process the course
+# starts (course/one_thread.env says why; nbval's kernels read the same file)
+for _variable, _value in sandbox.read_env_file(ROOT / "course" / "one_thread.env").items():
+    os.environ.setdefault(_variable, _value)
 
 
 def execute(path: pathlib.Path) -> None:

@@ -48,7 +48,7 @@ export JUPYTER_CONFIG_PATH="$PWD/student-lab${JUPYTER_CONFIG_PATH:+:$JUPYTER_CON
 # the lab's terminals (File > New > Terminal) find minigrad-course without activating
 # .venv, and what runs there uses one BLAS thread, like the kernels
 export PATH="$PWD/.venv/bin:$PATH" VIRTUAL_ENV="$PWD/.venv"
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+set -a; . course/one_thread.env; set +a
 
 echo "lab.sh: opening JupyterLab on my-course/${first:-} (stop it with Ctrl-C)"
 if [ "$(id -u)" = 0 ]; then

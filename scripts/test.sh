@@ -34,8 +34,7 @@ echo "== ruff"
 # small matrix products many times slower (a chapter's cell ran past the grader's limit).
 # (conftest.py sets the same for every pytest run, so that a bare pytest --nbval prints
 # the chapters' numbers too; here they also reach the processes this script starts first.)
-export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \
-  MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
+set -a; . course/one_thread.env; set +a
 
 echo "== pytest (unit tests and chapter notebooks)"
 # --dist loadfile keeps each notebook's cells together, in order, in one worker

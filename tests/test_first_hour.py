@@ -368,3 +368,28 @@ def test_init_refuses_to_make_a_course_in_a_student_s_workspace(tmp_path, capsys
         err = capsys.readouterr().err
         assert f"{folder} is a student's workspace" in err
         assert not (target / "nbgrader_config.py").exists() and not (target / "source").exists()
+
+
+def test_every_process_the_course_starts_reads_one_list_of_thread_settings():
+    """course/one_thread.env is the one place that says "one BLAS thread": the grading
+    sandbox, the course's kernel spec, the tests (conftest.py, scripts/test.sh), the lab
+    (scripts/lab.sh, binder/start), the chapters' execution and the benchmarks read it;
+    no other file spells the settings out (six copies had drifted to two lists)."""
+    from minigrad.course import sandbox
+
+    settings = sandbox.read_env_file(ROOT / "course" / "one_thread.env")
+    assert settings["OPENBLAS_NUM_THREADS"] == "1" and len(settings) >= 3
+    assert sandbox.ONE_THREAD == settings == student.ONE_THREAD
+    assert all(os.environ.get(name) == value for name, value in settings.items())
+    readers = ["conftest.py", "scripts/test.sh", "scripts/lab.sh", "binder/start",
+               "scripts/execute_notebooks.py", "bench/__init__.py", "course/sandbox.py"]
+    for reader in readers:
+        assert "one_thread.env" in (ROOT / reader).read_text(encoding="utf-8"), reader
+    spelled = [str(path.relative_to(ROOT)) for folder in ("scripts", "course", "bench",
+                                                          "binder", "minigrad")
+               for path in (ROOT / folder).rglob("*") if path.is_file()
+               and path.suffix in (".py", ".sh", "") and path.name != "one_thread.env"
+               and "OPENBLAS_NUM_THREADS=1" in path.read_text(encoding="utf-8",
+                                                              errors="replace")
+               .replace('": "', "=").replace('"', "")]
+    assert spelled == []

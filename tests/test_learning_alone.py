@@ -462,6 +462,8 @@ def test_lab_sh_makes_the_workspace_once_and_opens_it_at_chapter_00(tmp_path):
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
     shutil.copy2(ROOT / "scripts" / "lab.sh", repo / "scripts" / "lab.sh")
+    (repo / "course").mkdir()
+    shutil.copy2(ROOT / "course" / "one_thread.env", repo / "course" / "one_thread.env")
     shutil.copy2(ROOT / "pyproject.toml", repo / "pyproject.toml")
     (repo / "notebooks").mkdir()
     chapter = next(c for c in CHAPTERS if not c.name.startswith("00_"))  # and a stand-in 00:
