@@ -138,6 +138,16 @@ def test_grad_keeps_history_for_an_outer_backward():
     same(x_ours.grad, x_theirs.grad)
 
 
+def test_grad_works_under_no_grad_and_gives_no_history_there():
+    x = mg.tensor(X, dtype=mg.float64, requires_grad=True)
+    with mg.no_grad():
+        gradient = func.grad(scalar)(x)
+    with torch.no_grad():
+        expected = tfunc.grad(scalar)(*theirs(X))
+    same(gradient, expected)
+    assert not gradient.requires_grad
+
+
 def test_grad_says_which_function_returned_a_non_scalar():
     with pytest.raises(RuntimeError, match=r"grad\(vector\): expected f to return a 0-dim "
                                            r"Tensor .*got shape \(2,\).*jacrev"):
@@ -295,6 +305,18 @@ def test_functional_call_uses_the_given_tensors_and_leaves_the_module_alone():
         reference, new_theirs, theirs(XS)))
     assert all(np.array_equal(p.numpy(), before[n]) for n, p in model.named_parameters())
     assert isinstance(model[0].weight, nn.Parameter)
+
+
+def test_functional_call_replaces_a_tied_weight_under_both_names():
+    mg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 3, bias=False), nn.Linear(3, 3, bias=False)).double()
+    model[1].weight = model[0].weight  # tied: one Parameter under two names
+    w = mg.tensor(rng.standard_normal((3, 3)))
+    x, = ours(XS)
+    expected = x @ w.T @ w.T
+    same(func.functional_call(model, {"0.weight": w}, x), torch.tensor(expected.numpy()))
+    untied = func.functional_call(model, {"0.weight": w}, x, tie_weights=False)
+    same(untied, torch.tensor((x @ w.T @ model[0].weight.T).detach().numpy()))
 
 
 def test_functional_call_says_which_names_are_unknown():
