@@ -175,7 +175,7 @@ def _split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
     if not has_aux:
         return result, None
     if not isinstance(result, tuple) or len(result) != 2:
-        raise RuntimeError(f"{who}(f, has_aux=True): f must return a pair (output, aux), "
+        raise RuntimeError(f"{who}: with has_aux=True, f must return a pair (output, aux), "
                            f"got a {type(result).__name__}")
     return result
 

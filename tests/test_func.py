@@ -154,6 +154,12 @@ def test_grad_says_which_function_returned_a_non_scalar():
         func.grad(vector)(*ours(X, Y))
 
 
+def test_has_aux_says_what_f_must_return():
+    with pytest.raises(RuntimeError, match=r"grad\(scalar\): with has_aux=True, f must "
+                                           r"return a pair \(output, aux\), got a Tensor"):
+        func.grad(scalar, has_aux=True)(*ours(X))
+
+
 def test_grad_says_when_argnums_is_out_of_range():
     with pytest.raises(RuntimeError, match=r"grad\(two_inputs\): argnums=2 is out of range"
                                            r".*2 positional argument"):
