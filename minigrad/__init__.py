@@ -64,6 +64,9 @@ from . import autograd_functional  # noqa: E402
 
 autograd.functional = autograd_functional
 _sys.modules["minigrad.autograd.functional"] = autograd_functional
+# mg.func (torch.func): grad, vjp, jvp, jacrev, jacfwd, hessian, vmap, functional_call
+from . import func  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 
 bool = bool_  # noqa: A001 - PyTorch's spelling
 float16 = half = _np.dtype(_np.float16)
@@ -93,6 +96,7 @@ _PART_A = [
     "numel", "rand_like", "randint_like", "randn_like", "result_type", "seed",
     "set_default_device", "set_default_dtype", "set_detect_anomaly", "short", "uint8",
     "utils",
+    "func", "vmap",  # issue 28
 ]
 # --- end of part A ---------------------------------------------------------------------------
 

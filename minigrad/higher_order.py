@@ -25,6 +25,9 @@ with history, differentiable again, to any order. Everything that differs lives 
   ``gradgradcheck`` in tests/test_higher_order.py; any other Function asked for a
   graph raises an error naming it, never a detached second derivative.
 - ``seed``, ``add``, ``into_grad``, ``run_hooks``: the engine's array helpers, for Tensors.
+
+The nodes one node's recorded backward makes are put in a group, ``backward of Mul #12``
+(``backward_group``), so a drawing of a gradient tells the backward's ops from the forward's.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import numpy as np
 
 from . import tensor_class
 from .gradients import seed_gradient
+from .state import group
 
 
 class NotTwiceDifferentiableError(RuntimeError):
@@ -112,10 +116,22 @@ def check_twice_differentiable(node: Any) -> None:
         f"differentiated again: {why}")
 
 
+def backward_group(node: Any) -> str:
+    """The group of the nodes that ``node``'s recorded backward makes: ``'backward of Mul
+    #12'``, numbered as errors number nodes (a drawing renumbers it: widgets/trace.py)."""
+    return f"backward of {node.name} #{node.id}"
+
+
 def run_backward(node: Any, grad_outputs: list) -> tuple:
-    """``node``'s backward on Tensors, recorded, with its saved values swapped for the
-    graph's Tensors (see the module docstring); the gradients fitted to the inputs."""
+    """``node``'s backward on Tensors, recorded (in its ``backward_group``)."""
     check_twice_differentiable(node)
+    with group(backward_group(node)):
+        return _recorded_backward(node, grad_outputs)
+
+
+def _recorded_backward(node: Any, grad_outputs: list) -> tuple:
+    """``run_backward``: the backward with its saved values swapped for the graph's
+    Tensors (see the module docstring); the gradients fitted to the inputs."""
     cls = node.function
     # an op whose NumPy backward cannot run on Tensors declares a Tensor-level one; the
     # Tensor contract's backward is wrapped to run under no_grad: take the original

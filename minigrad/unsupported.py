@@ -11,9 +11,6 @@ import importlib.abc
 import sys
 
 _CPU = "minigrad runs on the CPU with NumPy; there is no GPU or other device to use"
-_HIGHER = ("Jacobians, Hessians and Jacobian/Hessian-vector products are in "
-           "mg.autograd.functional (jacobian, hessian, vjp, jvp, hvp, vhp), gradients of "
-           "gradients come from mg.autograd.grad(..., create_graph=True)")
 _NUMPY = "call NumPy on the values instead (t.detach().numpy())"
 
 ABSENT: dict[str, dict[str, str]] = {
@@ -23,8 +20,6 @@ ABSENT: dict[str, dict[str, str]] = {
                   "numpy.linalg",
         "sparse": "no sparse tensors: every tensor is a dense NumPy array",
         "jit": "no compiler: minigrad runs Python eagerly (or defers with mg.lazy())",
-        "vmap": "no function transforms: write the batch dimension into your code",
-        "func": "no function transforms (torch.func): " + _HIGHER,
         "distributions": "no probability distributions: draw with mg.rand/mg.randn/"
                          "mg.multinomial, or NumPy's generators",
         "complex64": "no complex tensors: real float32/float64 only",

@@ -23,7 +23,8 @@ from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
 from .render import Html, preview_html, short_repr, stats_html, table_html
-from .trace import Trace, format_meta, format_shape, grad_stats, graph_numbers
+from .trace import (Trace, describe, drawing_groups, format_meta, format_shape, grad_stats,
+                    graph_numbers)
 
 NOTE = "padding: 4px 8px; margin: 4px 0; border-left: 4px solid {}; background: {}"
 INFO, WARNING = ("#4a90d9", "#eef5fc"), ("#d98f00", "#fff6e5")
@@ -96,7 +97,7 @@ class ContextInspector(StaticRendering, widgets.VBox):
             body = _leaf_html(self.tensor)
         else:
             node = self.node
-            body = "".join([_header_html(node, self.numbers[node]),
+            body = "".join([_header_html(node, self.numbers),
                             _state_html(node, self.numbers),
                             f'<div style="{HEADING}">inputs</div>',
                             _inputs_html(node, self.numbers),
@@ -110,14 +111,15 @@ class ContextInspector(StaticRendering, widgets.VBox):
 # --- the parts of the page ------------------------------------------------------------------
 
 
-def _header_html(node: Node, number: int) -> str:
+def _header_html(node: Node, numbers: dict) -> str:
     """``Mul #3``, the maths from its docstring, its group, label and outputs."""
     lines = [f'<div style="font-size: 14px; font-weight: bold">{escape(node.name)} '
-             f"#{number}</div>"]
+             f"#{numbers[node]}</div>"]
     doc = (node.function.__doc__ or "").strip().splitlines()
     if doc:
         lines.append(f"<div>{escape(doc[0])}</div>")
-    details = [f"group {node.group}"] if node.group else []
+    group = drawing_groups(numbers).get(node.group, node.group)  # as the drawing names it
+    details = [f"group {group}"] if group else []
     if node.label:
         details.append(f"label {node.label}")
     outputs = ", ".join(format_meta(s, d) for s, d in node.output_meta)
@@ -195,7 +197,7 @@ def _origin(arg: Tensor | None, parent: Node | None, output: int, numbers: dict)
 
 def _describe(node: Node, numbers: dict) -> str:
     """``'Mul #3 (label h)'``: an op numbered in the graph shown."""
-    return node.describe(numbers.get(node))
+    return describe(node, numbers)
 
 
 def _attributes_html(node: Node) -> str:

@@ -14,7 +14,7 @@ from minigrad.tensor import Tensor
 
 from ._base import FONT, StaticRendering, escape, html_widget
 from .render import preview_html, stats_html
-from .trace import format_meta, grad_stats, graph_numbers
+from .trace import describe, format_meta, grad_stats, graph_numbers
 
 PANEL = "flex: 0 1 auto; min-width: 160px; padding: 4px 8px; border: 1px solid #ddd"
 PANEL_TITLE = "font-weight: bold; margin-bottom: 4px"
@@ -60,7 +60,7 @@ class TensorView(StaticRendering, widgets.VBox):
         details = [format_meta(t.shape, t.dtype)]
         if t.grad_fn is not None:
             node = t.grad_fn  # numbered as the drawing of its graph numbers it
-            details.append(f"made by {node.describe(graph_numbers(node)[node])}")
+            details.append(f"made by {describe(node, graph_numbers(node))}")
         details.append(f"requires_grad={t.requires_grad}")
         header = (f'<div style="font-size: 14px; font-weight: bold">{escape(self.name)}</div>'
                   f'<div style="color: #555">{escape(" | ".join(details))}</div>')

@@ -16,11 +16,16 @@ leaves by their first use (``t0``, ``t1``, ...): never by ``id()`` nor by the en
 counter (``node.id``, which counts every op of the session, so ``<Mul #812>`` in a repr
 depends on the cells run before). A graph is drawn with the same labels whatever ran
 before it.
+So are the groups of a backward recorded with ``create_graph=True``: the engine puts the
+ops that one op's backward made in group ``backward of Mul #812`` (its session number);
+a drawing calls it ``backward of Mul #3`` after the op drawn as ``Mul #3``
+(``drawing_groups``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -185,6 +190,7 @@ class Trace:
     edges: list[Edge]
     root_key: str
     numbers: dict = field(default_factory=dict, repr=False)  # op Node -> 1, 2, ...
+    group_names: dict = field(default_factory=dict, repr=False)  # drawing_groups(numbers)
     backwards: int = 0  # how many recorded backward passes started at the root
     _edge_index: dict = field(default_factory=dict, repr=False)
 
@@ -205,13 +211,14 @@ class Trace:
         parents = lazy_parents if root_node.pending else _all_parents
         nodes = walk([root_node], parents)  # oldest first: the engine's own walk
         numbers = number_ops(nodes)
+        group_names = drawing_groups(numbers)
         vertices: dict[str, Vertex] = {}
         edges: list[Edge] = []
         leaves: dict[int, str] = {}  # id(tensor) -> key; lookup only, never shown
         leaf_vertices: list[Vertex] = []
         for node in nodes:
             key = f"n{numbers[node]}"
-            vertices[key] = _op_vertex(key, node, numbers[node])
+            vertices[key] = _op_vertex(key, node, numbers[node], group_names)
         for node in nodes:
             for position, arg in enumerate(node.args):
                 parent, index = node.next_functions[position]
@@ -242,7 +249,7 @@ class Trace:
             vertices[vertex.key] = vertex
         root_key = f"n{numbers[root_node]}"
         vertices[root_key].is_root = True
-        trace = cls(tensor, vertices, edges, root_key, numbers)
+        trace = cls(tensor, vertices, edges, root_key, numbers, group_names)
         trace._edge_index = {(e.target, e.position): e for e in edges}
         return trace
 
@@ -255,7 +262,7 @@ class Trace:
     def describe(self, node: Node) -> str:
         """``'Mul #3 (group encoder, label h)'``: how the views name an op of this graph
         (its number in this graph, not the session's ``node.id``)."""
-        return node.describe(self.numbers[node])
+        return describe(node, self.numbers, self.group_names)
 
     @property
     def ops(self) -> list[Vertex]:
@@ -390,9 +397,47 @@ def _leaf_names(names: Any) -> dict[int, str]:
     return {id(t): name for name, t in dict(names).items()}
 
 
-def _op_vertex(key: str, node: Node, number: int) -> Vertex:
-    return Vertex(key, "op", f"{node.name} #{number}", node.group,
+def _op_vertex(key: str, node: Node, number: int, groups: dict[str, str]) -> Vertex:
+    return Vertex(key, "op", f"{node.name} #{number}", groups.get(node.group, node.group),
                   [(tuple(s), np.dtype(d)) for s, d in node.output_meta], node=node)
+
+
+def describe(node: Node, numbers: dict[Node, int], groups: dict[str, str] | None = None) -> str:
+    """``node.describe()`` as a drawing of the ops ``numbers`` numbers names it: numbered
+    in that graph, its group named by ``groups`` (``drawing_groups(numbers)``)."""
+    text = node.describe(numbers.get(node))
+    groups = drawing_groups(numbers) if groups is None else groups
+    if node.group and groups.get(node.group, node.group) != node.group:
+        text = text.replace(f"group {node.group}", f"group {groups[node.group]}", 1)
+    return text
+
+
+# the engine's name for the group of one op's recorded backward (higher_order.backward_group)
+BACKWARD_GROUP = re.compile(r"backward of (?P<op>.+) #(?P<id>\d+)")
+
+
+def drawing_groups(numbers: dict[Node, int]) -> dict[str, str]:
+    """The groups of the ops ``numbers`` numbers, as a drawing of them names them: the
+    group of a recorded backward, ``backward of Mul #812`` (the session's number of the op
+    whose backward it is), becomes ``backward of Mul #3`` when that op is in the drawing
+    as ``Mul #3``, else ``backward of Mul`` (``backward of Mul [1]``, ``[2]``, ... oldest
+    first, when the backwards of several Muls not drawn are). Other groups keep their
+    names."""
+    drawn = {node.id: number for node, number in numbers.items()}
+    parts = {part for node in numbers if node.group for part in node.group.split(".")}
+    found = [(int(m["id"]), m["op"], part) for part in parts
+             if (m := BACKWARD_GROUP.fullmatch(part))]
+    undrawn: dict[str, list[str]] = {}  # op name -> its groups, oldest first
+    for session_id, op, part in sorted(found):
+        if session_id not in drawn:
+            undrawn.setdefault(op, []).append(part)
+    renamed = {part: f"backward of {op} #{drawn[session_id]}"
+               for session_id, op, part in found if session_id in drawn}
+    for op, names in undrawn.items():
+        for index, part in enumerate(names, 1):
+            renamed[part] = f"backward of {op}" + (f" [{index}]" if len(names) > 1 else "")
+    return {node.group: ".".join(renamed.get(p, p) for p in node.group.split("."))
+            for node in numbers if node.group}
 
 
 def _leaf_vertex(key: str, tensor: Tensor, named: dict[int, str], order: int) -> Vertex:
