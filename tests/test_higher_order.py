@@ -22,11 +22,9 @@ from minigrad.higher_order import NotTwiceDifferentiableError
 # raises NotTwiceDifferentiableError naming them. This list only shrinks: an op leaves it
 # by declaring ``twice_differentiable = True`` and passing gradgradcheck below.
 NOT_YET_TWICE_DIFFERENTIABLE = {
-    "AvgPool2d", "Conv2d", "ConvTranspose2d", "Cumprod", "Einsum", "MaxPool2d",
-    "Prod", "RepeatInterleave", "ScaledDotProductAttention", "Scatter", "ScatterAdd",
-    "SetItem", "Unfold",
-    # piecewise constant (zero gradient almost everywhere): nothing to differentiate
-    "Ceil", "Floor", "Round", "Sign",
+    "AvgPool2d", "Conv2d", "ConvTranspose2d", "Cumprod", "Einsum", "MaxPool2d", "Prod",
+    "RepeatInterleave", "ScaledDotProductAttention", "Scatter", "ScatterAdd", "SetItem",
+    "Unfold",
 }
 
 
