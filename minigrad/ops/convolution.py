@@ -307,7 +307,7 @@ class MaxPool2d(Function):
     def tensor_backward(ctx, grad_output):
         (winner,) = ctx.saved_tensors
         n, channels, out_h, out_w = grad_output.shape
-        (kh, kw), (sh, sw) = ctx.kernel, ctx.stride
+        kw, (sh, sw) = ctx.kernel[1], ctx.stride
         rows = np.arange(out_h).reshape(-1, 1) * sh + winner // kw  # where each winner is
         cols = np.arange(out_w) * sw + winner % kw
         index = (np.arange(n).reshape(-1, 1, 1, 1), np.arange(channels).reshape(-1, 1, 1),
