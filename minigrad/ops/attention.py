@@ -3,7 +3,8 @@
 Composed from Tensor ops, attention is a matmul, a scale, a mask, a softmax, a dropout
 and a second matmul: six graph nodes and as many arrays of the scores' size (..., L, S).
 Fused, it is one node; the forward works on one scores array in place, and the backward
-is the chain rule through the same steps, written out.
+is the chain rule through the same steps, written out. For gradients of gradients
+(``create_graph=True``) the steps are recomputed as recorded Tensor ops instead.
 """
 
 from __future__ import annotations

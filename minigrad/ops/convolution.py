@@ -6,6 +6,10 @@ Convolution is then one contraction of the windows with the weight (BLAS does th
 and pooling a max or a mean over the last two dimensions. Every backward ends with
 ``add_windows_back`` ("col2im"): each window's gradient is added back where the window
 came from, with a loop over the kH * kW kernel offsets, never over pixels.
+
+For gradients of gradients (``create_graph=True``) each op also has a ``tensor_backward``
+of recorded ops: ``window_index`` reads the windows as an indexing (GetItem) and
+IndexBackward adds them back, both differentiable to any order.
 """
 
 from __future__ import annotations

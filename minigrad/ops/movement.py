@@ -366,14 +366,14 @@ class Unfold(Function):
     def tensor_backward(ctx, grad_output):
         from .indexing import IndexBackward  # (indexing.py imports this module)
 
-        index = window_index(ctx.input_shape, ctx.dim, ctx.size, ctx.step)
+        index = unfold_index(ctx.input_shape, ctx.dim, ctx.size, ctx.step)
         return IndexBackward.apply(grad_output, input_shape=ctx.input_shape,
                                    index=index), None, None, None
 
 
-def window_index(shape: tuple, dim: int, size: int, step: int) -> tuple:
+def unfold_index(shape: tuple, dim: int, size: int, step: int) -> tuple:
     """The integer index that reads Unfold's windows from an array of ``shape``:
-    ``x[window_index(...)]`` equals ``x.unfold(dim, size, step)`` (as a copy)."""
+    ``x[unfold_index(...)]`` equals ``x.unfold(dim, size, step)`` (as a copy)."""
     dim = dim % len(shape)
     count = (shape[dim] - size) // step + 1
     ndim = len(shape) + 1
