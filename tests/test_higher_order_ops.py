@@ -179,3 +179,28 @@ def test_piecewise_constant_ops_have_zero_second_derivatives_as_in_pytorch(step)
     np.testing.assert_array_equal(ours[1], 0.0)
     assert mg.autograd.gradgradcheck(getattr(mg.Tensor, step),
                                      [mg.tensor(x_array + 0.1, requires_grad=True)])
+
+
+def test_a_built_in_op_without_a_recorded_backward_is_refused_by_name(monkeypatch):
+    """The path every op took before it had a recorded backward (and SetItem still does)."""
+    from minigrad.higher_order import NotTwiceDifferentiableError
+    from minigrad.ops.convolution import Conv2d
+
+    monkeypatch.setattr(Conv2d, "twice_differentiable", False)
+    x = mg.tensor(real(1, 1, 4, 4), requires_grad=True)
+    out = mg.nn.functional.conv2d(x, mg.tensor(real(1, 1, 2, 2))).tanh().sum()
+    with pytest.raises(NotTwiceDifferentiableError, match="Conv2d.*no differentiable backward"):
+        mg.autograd.grad(out, x, create_graph=True)
+    (g,) = mg.autograd.grad(out, x)  # first order still works
+    assert g.shape == (1, 1, 4, 4)
+
+
+def test_recorded_gradients_keep_float32():
+    F = mg.nn.functional
+    x = mg.tensor(real(1, 2, 6, 6), dtype=mg.float32, requires_grad=True)
+    w = mg.tensor(real(2, 2, 3, 3), dtype=mg.float32, requires_grad=True)
+    out = F.avg_pool2d(F.max_pool2d(F.conv2d(x, w, padding=1), 2).tanh(), 3).prod()
+    gx, gw = mg.autograd.grad(out, (x, w), create_graph=True)
+    assert gx.dtype == mg.float32 and gw.dtype == mg.float32
+    ((gx * gx).sum() + (gw * gw).sum()).backward()
+    assert x.grad.dtype == mg.float32 and w.grad.dtype == mg.float32
