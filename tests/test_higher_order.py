@@ -21,13 +21,7 @@ from minigrad.higher_order import NotTwiceDifferentiableError
 # Built-in Functions whose backward is not recorded yet: create_graph=True through them
 # raises NotTwiceDifferentiableError naming them. This list only shrinks: an op leaves it
 # by declaring ``twice_differentiable = True`` and passing gradgradcheck below.
-NOT_YET_TWICE_DIFFERENTIABLE = {
-    "AvgPool2d", "Conv2d", "ConvTranspose2d", "Cumprod", "Einsum", "MaxPool2d",
-    "Prod", "RepeatInterleave", "ScaledDotProductAttention", "Scatter", "ScatterAdd",
-    "SetItem", "Unfold",
-    # piecewise constant (zero gradient almost everywhere): nothing to differentiate
-    "Ceil", "Floor", "Round", "Sign",
-}
+NOT_YET_TWICE_DIFFERENTIABLE = {"SetItem"}
 
 
 def differentiable_functions() -> dict[str, type]:

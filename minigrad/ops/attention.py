@@ -3,7 +3,8 @@
 Composed from Tensor ops, attention is a matmul, a scale, a mask, a softmax, a dropout
 and a second matmul: six graph nodes and as many arrays of the scores' size (..., L, S).
 Fused, it is one node; the forward works on one scores array in place, and the backward
-is the chain rule through the same steps, written out.
+is the chain rule through the same steps, written out. For gradients of gradients
+(``create_graph=True``) the steps are recomputed as recorded Tensor ops instead.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from ..autograd import sum_to_shape
 from ..function import Function
+from ..higher_order import recomputed
 from ..state import state
 from .matmul import matmul_shape
 
@@ -148,6 +150,38 @@ class ScaledDotProductAttention(Function):
                 grad_k = np.matmul(np.swapaxes(grad, -1, -2), q) if needs_k else None
         # one gradient per positional input: q, k, v, mask, then None for the constants
         return (grad_q, grad_k, grad_v, grad_mask, None, None, None)[:len(needs)]
+
+    # create_graph=True: the gradients of the same steps written with recorded ops
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output, grad_weights):
+        keep = ctx.saved_tensors[4]  # the dropout drawn in forward, a constant
+
+        def attention(q, k, v, mask=None, *constants):
+            return _attention_recorded(q, k, v, mask, ctx.scale, ctx.factor, keep)
+
+        return recomputed(ctx, (grad_output, grad_weights), attention)
+
+
+def _attention_recorded(q, k, v, mask, scale, factor, keep):
+    """Attention from recorded ops (matmul, scale, mask, softmax, dropout, matmul), the
+    same steps as the forward, for its second derivatives (higher_order.recomputed)."""
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            mask = np.where(mask, 0.0, -np.inf).astype(scores.dtype)
+        scores = scores + mask
+        # a row that may attend to nothing gets weights 0 (a softmax of -inf only is NaN)
+        blocked = np.isneginf(scores.detach().numpy().max(axis=-1, keepdims=True))
+        if blocked.any():
+            scores = scores.where(~blocked, 0.0)
+        weights = scores.softmax(-1) * ~blocked if blocked.any() else scores.softmax(-1)
+    else:
+        weights = scores.softmax(-1)
+    if factor is not None:  # the dropout: keep * factor (0 for dropout_p = 1)
+        weights = weights * factor if keep is None else weights * (keep * factor)
+    return weights @ v, weights
 
 
 def _drop(array: np.ndarray, factor: np.generic, keep: np.ndarray | None,

@@ -6,6 +6,10 @@ Convolution is then one contraction of the windows with the weight (BLAS does th
 and pooling a max or a mean over the last two dimensions. Every backward ends with
 ``add_windows_back`` ("col2im"): each window's gradient is added back where the window
 came from, with a loop over the kH * kW kernel offsets, never over pixels.
+
+For gradients of gradients (``create_graph=True``) each op also has a ``tensor_backward``
+of recorded ops: ``window_index`` reads the windows as an indexing (GetItem) and
+IndexBackward adds them back, both differentiable to any order.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Function
+from ..higher_order import recomputed
+from .indexing import IndexBackward
+from .movement import Pad
 
 Pair = tuple[int, int]
 
@@ -59,6 +66,17 @@ def unpad_image(grad: np.ndarray, padding: tuple[Pair, Pair]) -> np.ndarray:
     """Cut the padding off a gradient of the padded image again."""
     (top, bottom), (left, right) = padding
     return grad[:, :, top:grad.shape[2] - bottom, left:grad.shape[3] - right]
+
+
+def window_index(out_hw: Pair, kernel: Pair, stride: Pair, dilation: Pair = (1, 1)) -> tuple:
+    """The index that reads every window of an (N, C, H, W) Tensor: ``x[window_index(...)]``
+    is ``windows(x)`` as a copy, (N, C, OH, OW, kH, kW). For create_graph=True: a recorded
+    GetItem, whose backward (IndexBackward, a scatter-add) is ``add_windows_back``, and
+    both are differentiable to any order."""
+    (out_h, out_w), (kh, kw), (sh, sw), (dh, dw) = out_hw, kernel, stride, dilation
+    rows = np.arange(out_h).reshape(-1, 1, 1, 1) * sh + np.arange(kh).reshape(1, 1, -1, 1) * dh
+    cols = np.arange(out_w).reshape(1, -1, 1, 1) * sw + np.arange(kw).reshape(1, 1, 1, -1) * dw
+    return slice(None), slice(None), rows, cols
 
 
 class Conv2d(Function):
@@ -135,6 +153,30 @@ class Conv2d(Function):
                 grad_padded = add_windows_back(grad_patches, padded_shape, stride, dilation)
             grad_x = unpad_image(grad_padded, padding)
         return grad_x, grad_weight, grad_bias, None, None, None, None
+
+    # create_graph=True: the gradients of the same convolution written with recorded ops
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        return recomputed(ctx, (grad_output,), _conv2d_recorded)
+
+
+def _conv2d_recorded(x, weight, bias, stride, padding, dilation, groups=1):
+    """conv2d from recorded ops (a Pad, the windows read by indexing, one matmul per channel
+    block), for its second derivatives (higher_order.recomputed)."""
+    n, channels = x.shape[:2]
+    out_channels, _, kh, kw = weight.shape
+    out_h, out_w = _conv_output_hw(x, weight, stride, padding, dilation)
+    padded = Pad.apply(x, ((0, 0), (0, 0)) + tuple(padding))
+    patches = padded[window_index((out_h, out_w), (kh, kw), stride, dilation)]
+    # (N, C, OH, OW, kH, kW) -> (N, G, OH OW, C/G kH kW): one row per window and block
+    patches = patches.reshape(n, groups, channels // groups, out_h, out_w, kh, kw)
+    patches = patches.permute(0, 1, 3, 4, 2, 5, 6).reshape(n, groups, out_h * out_w, -1)
+    blocks = weight.reshape(groups, out_channels // groups, -1)  # (G, O/G, C/G kH kW)
+    out = (patches @ blocks.transpose(-1, -2)).permute(0, 1, 3, 2)  # (N, G, O/G, OH OW)
+    out = out.reshape(n, out_channels, out_h, out_w)
+    return out if bias is None else out + bias.reshape(-1, 1, 1)
 
 
 def _grouped(rows: np.ndarray, groups: int) -> np.ndarray:
@@ -262,6 +304,22 @@ class MaxPool2d(Function):
         grad_padded = add_windows_back(grad_patches, ctx.padded_shape, ctx.stride)
         return unpad_image(grad_padded, ctx.padding), None, None, None
 
+    # create_graph=True: the same scatter to the winners, as a recorded op (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        (winner,) = ctx.saved_tensors
+        n, channels, out_h, out_w = grad_output.shape
+        kw, (sh, sw) = ctx.kernel[1], ctx.stride
+        rows = np.arange(out_h).reshape(-1, 1) * sh + winner // kw  # where each winner is
+        cols = np.arange(out_w) * sw + winner % kw
+        index = (np.arange(n).reshape(-1, 1, 1, 1), np.arange(channels).reshape(-1, 1, 1),
+                 rows, cols)
+        grad_padded = IndexBackward.apply(grad_output, input_shape=ctx.padded_shape,
+                                          index=index)
+        return unpad_image(grad_padded, ctx.padding), None, None, None
+
 
 def _first_nan_wins(patches: np.ndarray, winner: np.ndarray) -> np.ndarray:
     """Windows holding NaN output NaN; their gradient goes to the first NaN (rare: only
@@ -318,6 +376,18 @@ class AvgPool2d(Function):
         # every element of a window gets the same share: a broadcast view, no copy
         grad_patches = np.broadcast_to(share[..., None, None], share.shape + tuple(ctx.kernel))
         grad_padded = add_windows_back(grad_patches, ctx.padded_shape, ctx.stride)
+        return unpad_image(grad_padded, ctx.padding), None, None, None, None
+
+    # create_graph=True: the same shares added back, as a recorded op (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        share = grad_output / ctx.divisor
+        grad_patches = share.reshape(share.shape + (1, 1)).expand(*share.shape, *ctx.kernel)
+        index = window_index(share.shape[2:], ctx.kernel, ctx.stride)
+        grad_padded = IndexBackward.apply(grad_patches, input_shape=ctx.padded_shape,
+                                          index=index)
         return unpad_image(grad_padded, ctx.padding), None, None, None, None
 
 
@@ -401,6 +471,31 @@ class ConvTranspose2d(Function):
         if ctx.needs_input_grad[2]:
             grad_bias = grad_output.sum(axis=(0, 2, 3))
         return grad_x, grad_weight, grad_bias, None, None, None, None, None
+
+    # create_graph=True: the gradients of the same sum written with recorded ops
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        return recomputed(ctx, (grad_output,), _conv_transpose2d_recorded)
+
+
+def _conv_transpose2d_recorded(x, weight, bias, stride, padding, output_padding, dilation,
+                               groups=1):
+    """conv_transpose2d from recorded ops (one matmul per channel block, the windows added
+    into place by IndexBackward, the padding sliced off), for its second derivatives."""
+    n, channels, height, width = x.shape
+    out_channels, kh, kw = weight.shape[1] * groups, weight.shape[2], weight.shape[3]
+    blocks = weight.reshape(groups, channels // groups, -1)  # (G, C_in/G, C_out/G kH kW)
+    cols = blocks.transpose(-1, -2) @ x.reshape(n, groups, channels // groups, -1)
+    patches = cols.reshape(n, out_channels, kh, kw, height, width).permute(0, 1, 4, 5, 2, 3)
+    full = _transposed_full_hw(x.shape, weight.shape, stride, output_padding, dilation)
+    out = IndexBackward.apply(patches, input_shape=(n, out_channels) + full,
+                              index=window_index((height, width), (kh, kw), stride, dilation))
+    (ph, pw), (oh, ow) = padding, ConvTranspose2d.output_shape(
+        x, weight, bias, stride, padding, output_padding, dilation, groups)[2:]
+    out = out[:, :, ph:ph + oh, pw:pw + ow]
+    return out if bias is None else out + bias.reshape(-1, 1, 1)
 
 
 def _transposed_full_hw(x_shape, weight_shape, stride, output_padding, dilation):

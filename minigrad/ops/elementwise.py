@@ -252,6 +252,12 @@ class _Step(Function):
     def backward(ctx, grad_output):
         return np.zeros_like(grad_output)
 
+    twice_differentiable = True  # zeros, as Tensors: higher_order.py
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        return tuple(grad_output * 0 if needs else None for needs in ctx.needs_input_grad)
+
 
 class Sign(_Step):
     """f(x) = -1, 0 or 1 as x < 0, x = 0, x > 0;  f'(x) = 0"""

@@ -232,6 +232,19 @@ class Scatter(Function):
             grad_source[ctx.used] = grad_output[ctx.where]
         return grad_x, None, grad_source, None
 
+    # create_graph=True: the same mask and gather, as recorded ops (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        needs_x, _, needs_source, _ = ctx.needs_input_grad
+        grad_x = None
+        if needs_x:
+            written = np.zeros(grad_output.shape, dtype=bool)
+            written[ctx.where] = True
+            grad_x = grad_output * ~written
+        return grad_x, None, _gathered_source(ctx, grad_output, needs_source), None
+
 
 class ScatterAdd(Function):
     """f(x, src) = x with src[i][j] added to x[index[i][j]][j] for dim = 0 (repeated
@@ -266,6 +279,24 @@ class ScatterAdd(Function):
             grad_source = np.zeros(ctx.source_shape, dtype=grad_output.dtype)
             grad_source[ctx.used] = grad_output[ctx.where]
         return (grad_output if needs_x else None), None, grad_source, None
+
+    # create_graph=True: the same gather, as recorded ops (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        needs_x, _, needs_source, _ = ctx.needs_input_grad
+        return ((grad_output if needs_x else None), None,
+                _gathered_source(ctx, grad_output, needs_source), None)
+
+
+def _gathered_source(ctx, grad_output, needed: bool):
+    """A scatter's gradient for its source, as recorded ops: the gradient read where each
+    value went (a GetItem), placed into zeros of the source's shape (an IndexBackward)."""
+    if not needed:
+        return None
+    return IndexBackward.apply(grad_output[ctx.where], input_shape=ctx.source_shape,
+                               index=ctx.used)
 
 
 class ArgSort(Function):

@@ -209,3 +209,26 @@ class Einsum(Function):
                                        tuple(ctx.sizes[c] for c in term))
             grads.append(grad)
         return tuple(grads)
+
+    # create_graph=True: the same einsums, recorded, on the graph's operands (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        # the saved operands are broadcast views, not the inputs' arrays: expand the inputs
+        operands = [o.expand(*(ctx.sizes[c] for c in s))
+                    for o, s in zip(ctx.args, ctx.subscripts)]
+        grads = []
+        for k, (term, needed) in enumerate(zip(ctx.subscripts, ctx.needs_input_grad)):
+            if not needed:
+                grads.append(None)
+                continue
+            others = [s for i, s in enumerate(ctx.subscripts) if i != k] + [ctx.output]
+            present = "".join(c for c in term if c in "".join(others))
+            grad = Einsum.apply(*[o for i, o in enumerate(operands) if i != k], grad_output,
+                                equation=f"{','.join(others)}->{present}")
+            if len(present) < len(term):  # summed away in the forward: broadcast back
+                grad = grad.reshape(tuple(ctx.sizes[c] if c in present else 1 for c in term))
+                grad = grad.expand(*(ctx.sizes[c] for c in term))
+            grads.append(grad)
+        return tuple(grads)

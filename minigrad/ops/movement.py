@@ -309,6 +309,17 @@ class RepeatInterleave(Function):
                   np.moveaxis(grad_output, ctx.dim, 0))
         return grad_input, None, None
 
+    # create_graph=True: the same sum, as a recorded scatter-add (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        from .indexing import IndexBackward  # (indexing.py imports this module)
+
+        index = (slice(None),) * (ctx.dim % len(ctx.input_shape)) + (ctx.source,)
+        return IndexBackward.apply(grad_output, input_shape=ctx.input_shape,
+                                   index=index), None, None
+
 
 class Unfold(Function):
     """Strided windows (PyTorch's ``Tensor.unfold``): every window of ``size`` elements,
@@ -347,3 +358,33 @@ class Unfold(Function):
             index[ctx.dim] = slice(k, k + ctx.step * (count - 1) + 1, ctx.step)
             grad_input[tuple(index)] += grad_output[..., k]
         return grad_input, None, None, None
+
+    # create_graph=True: the same sum, as a recorded scatter-add (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        from .indexing import IndexBackward  # (indexing.py imports this module)
+
+        index = unfold_index(ctx.input_shape, ctx.dim, ctx.size, ctx.step)
+        return IndexBackward.apply(grad_output, input_shape=ctx.input_shape,
+                                   index=index), None, None, None
+
+
+def unfold_index(shape: tuple, dim: int, size: int, step: int) -> tuple:
+    """The integer index that reads Unfold's windows from an array of ``shape``:
+    ``x[unfold_index(...)]`` equals ``x.unfold(dim, size, step)`` (as a copy)."""
+    dim = dim % len(shape)
+    count = (shape[dim] - size) // step + 1
+    ndim = len(shape) + 1
+    index = []
+    for d, length in enumerate(shape):
+        place = [1] * ndim
+        if d == dim:  # window w, element k: position w * step + k
+            place[d], place[-1] = count, size
+            starts = np.arange(count).reshape(-1, 1) * step
+            index.append((starts + np.arange(size)).reshape(place))
+        else:
+            place[d] = length
+            index.append(np.arange(length).reshape(place))
+    return tuple(index)

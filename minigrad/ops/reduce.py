@@ -120,9 +120,32 @@ class Prod(_Reduction):
         others = np.moveaxis(others, -1, axis) if axis is not None else others.reshape(x.shape)
         return _unreduce(grad_output, ctx) * others
 
+    # create_graph=True: the product of the others as a recorded Prod (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        axis = ctx.dims[0] if ctx.dims else None
+        rows = x.transpose(axis, -1) if axis is not None else x.reshape(-1)
+        others = products_of_the_others(rows)
+        others = others.transpose(axis, -1) if axis is not None else others.reshape(x.shape)
+        return _unreduce(grad_output, ctx) * others
+
     @staticmethod
     def output_dtype(x, dim=None, keepdim=False):
         return x.dtype if x.dtype.kind in "fc" else np.dtype(np.int64)
+
+
+def products_of_the_others(rows):
+    """For a Tensor of rows (..., n): element i of each row becomes the product of the
+    row's other elements, as a recorded Prod over n copies of the row whose diagonal is
+    set to 1. No division, so it is exact where the row holds zeros (and costs n times
+    the row's size: it runs only for create_graph=True)."""
+    n = rows.shape[-1]
+    diagonal = np.eye(n, dtype=rows.dtype)
+    copies = rows.unsqueeze(-2).expand(*rows.shape[:-1], n, n)
+    return (copies * (1 - diagonal) + diagonal).prod(dim=-1)
 
 
 class Cumsum(Function):

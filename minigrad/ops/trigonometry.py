@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Function
+from ..higher_order import recomputed
 
 
 class Acos(Function):
@@ -87,3 +88,20 @@ class Cumprod(Function):
                 grad_x[row, k] = (grad[row, k:] * np.cumprod(others)[k:]).sum()
         grad_x = grad_x.reshape(shape)
         return np.moveaxis(grad_x, -1, ctx.dim), None
+
+    # create_graph=True: the gradients of cumprod written as recorded Prods (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        return recomputed(ctx, (grad_output,), _cumprod_recorded)
+
+
+def _cumprod_recorded(x, dim):
+    """cumprod from recorded ops: f_j is the product of row j of a matrix holding
+    x_0 .. x_j and ones after them (a Prod, exact with zeros), for second derivatives."""
+    rows = x.transpose(dim, -1)
+    n = rows.shape[-1]
+    lower = np.tril(np.ones((n, n), dtype=rows.dtype))  # row j: 1 at x_0 .. x_j
+    copies = rows.unsqueeze(-2).expand(*rows.shape[:-1], n, n)
+    return (copies * lower + (1 - lower)).prod(dim=-1).transpose(dim, -1)
