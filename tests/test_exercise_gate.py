@@ -41,7 +41,7 @@ from conftest import STRICT, graded_here
 if not STRICT:
     pytest.importorskip("nbgrader", reason="pip install -e '.[grading]'")
 
-from minigrad.course import authoring, cli, teacher  # noqa: E402
+from minigrad.course import authoring, cli, grading, sandbox, teacher  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -224,6 +224,10 @@ def _grade_chapter(root: pathlib.Path, stem: str) -> dict[str, dict[str, float]]
         folder = course / "submitted" / student / stem
         folder.mkdir(parents=True)
         (folder / f"{stem}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    if sandbox.check() is None:  # judged first, by one server of forked judges (as grade
+        # does); nbgrader's autograde then finds each result kept (grading.JudgedOutputs)
+        grading.judge_all(course, stem, f"{stem}.ipynb", list(cases), TIMEOUT, True,
+                          say=lambda line: None)
     result = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", stem, "--force"],
                             cwd=course, capture_output=True, text=True,
                             env=teacher._environment())
