@@ -24,7 +24,7 @@ from minigrad.higher_order import NotTwiceDifferentiableError
 NOT_YET_TWICE_DIFFERENTIABLE = {
     "AvgPool2d", "Conv2d", "ConvTranspose2d", "Cumprod", "Einsum", "MaxPool2d",
     "Prod", "RepeatInterleave", "ScaledDotProductAttention", "Scatter", "ScatterAdd",
-    "SetItem", "Unfold",
+    "Unfold",
     # piecewise constant (zero gradient almost everywhere): nothing to differentiate
     "Ceil", "Floor", "Round", "Sign",
 }
