@@ -1726,11 +1726,14 @@ def _check_in_place_allowed(tensor: Tensor, base: Tensor | None) -> None:
         )
 
 
-# what an in-place op is called in an error: the method, and the operator if it has one
-IN_PLACE_NAMES = {Add: "add_ (+=)", Sub: "sub_ (-=)", Mul: "mul_ (*=)", Div: "div_ (/=)",
-                  FloorDivide: "floor_divide_ (//=)", Remainder: "remainder_ (%=)",
-                  Fmod: "fmod_", Pow: "pow_", Clamp: "clamp_", Sqrt: "sqrt_", Exp: "exp_",
-                  Log: "log_", Sigmoid: "sigmoid_", Tanh: "tanh_", SetItem: "copy_"}
+# an in-place op in an error: its method (and operator), and its out-of-place form
+IN_PLACE_FORMS = {Add: ("add_ (+=)", "t + {}"), Sub: ("sub_ (-=)", "t - {}"),
+                  Mul: ("mul_ (*=)", "t * {}"), Div: ("div_ (/=)", "t / {}"),
+                  FloorDivide: ("floor_divide_ (//=)", "t // {}"),
+                  Remainder: ("remainder_ (%=)", "t % {}"), Fmod: ("fmod_", "t.fmod({})"),
+                  Pow: ("pow_", "t ** {}"), Clamp: ("clamp_", "t.clamp(...)"),
+                  Sqrt: ("sqrt_", "t.sqrt()"), Exp: ("exp_", "t.exp()"), Log: ("log_", "t.log()"),
+                  Sigmoid: ("sigmoid_", "t.sigmoid()"), Tanh: ("tanh_", "t.tanh()")}
 
 
 def _cannot_hold(tensor: Tensor, dtype: np.dtype, function: Any, args: tuple) -> CastError:
@@ -1741,16 +1744,20 @@ def _cannot_hold(tensor: Tensor, dtype: np.dtype, function: Any, args: tuple) ->
     promoted = result_type(tensor, *operands)
     if dtype.kind in "fc" and promoted.kind not in "fc":  # division, sqrt, exp...: floats
         promoted = state.default_dtype
-    name = IN_PLACE_NAMES.get(function) or getattr(function, "oper", "the op")
-    others = ", ".join(f"a {a.dtype} tensor of shape {a.shape}" if isinstance(a, Tensor)
-                       else f"the number {a!r}" for a in operands)
+    method = getattr(function, "oper", getattr(function, "__name__", "op")).strip("_").lower()
+    name, out_of_place = IN_PLACE_FORMS.get(function, (f"{method}_", f"t.{method}(...)"))
+    other = operands[0] if operands else None
+    out_of_place = out_of_place.format("other" if isinstance(other, Tensor) else repr(other))
+    described = f"a {other.dtype} tensor of shape {other.shape}" \
+        if isinstance(other, Tensor) else f"the number {other!r}"
     return CastError(
         f"{name} in-place: the result is {promoted} but this tensor is {tensor.dtype} "
         f"(shape {tensor.shape}), and an in-place op keeps its tensor's dtype (PyTorch: "
         f"result type {_torch_name(promoted)} can't be cast to the desired output type "
-        f"{_torch_name(tensor.dtype)})" + (f"; the other operand is {others}" if others else "")
-        + f". Use the out-of-place op, which gives a {promoted} tensor (t = t op value), or "
-        f"convert the tensor first (t = t.to({promoted.name}))."
+        f"{_torch_name(tensor.dtype)})" + (f"; the other operand is {described}"
+                                           if operands else "")
+        + f". Use the out-of-place op, t = {out_of_place}, which gives {promoted} values, "
+        f"or convert the tensor first: t = t.to({promoted.name})."
     )
 
 
