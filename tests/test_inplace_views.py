@@ -137,6 +137,16 @@ def test_gradients_match_finite_differences(case):
     assert mg.autograd.gradcheck(lambda x, z: case(mg, x, z), [x, z])
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.__name__)
+def test_lazy_mode_gives_the_eager_values_and_gradients(case):
+    eager = run(mg, case)
+    with mg.lazy():
+        lazy = run(mg, case)
+    np.testing.assert_array_equal(lazy[0], eager[0])
+    for got, expected in zip(lazy[1], eager[1]):
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_second_derivatives_through_an_in_place_op_on_a_view():
     x = mg.tensor(X, dtype=mg.float64, requires_grad=True)
     z = mg.tensor(Z, dtype=mg.float64, requires_grad=True)
