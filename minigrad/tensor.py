@@ -504,7 +504,8 @@ class Tensor(TensorCompat):
                 written = self._data
                 if function is SetItem and is_basic(args[1]):  # only x[index] changed
                     written = self._data[args[1]]
-                self._views_follow(written)
+                self._views_follow(written if isinstance(written, np.ndarray)
+                                   else self._data)  # (one element: NumPy gives a copy)
             else:
                 arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
                 with no_grad():
@@ -1709,7 +1710,10 @@ def _check_in_place_allowed(tensor: Tensor, base: Tensor | None) -> None:
             "returns at once, and PyTorch does not allow such views to be modified in "
             "place. Use the out-of-place op (piece = piece * 2), or clone() the piece first."
         )
-    if not tensor.requires_grad if of_a_leaf else not is_remembered_view(tensor, base):
+    # a view made with grad mode on requires grad (of a leaf) or is remembered by its base
+    made_in_no_grad = not (tensor.requires_grad if of_a_leaf
+                           else is_remembered_view(tensor, base))
+    if made_in_no_grad:
         raise RuntimeError(
             f"in-place: {where} is a view (of a tensor of shape {base.shape}) that was "
             "created in no_grad mode and is being modified in place with grad mode enabled. "

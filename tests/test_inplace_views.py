@@ -88,6 +88,13 @@ def augmented_assignment_of_an_item(lib, x, z):
     return y.exp()
 
 
+def assign_one_element_then_use_an_earlier_view(lib, x, z):
+    y = x * 1
+    row = y[0]
+    y[0, 1] = z
+    return row * row
+
+
 def several_ops_through_one_view(lib, x, z):
     y = x * 1.5
     v = y[1]
@@ -106,6 +113,7 @@ CASES = [mul_on_a_row, add_on_a_column_slice_then_use_the_view, assign_through_a
          relu_of_a_transpose, value_with_grad_times_a_strided_view, view_of_a_view,
          base_modified_then_an_earlier_view_used, overlapping_views,
          copy_into_a_tensor_without_history, augmented_assignment_of_an_item,
+         assign_one_element_then_use_an_earlier_view,
          several_ops_through_one_view, a_permuted_view_of_three_dims]
 
 
