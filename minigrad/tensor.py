@@ -587,6 +587,8 @@ class Tensor(TensorCompat):
         return self._modify(Div, other)
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # bounds per element
+            return self._modify(_clamp, min, max)
         return self._modify(Clamp, min=min, max=max)
 
     def copy_(self, source: Any) -> Tensor:
@@ -1526,6 +1528,11 @@ def _check_floating(x: Tensor, op: str) -> None:
         raise RuntimeError(
             f"{op}: needs a floating-point tensor, but this one is {x.dtype} (shape "
             f"{x.shape}); as in PyTorch, convert it first: x.float().{op}()")
+
+
+def _clamp(x, min, max):
+    """``clamp`` with bounds per element (tensors), for ``clamp_``."""
+    return x.clamp(min, max)
 
 
 def _lerp(x, end, weight):

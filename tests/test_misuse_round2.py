@@ -799,7 +799,7 @@ IN_PLACE_ON_INTEGERS = [  # (code run on t, an int64 tensor [5, 7]; lib is mg or
     "t -= 2.5", "t -= lib.tensor([2, 3])", "t *= 2", "t *= 2.5", "t *= lib.tensor(2.5)",
     "t /= 2", "t /= lib.tensor([2, 3])", "t /= 2.5", "t //= 2", "t //= 2.5", "t %= 2",
     "t %= 2.5", "t.sqrt_()", "t.exp_()", "t.pow_(2.5)", "t.abs_()", "t.neg_()",
-    "t.copy_(lib.tensor([2.5, 1.5]))",
+    "t.copy_(lib.tensor([2.5, 1.5]))", "t.clamp_(lib.tensor([2.5, 1.5]))", "t.clamp_(6)",
 ]
 
 
@@ -838,3 +838,16 @@ def test_a_bool_tensor_cannot_hold_the_integers_of_an_in_place_sum():
         flags += 2
     with pytest.raises(TypeError):  # also a TypeError, as minigrad raised before
         flags *= 2.5
+
+
+@needs_torch
+def test_clamp_in_place_takes_bounds_per_element_as_in_pytorch():
+    def run(lib):
+        x = lib.tensor([0.5, 1.0, 3.0], requires_grad=True)
+        low = lib.tensor([1.5, 1.5, 1.5], requires_grad=True)
+        y = x * 2
+        y.clamp_(low, lib.tensor(5.0))
+        y.sum().backward()
+        return y.tolist(), x.grad.tolist(), low.grad.tolist()
+
+    assert run(mg) == run(torch)  # it raised AttributeError ('ndarray' has no 'clamp')
