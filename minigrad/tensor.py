@@ -595,6 +595,12 @@ class Tensor(TensorCompat):
         return self._modify(SetItem, source, Ellipsis)
 
     def fill_(self, value: float) -> Tensor:
+        if isinstance(value, Tensor) and value.ndim:  # as PyTorch: copy_ takes a tensor
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions (shape {value.shape}; this tensor: {self.shape}). "
+                "Use copy_(value) to copy a tensor's values in."
+            )
         return self._modify(SetItem, value, Ellipsis)
 
     def zero_(self) -> Tensor:

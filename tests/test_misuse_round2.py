@@ -851,3 +851,14 @@ def test_clamp_in_place_takes_bounds_per_element_as_in_pytorch():
         return y.tolist(), x.grad.tolist(), low.grad.tolist()
 
     assert run(mg) == run(torch)  # it raised AttributeError ('ndarray' has no 'clamp')
+
+
+@needs_torch
+def test_fill_in_place_takes_a_number_or_a_0_d_tensor_as_in_pytorch():
+    for lib in (mg, torch):
+        t = lib.zeros(2)
+        t.fill_(lib.tensor(3.0))
+        assert t.tolist() == [3.0, 3.0]
+        with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor"):
+            t.fill_(lib.tensor([1.0, 2.0]))
+        assert t.tolist() == [3.0, 3.0]
