@@ -8,6 +8,13 @@ class ShapeError(ValueError, RuntimeError):
     minigrad = True
 
 
+class CastError(TypeError, RuntimeError):
+    """A result whose dtype the tensor it is written into cannot hold (floats into an
+    integer tensor by an in-place op): PyTorch's RuntimeError, and a TypeError as before."""
+
+    minigrad = True
+
+
 class GradcheckError(RuntimeError):
     """Analytic and numerical gradients disagree; the message is a per-input report."""
 

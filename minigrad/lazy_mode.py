@@ -16,7 +16,7 @@ from .forward import as_output_tuple, read_only, run_forward
 from .graph import lazy_parents, walk
 from .messages import explain
 from .state import state
-from .versions import clock
+from .versions import clock, share_version
 
 # The nodes recorded whose forward has not run yet (weakly: a node whose outputs are all
 # gone will never run), so that an in-place write can run first the ones that read it.
@@ -121,6 +121,9 @@ def realize_node(node: Any) -> None:
         if cls._guarded and not out.flags.writeable and any(
                 isinstance(a, np.ndarray) and np.may_share_memory(out, a) for a in arrays):
             out.flags.writeable = True  # a view of an input's own (writable) array
+    first = node._outputs[0]()
+    if cls.view and first is not None and isinstance(args[0], tensor_class.Tensor):
+        share_version(first, args[0], arrays[0])  # a view of its input, as in eager mode
     if cls._guarded and node._saved:
         node._saved = tuple([read_only(a) for a in node._saved])
     node._saved_at = next(clock)  # what was saved is as of now

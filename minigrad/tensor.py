@@ -20,7 +20,7 @@ import numpy as np
 from . import autograd, tensor_class
 from .device import CPU, DEVICE_TYPES, check_device, device, not_on_cpu
 from .dtypes import DTYPES, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
-from .errors import ShapeError
+from .errors import CastError, ShapeError
 from .function import Node
 from .hooks import RemovableHandle
 from .lazy_mode import realize_readers
@@ -32,12 +32,14 @@ from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat
                   Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.elementwise import (FloorDivide, Fmod, Remainder, RoundedDiv,
                               ScalarRemainder)
+from .ops.indexing import AsStrided, CopySlices, is_basic
 from .ops.reduce import normalize_dims
 from .state import no_grad, rng_for, state
 from .printing import numpy_options as numpy_print_options
 from .tensor_compat import TensorCompat
 from .unsupported import absent
-from .versions import VersionCounter, counter_of, record_write
+from .versions import (VersionCounter, counter_of, is_remembered_view, make_view,
+                       positions_in_base, record_write, shares_memory, views_of)
 
 return_types = namedtuple("return_types", ["values", "indices"])
 
@@ -79,6 +81,9 @@ class Tensor(TensorCompat):
     # output_meta has the shape and dtype)
     _version_counter: VersionCounter | None = None  # made at the first in-place write;
     # views and detached copies share their source's (versions.py)
+    _views: dict | None = None  # a base's views made with grad mode on (weakly, by id)
+    _several_views_of: str | None = None  # "split" for a piece of x.split(...): one of
+    # several views made at once, which PyTorch refuses to modify in place with history
 
     __array_priority__ = 1000  # so that ndarray + Tensor gives a Tensor
 
@@ -471,47 +476,81 @@ class Tensor(TensorCompat):
 
         With history to record this is PyTorch's in-place op: the graph node of the new
         value takes ``self``'s place, and a stand-in for the old value becomes its input.
-        Every node that saved the old array will notice (its version moved on)."""
+        Every node that saved the old array will notice (its version moved on). On a view,
+        the op is recorded on its base (``_write_through_view``); either way the views of
+        the memory written get a history that reads the new values (``_views_follow``)."""
         values = [a for a in args if isinstance(a, Tensor)]
-        record = state.grad_enabled and (self.requires_grad
-                                         or any(v.requires_grad for v in values))
         self.realize()
         for v in values:
             v.realize()
-        if record and self.is_leaf and self.requires_grad:
-            raise RuntimeError(
-                f"in-place: a leaf tensor that requires grad (shape {self.shape}) cannot be "
-                "modified in place, or its gradient would be wrong. Update it inside "
-                "`with mg.no_grad():` (as optimizers do), or work on a clone()."
-            )
-        if record and self._base is not None and self._base.requires_grad:
-            raise RuntimeError(
-                f"in-place: this tensor (shape {self.shape}) is a view of another tensor "
-                "with history; minigrad cannot rewrite the history of both. clone() the "
-                "view before modifying it."
-            )
+        base = self._base if self._base is not None \
+            and np.may_share_memory(self._data, self._base._data) else None
+        record = state.grad_enabled and (self.requires_grad or (
+            base is not None and base.requires_grad) or any(v.requires_grad for v in values))
+        if record:
+            _check_in_place_allowed(self, base)
         apply = getattr(function, "apply", function)
         previous, state.lazy = state.lazy, False
         try:
-            if record:
+            if record and base is not None:
+                self._write_through_view(base, function, args, kwargs)
+            elif record:
                 old = Tensor._make(self._data.copy(), self.requires_grad, self.grad_fn,
                                    self._output_index)
                 old.label = self.label
                 result = apply(old, *args, **kwargs)
-                node = result.grad_fn
-                node._outputs[result._output_index] = weakref.ref(self)
-                self.grad_fn, self._output_index = node, result._output_index
-                self._requires_grad = True
+                self._write(result._data, function, args)
+                self._take_history(result)
+                written = self._data
+                if function is SetItem and is_basic(args[1]):  # only x[index] changed
+                    written = self._data[args[1]]
+                self._views_follow(written if isinstance(written, np.ndarray)
+                                   else self._data)  # (one element: NumPy gives a copy)
             else:
                 arrays = tuple(a._data if isinstance(a, Tensor) else a for a in args)
                 with no_grad():
                     result = apply(self, *arrays, **kwargs)
-            self._write(result._data)
+                self._write(result._data, function, args)
         finally:
             state.lazy = previous
         return self
 
-    def _write(self, values: np.ndarray) -> None:
+    def _write_through_view(self, base: Tensor, function: Any, args: tuple,
+                            kwargs: dict) -> None:
+        """An in-place op on ``self``, a view of ``base``, recorded as PyTorch does: the
+        new base is ``CopySlices(old base, op(AsStrided(old base)))``, the old base with
+        the view's elements replaced by the op of them, and the view (as every view that
+        overlaps it) then reads from the new base."""
+        where = positions_in_base(self._data, base._data)
+        old = Tensor._make(base._data.copy(), base.requires_grad, base.grad_fn,
+                           base._output_index)
+        old.label = base.label
+        result = getattr(function, "apply", function)(AsStrided.apply(old, where), *args,
+                                                      **kwargs)
+        self._write(result._data, function, args)  # the checks come before any history
+        base._take_history(CopySlices.apply(old, result, where))
+        base._views_follow(self._data)
+
+    def _take_history(self, result: Tensor) -> None:
+        """``self`` becomes the output of the node that made ``result`` (its new value)."""
+        node = result.grad_fn
+        node._outputs[result._output_index] = weakref.ref(self)
+        self.grad_fn, self._output_index = node, result._output_index
+        self._requires_grad = True
+
+    def _views_follow(self, written: np.ndarray) -> None:
+        """After an in-place op recorded on ``self``: each view of it that shows some of
+        the ``written`` memory gets the history "these elements of the new self", so its
+        next use reads (and backpropagates to) the new values. (A view that shows none of
+        it has the same values either way, and keeps its history.)"""
+        for view in views_of(self):
+            if view._data is not None and shares_memory(view._data, written):
+                positions = positions_in_base(view._data, self._data)
+                view._take_history(AsStrided.apply(self, positions))
+
+    def _write(self, values: np.ndarray, function: Any = None, args: tuple = ()) -> None:
+        """Write ``values`` (an op's result) into self's array, which keeps its shape and
+        dtype; ``function`` and ``args`` name the op in the error if it cannot."""
         if values.shape != self.shape:
             raise ShapeError(
                 f"in-place: the result has shape {values.shape} but this tensor has shape "
@@ -519,10 +558,7 @@ class Tensor(TensorCompat):
                 "operand must broadcast to it). Use the out-of-place op instead."
             )
         if not np.can_cast(values.dtype, self.dtype, casting="same_kind"):
-            raise TypeError(
-                f"in-place: the result is {values.dtype} but this tensor is {self.dtype}; "
-                "it cannot hold it. Use the out-of-place op, or convert first."
-            )
+            raise _cannot_hold(self, values.dtype, function, args)
         realize_readers(self)  # deferred ops that read the old values run first
         try:
             self._data[...] = values
@@ -551,12 +587,20 @@ class Tensor(TensorCompat):
         return self._modify(Div, other)
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # bounds per element
+            return self._modify(_clamp, min, max)
         return self._modify(Clamp, min=min, max=max)
 
     def copy_(self, source: Any) -> Tensor:
         return self._modify(SetItem, source, Ellipsis)
 
     def fill_(self, value: float) -> Tensor:
+        if isinstance(value, Tensor) and value.ndim:  # as PyTorch: copy_ takes a tensor
+            raise RuntimeError(
+                f"fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions (shape {value.shape}; this tensor: {self.shape}). "
+                "Use copy_(value) to copy a tensor's values in."
+            )
         return self._modify(SetItem, value, Ellipsis)
 
     def zero_(self) -> Tensor:
@@ -627,9 +671,7 @@ class Tensor(TensorCompat):
             if record:
                 stand_in = Tensor._make(self._data, True, self.grad_fn, self._output_index)
                 result = method(stand_in, *args)
-                node = result.grad_fn
-                node._outputs[result._output_index] = weakref.ref(self)
-                self.grad_fn, self._output_index = node, result._output_index
+                self._take_history(result)
             else:
                 with no_grad():
                     result = method(self, *args)
@@ -974,11 +1016,7 @@ class Tensor(TensorCompat):
             sizes = [int(n) for n in split_size_or_sections]
         pieces = Split.apply(self, tuple(sizes), d)
         pieces = pieces if isinstance(pieces, tuple) else (pieces,)
-        for piece in pieces:  # views of self, as in PyTorch: one version counter
-            if piece._data is not None and np.may_share_memory(piece._data, self._data):
-                piece._version_counter = counter_of(self)
-                piece._base = self._base if self._base is not None else self
-        return pieces
+        return _several_views(self, pieces, "split")
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         """``chunks`` pieces (or fewer) of equal size along ``dim``, the last smaller."""
@@ -1047,7 +1085,7 @@ class Tensor(TensorCompat):
         if self.shape[d] == 0:
             return ()
         result = Unbind.apply(self, d)
-        return result if isinstance(result, tuple) else (result,)
+        return _several_views(self, result if isinstance(result, tuple) else (result,), "unbind")
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
         """Windows of ``size`` elements, ``step`` apart, along ``dimension`` (a view)."""
@@ -1498,6 +1536,11 @@ def _check_floating(x: Tensor, op: str) -> None:
             f"{x.shape}); as in PyTorch, convert it first: x.float().{op}()")
 
 
+def _clamp(x, min, max):
+    """``clamp`` with bounds per element (tensors), for ``clamp_``."""
+    return x.clamp(min, max)
+
+
 def _lerp(x, end, weight):
     """x + weight (end - x): a step from x towards end (``lerp``, ``lerp_``)."""
     return x + weight * (end - x)
@@ -1647,6 +1690,97 @@ def _promoted(tensors: list) -> list:
         return tensors
     dtype = result_type(*tensors)
     return [t if t.dtype == dtype else t.astype(dtype) for t in tensors]
+
+
+def _several_views(tensor: Tensor, pieces: tuple, op: str) -> tuple:
+    """The pieces of ``tensor`` that ``split``/``unbind`` made are views of it, as in
+    PyTorch: one version counter; and, being several views made at once, none of them
+    may be modified in place with history (``_check_in_place_allowed``)."""
+    for piece in pieces:
+        if piece._data is not None and np.may_share_memory(piece._data, tensor._data):
+            make_view(piece, tensor._base if tensor._base is not None else tensor)
+            piece._several_views_of = op
+    return pieces
+
+
+def _check_in_place_allowed(tensor: Tensor, base: Tensor | None) -> None:
+    """PyTorch's refusals of an in-place op that would be recorded on ``tensor`` (a view
+    of ``base``, or ``base`` None): each would make some gradient wrong or ambiguous."""
+    where = f"this tensor (shape {tensor.shape})"
+    if base is None:
+        if tensor.is_leaf and tensor.requires_grad:
+            raise RuntimeError(
+                f"in-place: a leaf tensor that requires grad (shape {tensor.shape}) cannot "
+                "be modified in place, or its gradient would be wrong. Update it inside "
+                "`with mg.no_grad():` (as optimizers do), or work on a clone()."
+            )
+        return
+    of_a_leaf = base.is_leaf and base.requires_grad
+    if tensor._several_views_of is not None:
+        raise RuntimeError(
+            f"in-place: {where} is a view of another tensor with history (shape "
+            f"{base.shape}), one of the several views that {tensor._several_views_of}() "
+            "returns at once, and PyTorch does not allow such views to be modified in "
+            "place. Use the out-of-place op (piece = piece * 2), or clone() the piece first."
+        )
+    # a view made with grad mode on requires grad (of a leaf) or is remembered by its base
+    made_in_no_grad = not (tensor.requires_grad if of_a_leaf
+                           else is_remembered_view(tensor, base))
+    if made_in_no_grad:
+        raise RuntimeError(
+            f"in-place: {where} is a view (of a tensor of shape {base.shape}) that was "
+            "created in no_grad mode and is being modified in place with grad mode enabled. "
+            "As in PyTorch this is ambiguous, so it is forbidden: make the view and the "
+            "in-place op both inside the no_grad block (not recorded) or both outside it "
+            "(recorded)."
+        )
+    if of_a_leaf:
+        raise RuntimeError(
+            f"in-place: a view of a leaf Variable that requires grad is being used in an "
+            f"in-place operation ({where}, a view of a leaf of shape {base.shape}); the "
+            "leaf's gradient would be wrong. Modify the leaf inside `with mg.no_grad():` "
+            "(as optimizers do), or compute on a clone()."
+        )
+
+
+# an in-place op in an error: its method (and operator), and its out-of-place form
+IN_PLACE_FORMS = {Add: ("add_ (+=)", "t + {}"), Sub: ("sub_ (-=)", "t - {}"),
+                  Mul: ("mul_ (*=)", "t * {}"), Div: ("div_ (/=)", "t / {}"),
+                  FloorDivide: ("floor_divide_ (//=)", "t // {}"),
+                  Remainder: ("remainder_ (%=)", "t % {}"), Fmod: ("fmod_", "t.fmod({})"),
+                  Pow: ("pow_", "t ** {}"), Clamp: ("clamp_", "t.clamp(...)"),
+                  Sqrt: ("sqrt_", "t.sqrt()"), Exp: ("exp_", "t.exp()"), Log: ("log_", "t.log()"),
+                  Sigmoid: ("sigmoid_", "t.sigmoid()"), Tanh: ("tanh_", "t.tanh()")}
+
+
+def _cannot_hold(tensor: Tensor, dtype: np.dtype, function: Any, args: tuple) -> CastError:
+    """The error of an in-place op whose result (of ``dtype``, NumPy's) ``tensor`` cannot
+    hold: PyTorch's RuntimeError, "result type Float can't be cast to the desired output
+    type Long", with the dtype PyTorch's promotion gives, the op, and the operands."""
+    operands = [a for a in args if isinstance(a, (Tensor, bool, int, float, np.generic))]
+    promoted = result_type(tensor, *operands)
+    if dtype.kind in "fc" and promoted.kind not in "fc":  # division, sqrt, exp...: floats
+        promoted = state.default_dtype
+    method = getattr(function, "oper", getattr(function, "__name__", "op")).strip("_").lower()
+    name, out_of_place = IN_PLACE_FORMS.get(function, (f"{method}_", f"t.{method}(...)"))
+    other = operands[0] if operands else None
+    out_of_place = out_of_place.format("other" if isinstance(other, Tensor) else repr(other))
+    described = f"a {other.dtype} tensor of shape {other.shape}" \
+        if isinstance(other, Tensor) else f"the number {other!r}"
+    return CastError(
+        f"{name} in-place: the result is {promoted} but this tensor is {tensor.dtype} "
+        f"(shape {tensor.shape}), and an in-place op keeps its tensor's dtype (PyTorch: "
+        f"result type {_torch_name(promoted)} can't be cast to the desired output type "
+        f"{_torch_name(tensor.dtype)})" + (f"; the other operand is {described}"
+                                           if operands else "")
+        + f". Use the out-of-place op, t = {out_of_place}, which gives {promoted} values, "
+        f"or convert the tensor first: t = t.to({promoted.name})."
+    )
+
+
+def _torch_name(dtype: np.dtype) -> str:
+    """PyTorch's name of a dtype in its messages: Float, Double, Long, Bool..."""
+    return TYPE_NAMES.get(dtype.name, dtype.name).removesuffix("Tensor")
 
 
 def _caller_level() -> int:

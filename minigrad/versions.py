@@ -1,5 +1,6 @@
-"""Version counters: how backward notices that an array a Function saved was modified in
-place since (PyTorch's version counter, kept cheap with one clock).
+"""Version counters and views: how backward notices that an array a Function saved was
+modified in place since (PyTorch's version counter, kept cheap with one clock), and which
+tensors show another one's memory (a view and its base share one counter).
 
 One clock orders graph nodes and in-place writes: a node's id is the clock's value when
 it was made, and every in-place write takes the next value. "Was this saved array
@@ -10,6 +11,7 @@ backward pass that no write has happened during (the usual case) skips the quest
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -54,10 +56,81 @@ def record_write(tensor: Any) -> None:
 
 def share_version(result: Any, base: Any, base_array: np.ndarray) -> None:
     """If a view Function's output is a view of its input 0 (``base``), edits of one are
-    edits of the other: they share one version counter, as in PyTorch."""
+    edits of the other: they share one version counter, as in PyTorch. Its ``_base`` is
+    the tensor that owns the memory (the base of a view of a view is the first base)."""
     if np.may_share_memory(result._data, base_array):
-        result._version_counter = counter_of(base)
-        result._base = base._base if base._base is not None else base
+        make_view(result, base._base if base._base is not None else base)
+
+
+def make_view(view: Any, base: Any) -> None:
+    """``view`` shows part of ``base``'s memory: one version counter, and ``base`` keeps
+    a weak reference to it (made with grad mode on), so that an in-place op recorded on
+    ``base`` can give the view a new history (``Tensor._views_follow``). A view of a leaf
+    that requires grad never needs one: such a leaf cannot be modified in place."""
+    view._version_counter = counter_of(base)
+    view._base = base
+    if state.grad_enabled and not (base._requires_grad and base.grad_fn is None):
+        views = base._views
+        if views is None:
+            views = base._views = {}
+        key = id(view)  # (a dict by id: a WeakSet would compare tensors with ==)
+        views[key] = weakref.ref(view, lambda _, key=key: views.pop(key, None))
+
+
+def views_of(base: Any) -> list:
+    """The live views of ``base`` made with grad mode on (``make_view``)."""
+    views = [ref() for ref in list((base._views or {}).values())]
+    return [view for view in views if view is not None]
+
+
+def is_remembered_view(view: Any, base: Any) -> bool:
+    """Was ``view`` made from ``base`` with grad mode on (``make_view``)?"""
+    ref = (base._views or {}).get(id(view))
+    return ref is not None and ref() is view
+
+
+def positions_in_base(view: np.ndarray, base: np.ndarray) -> tuple:
+    """Where each element of ``view``, a NumPy view of ``base``'s memory, is in ``base``:
+    an index (one integer array per dimension of ``base``, each of ``view``'s shape), so
+    that ``base[positions]`` has ``view``'s values. PyTorch describes a view the same way,
+    by where it lies in its base's memory (``as_strided``: sizes, strides and offset).
+
+    The elements of ``base`` are numbered 0, 1, 2, ... in a scratch array laid out in
+    memory as ``base`` is; the same strided walk that reads ``view`` then reads their
+    numbers."""
+    if base.ndim == 0:  # a view of one number: base[None, ...] has the view's shape
+        return (None,) * view.ndim
+    if view.size == 0:
+        return tuple(np.zeros(view.shape, np.intp) for _ in base.shape)
+    item, first, last = base.itemsize, _first_address(base), _last_address(base)
+    if view.dtype != base.dtype or _first_address(view) < first or _last_address(view) > last \
+            or (view.__array_interface__["data"][0] - first) % item \
+            or any(s % item for s in view.strides):
+        raise ValueError("the view's elements do not line up with its base's")
+    scratch = np.full((last - first) // item + 1, -1, dtype=np.int64)
+
+    def laid_out_like(array: np.ndarray) -> np.ndarray:  # the scratch slots of its elements
+        offset = (array.__array_interface__["data"][0] - first) // item
+        strides = tuple(s // item * scratch.itemsize for s in array.strides)
+        return np.lib.stride_tricks.as_strided(scratch[offset:], array.shape, strides)
+
+    laid_out_like(base)[...] = np.arange(base.size).reshape(base.shape)
+    numbers = laid_out_like(view).copy()
+    if numbers.min() < 0:
+        raise ValueError("the view shows memory between its base's elements")
+    return np.unravel_index(numbers, base.shape)
+
+
+def _first_address(array: np.ndarray) -> int:
+    """The address of the element of ``array`` that comes first in memory."""
+    start = array.__array_interface__["data"][0]
+    return start + sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s < 0)
+
+
+def _last_address(array: np.ndarray) -> int:
+    """The address of the element of ``array`` that comes last in memory."""
+    start = array.__array_interface__["data"][0]
+    return start + sum((n - 1) * s for n, s in zip(array.shape, array.strides) if s > 0)
 
 
 def check_saved_versions(node: Any) -> None:

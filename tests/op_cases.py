@@ -205,6 +205,24 @@ def multiply_in_place(y, value):
     return y
 
 
+def row_view_tripled(y):
+    """``y[0] *= 3``, an in-place op on a view, then ``y`` (its base's history: CopySlices)."""
+    multiply_in_place(y[0], 3.0)
+    return y
+
+
+def column_view_shifted(y, value):
+    """``view = y[:, 1:]; view += value``, then the view (it reads its new base: AsStrided)."""
+    view = y[:, 1:]
+    return add_in_place(view, value)
+
+
+def assigned_through_flat_view(y, value):
+    """``y.reshape(-1)[2] = value`` (a view of y), then ``y``."""
+    assign(y.reshape(-1), 2, value)
+    return y
+
+
 # --- the table -----------------------------------------------------------------------------
 
 CASES: list[OpCase] = [
@@ -507,6 +525,13 @@ CASES: list[OpCase] = [
            (real(3, 4), real(3, 1))),
     OpCase("clamp_non_leaf", lambda x, v: (x * 2).clamp_(-1, 1) * v,
            lambda x, v: np.clip(x * 2, -1, 1) * v, (real(3, 4, away_from=(-0.5, 0.5)), real(4))),
+    # in place through a view of a tensor with history: recorded on the base, as in PyTorch
+    OpCase("imul_row_view", lambda x: row_view_tripled(x * 2),
+           lambda x: row_view_tripled(x * 2), (real(3, 4),)),
+    OpCase("iadd_column_view", lambda x, v: column_view_shifted(x * 1, v),
+           lambda x, v: column_view_shifted(x * 1, v), (real(3, 4), real(3))),
+    OpCase("setitem_flat_view", lambda x, v: assigned_through_flat_view(x * 1, v),
+           lambda x, v: assigned_through_flat_view(x * 1, v), (real(3, 4), real())),
 
     # --- joining, selecting, gathering ---
     OpCase("cat", lambda a, b: mg.cat([a, b]), lambda a, b: np.concatenate([a, b]),

@@ -153,6 +153,24 @@ def test_in_place_floor_divide_and_remainder_on_integers():
     assert ours.tolist() == theirs.tolist() and str(ours.dtype) == "int64"
 
 
+@pytest.mark.parametrize("divisor", [2.5, "float tensor"])
+def test_in_place_floor_divide_of_integers_by_a_float_raises_as_in_pytorch(divisor):
+    torch = torch_or_skip()
+
+    def run(lib):
+        t = lib.tensor(INTS)
+        with pytest.raises(RuntimeError) as caught:
+            t //= lib.tensor([2.5] * len(INTS)) if divisor == "float tensor" else divisor
+        return t, str(caught.value)
+
+    (ours, told), (theirs, pytorch_told) = run(mg), run(torch)
+    assert "result type Float can't be cast to the desired output type Long" in pytorch_told
+    assert "result type Float can't be cast to the desired output type Long" in told
+    for words in ("floor_divide_ (//=)", "float32", "int64", f"shape ({len(INTS)},)"):
+        assert words in told
+    assert ours.tolist() == theirs.tolist() == INTS and ours._version == 0
+
+
 def test_in_place_fmod_of_a_non_leaf_is_recorded():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     y = x * 3

@@ -335,6 +335,36 @@ def test_arrays_kept_as_ctx_attributes_are_named():
     assert "NumPy view" not in told
 
 
+def test_inputs_kept_together_in_a_ctx_tuple_are_named_as_an_attribute():
+    def keeps_a_tuple(ctx, x, s):
+        ctx.kept = (x, s)
+        return x * s[:, None]
+
+    def from_the_tuple(ctx, g):
+        x, s = ctx.kept
+        return g * s[:, None], (g * x).sum(axis=1)
+
+    told = fails(check_scale_rows, keeps_a_tuple, from_the_tuple)
+    assert "kept input 0 (x) as a ctx attribute (ctx.kept = ...)" in told
+
+
+def test_inputs_kept_outside_ctx_are_named_without_guessing_a_view():
+    """Issue 30: a saved NumPy view no longer escapes the version check, so the message
+    that blamed one is gone; an input kept outside ctx gets the message that fits."""
+    kept = {}
+
+    def keeps_a_global(ctx, x, s):
+        kept["x"], kept["s"] = x, s
+        return x * s[:, None]
+
+    def from_the_global(ctx, g):
+        return g * kept["s"][:, None], (g * kept["x"]).sum(axis=1)
+
+    told = fails(check_scale_rows, keeps_a_global, from_the_global)
+    assert "from somewhere the version counter does not watch" in told
+    assert "NumPy view" not in told
+
+
 def test_a_gradient_summed_over_the_wrong_axis_is_named():
     def backward(ctx, g):
         x, s = ctx.saved_tensors

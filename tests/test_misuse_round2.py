@@ -790,3 +790,75 @@ def test_grouped_conv2d_weight_that_does_not_fit_the_input_names_all_shapes():
                                            r"\[6, 1, 3, 3\], expected input\[2, 4, 5, 5\] to "
                                            r"have 3 channels, but got 4"):
         mg.nn.functional.conv2d(mg.randn(2, 4, 5, 5), mg.randn(6, 1, 3, 3), groups=3)
+
+
+# --- in-place ops that would need an int -> float promotion (issue 30) ---------------------
+
+IN_PLACE_ON_INTEGERS = [  # (code run on t, an int64 tensor [5, 7]; lib is mg or torch)
+    "t += 2", "t += 2.5", "t += lib.tensor([2.5, 1.5])", "t += lib.tensor([2, 3])",
+    "t -= 2.5", "t -= lib.tensor([2, 3])", "t *= 2", "t *= 2.5", "t *= lib.tensor(2.5)",
+    "t /= 2", "t /= lib.tensor([2, 3])", "t /= 2.5", "t //= 2", "t //= 2.5", "t %= 2",
+    "t %= 2.5", "t.sqrt_()", "t.exp_()", "t.pow_(2.5)", "t.abs_()", "t.neg_()",
+    "t.copy_(lib.tensor([2.5, 1.5]))", "t.clamp_(lib.tensor([2.5, 1.5]))", "t.clamp_(6)",
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("code", IN_PLACE_ON_INTEGERS)
+def test_an_in_place_op_on_an_integer_tensor_promotes_nothing_as_in_pytorch(code):
+    def run(lib):
+        t = lib.tensor([5, 7])
+        try:
+            exec(code, {"t": t, "lib": lib})
+        except RuntimeError as error:
+            return t, str(error)
+        return t, None
+
+    (ours, told), (theirs, pytorch_told) = run(mg), run(torch)
+    assert ours.tolist() == theirs.tolist() and str(ours.dtype) == "int64"
+    assert (told is None) == (pytorch_told is None), (told, pytorch_told)
+    if told is not None:  # the same words as PyTorch's, then the op, dtypes and shape
+        assert pytorch_told in told
+        assert "in-place" in told and "int64" in told and "(2,)" in told
+        assert ours._version == 0  # raised before any change
+
+
+def test_an_int_tensor_plus_a_tensor_that_requires_grad_raises_before_taking_history():
+    counts, weights = mg.tensor([5, 7]), mg.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"add_ \(\+=\) in-place: the result is float32 "
+                                           r"but this tensor is int64 \(shape \(2,\)\)"):
+        counts += weights
+    assert counts.grad_fn is None and not counts.requires_grad and counts._version == 0
+
+
+def test_a_bool_tensor_cannot_hold_the_integers_of_an_in_place_sum():
+    flags = mg.tensor([True, False])
+    with pytest.raises(RuntimeError, match="result type Long can't be cast to the desired "
+                                           "output type Bool"):
+        flags += 2
+    with pytest.raises(TypeError):  # also a TypeError, as minigrad raised before
+        flags *= 2.5
+
+
+@needs_torch
+def test_clamp_in_place_takes_bounds_per_element_as_in_pytorch():
+    def run(lib):
+        x = lib.tensor([0.5, 1.0, 3.0], requires_grad=True)
+        low = lib.tensor([1.5, 1.5, 1.5], requires_grad=True)
+        y = x * 2
+        y.clamp_(low, lib.tensor(5.0))
+        y.sum().backward()
+        return y.tolist(), x.grad.tolist(), low.grad.tolist()
+
+    assert run(mg) == run(torch)  # it raised AttributeError ('ndarray' has no 'clamp')
+
+
+@needs_torch
+def test_fill_in_place_takes_a_number_or_a_0_d_tensor_as_in_pytorch():
+    for lib in (mg, torch):
+        t = lib.zeros(2)
+        t.fill_(lib.tensor(3.0))
+        assert t.tolist() == [3.0, 3.0]
+        with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor"):
+            t.fill_(lib.tensor([1.0, 2.0]))
+        assert t.tolist() == [3.0, 3.0]

@@ -97,11 +97,11 @@ SCALE_ROWS_MISTAKES = {  # fn(x, s, grad_output) for out = x * s[:, None]
         lambda x, s, g: ((g * x).sum(axis=1), g * s[:, None]),
 }
 
-SAVED_A_VIEW = (
-    "your Function saved a NumPy view of input {i} ({view}), not the input itself. The "
-    "version counter watches the input's own array, so it could not see the in-place "
-    "edit, and backward silently used the edited numbers. Save the inputs themselves "
-    "(ctx.save_for_backward({inputs})) and reshape in backward (or save a copy).")
+NOT_WATCHED = (
+    "backward read input {i} ({name}) from somewhere the version counter does not watch "
+    "(not from ctx.saved_tensors: a global, a closure, another object), so it could not "
+    "see the in-place edit, and backward silently used the edited numbers. Save it: "
+    "ctx.save_for_backward({inputs}), and read it back from ctx.saved_tensors.")
 KEPT_AS_ATTRIBUTE = (
     "your Function kept input {i} ({name}) as a ctx attribute (ctx.{attribute} = ...), "
     "not with ctx.save_for_backward. The version counter watches only the arrays saved "
@@ -431,9 +431,10 @@ def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
     """``check_function``-like first (values and gradients), then, for each input in
     ``modified`` in turn: apply ``function``, edit that input in place (``mul_`` under
     ``no_grad``, as an optimizer step does), and backward. Right: backward raises the
-    version counter's error, or gives the gradient of the values forward saw (it saved
-    a copy). Wrong: a gradient computed from the edited numbers, which is what saving a
-    NumPy view of the input, or keeping it as a ctx attribute, gives."""
+    version counter's error (a saved NumPy view of an input counts as the input), or
+    gives the gradient of the values forward saw (it saved a copy). Wrong: a gradient
+    computed from the edited numbers, which is what keeping the input as a ctx attribute
+    (or anywhere but ``save_for_backward``) gives."""
     name = _name(function)
     rng = np.random.default_rng(seed)
     arrays = [_make_input(spec, rng, (0.5, 2.0)) for spec in inputs]
@@ -484,35 +485,29 @@ def check_in_place_safety(function: type, inputs: Any, reference: Callable, *,
                 raise CheckFailed(
                     f"{call}, then input {m} ({names[m]}) multiplied by 3 in place (under "
                     f"no_grad), then backward: no error, and the gradient for input {i} is "
-                    "wrong. It looks like " + (kept or SAVED_A_VIEW.format(
-                        i=m, view=_views(names[m]), inputs=", ".join(names))))
+                    "wrong. It looks like " + (kept or NOT_WATCHED.format(
+                        i=m, name=names[m], inputs=", ".join(names))))
         how.append(f"input {m}, {names[m]}: the gradient stays right, backward does not "
                    "read the edited array")
     print(f"{name}: right, and safe from in-place edits after forward ("
           + "; ".join(how) + ").")
 
 
-def _views(name: str) -> str:
-    return f"{name}[:, None], {name}.T, {name}.reshape(...) or {name}[...]"
-
-
 def _how_kept(node: Any, array: np.ndarray, m: int, names: list[str]) -> str | None:
-    """Say how forward kept input ``m``'s ``array`` out of the version counter's sight:
-    a saved NumPy view of it, or a ctx attribute holding it (or a view of it)."""
+    """Say how forward kept input ``m``'s ``array`` out of the version counter's sight: a
+    ctx attribute holding it (or a view of it), alone or in a tuple or list. (A saved NumPy
+    view of it is in sight: the version counter compares memory, not array objects.)"""
     if node is None:
         return None
-    together = ", ".join(names)
-    saved = [a for a in node.saved_arrays() if isinstance(a, np.ndarray)]
-    if any(a is not array and np.shares_memory(a, array) for a in saved):
-        return SAVED_A_VIEW.format(i=m, view=_views(names[m]), inputs=together)
     for attribute, value in vars(node).items():
-        if not attribute.startswith("_") and isinstance(value, np.ndarray) \
-                and np.shares_memory(value, array):
+        held = value if isinstance(value, (tuple, list)) else (value,)
+        if not attribute.startswith("_") and any(
+                isinstance(a, np.ndarray) and np.shares_memory(a, array) for a in held):
             return KEPT_AS_ATTRIBUTE.format(i=m, name=names[m], attribute=attribute,
-                                            inputs=together)
+                                            inputs=", ".join(names))
     return None
 
 
-__all__ = ["KEPT_AS_ATTRIBUTE", "SAVED_A_VIEW", "SCALE_ROWS_MISTAKES", "SIGMOID_MISTAKES",
+__all__ = ["KEPT_AS_ATTRIBUTE", "NOT_WATCHED", "SCALE_ROWS_MISTAKES", "SIGMOID_MISTAKES",
            "SINCOS_MISTAKES", "check_in_place_safety", "check_multi_output",
            "check_needs_input_grad", "check_saves_output"]

@@ -115,6 +115,33 @@ class SetItem(Function):
             grad_x[ctx.index] = 0
         return grad_x, (grad_output[ctx.index] if needs_value else None), None
 
+    # create_graph=True: the same two steps, as recorded ops (higher_order.py)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        needs_x, needs_value, _ = ctx.needs_input_grad
+        grad_x = SetItem.apply(grad_output, 0.0, ctx.index) if needs_x else None
+        grad_value = GetItem.apply(grad_output, ctx.index) if needs_value else None
+        return grad_x, grad_value, None
+
+
+# An in-place op on a view of a tensor with history is recorded on its base, as PyTorch
+# does (``Tensor._write_through_view``): the base becomes CopySlices(old base, op(view's
+# elements of the old base)), and the view AsStrided(new base). The index is where the
+# view's elements are in the base (``versions.positions_in_base``).
+
+class CopySlices(SetItem):
+    """f(base, v) = base with the elements a view of it shows replaced by v (PyTorch's
+    name for an in-place op through a view, recorded on the base)"""
+
+
+class AsStrided(GetItem):
+    """f(base) = the elements of base that a view shows (PyTorch's AsStridedBackward:
+    the history a view gets when its base was modified in place)"""
+
+    view = False  # its result is a copy: the view keeps its own memory, takes the node
+
 
 class Gather(Function):
     """f(x, index)[i][j] = x[index[i][j]][j] for dim = 0 (and so on: PyTorch's gather);
