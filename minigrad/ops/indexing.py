@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
-from .movement import dummy
+from .reduce import dummy
 
 INDEX_HINT = "a dimension of size n takes indices from -n to n-1"
 

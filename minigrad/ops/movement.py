@@ -10,14 +10,10 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
-from .reduce import normalize_dims
+from .indexing import IndexBackward
+from .reduce import dummy, normalize_dims
 
 RESHAPE_HINT = "the number of elements must stay the same; use -1 for one size to infer it"
-
-
-def dummy(shape: tuple) -> np.ndarray:
-    """A zero-memory array of ``shape``, for working out result shapes in lazy mode."""
-    return np.broadcast_to(np.zeros((), dtype=np.int8), shape)
 
 
 def check_dim(dim: int, ndim: int, op: str) -> int:
@@ -314,8 +310,6 @@ class RepeatInterleave(Function):
 
     @staticmethod
     def tensor_backward(ctx, grad_output):
-        from .indexing import IndexBackward  # (indexing.py imports this module)
-
         index = (slice(None),) * (ctx.dim % len(ctx.input_shape)) + (ctx.source,)
         return IndexBackward.apply(grad_output, input_shape=ctx.input_shape,
                                    index=index), None, None
@@ -364,8 +358,6 @@ class Unfold(Function):
 
     @staticmethod
     def tensor_backward(ctx, grad_output):
-        from .indexing import IndexBackward  # (indexing.py imports this module)
-
         index = unfold_index(ctx.input_shape, ctx.dim, ctx.size, ctx.step)
         return IndexBackward.apply(grad_output, input_shape=ctx.input_shape,
                                    index=index), None, None, None

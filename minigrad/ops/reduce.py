@@ -14,6 +14,11 @@ from ..function import Function
 from ..higher_order import graph_output
 
 
+def dummy(shape: tuple) -> np.ndarray:
+    """A zero-memory array of ``shape``, for working out result shapes in lazy mode."""
+    return np.broadcast_to(np.zeros((), dtype=np.int8), shape)
+
+
 def normalize_dims(dim, ndim: int, op: str) -> tuple[int, ...]:
     """``None`` -> all dimensions; ints may be negative; each must exist."""
     if dim is None:
