@@ -138,6 +138,7 @@ def preload() -> None:
     from . import sandbox
 
     sandbox.font_cache()  # made once, outside any sandbox (sandbox.command binds it)
+    sandbox.compile_packages()  # (what each sandboxed process then needs not compile)
 
 
 def serve() -> None:

@@ -116,6 +116,25 @@ def command(argv: list[str], workdir: Path, memory: int = MEMORY,
     return args + ([prlimit, *limits] if prlimit else []) + list(argv)
 
 
+def compile_packages() -> None:
+    """Write the bytecode of minigrad's own packages (``__pycache__``), where it is
+    missing or stale. A sandboxed process cannot write it (read-only, and
+    PYTHONDONTWRITEBYTECODE), so without it each one compiled minigrad from source
+    again: about 0.3 s of CPU a graded notebook, on an editable install."""
+    import compileall
+
+    import minigrad
+
+    package = Path(minigrad.__file__).resolve().parent
+    folders = {package} | {package.parent / name for name in ("widgets", "course")
+                           if (package.parent / name).is_dir()}
+    for folder in sorted(folders):
+        try:
+            compileall.compile_dir(str(folder), quiet=2)
+        except OSError:  # an install the grader cannot write to: it has its bytecode
+            pass
+
+
 def font_cache() -> Path | None:
     """A folder holding matplotlib's font list for this machine (``fontlist-*.json``),
     made by a short run of matplotlib outside any sandbox the first time; None when
