@@ -178,6 +178,9 @@ class StudentProcess:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+        for stream in (self.requests, self.replies):  # (else closed whenever collected)
+            with contextlib.suppress(OSError):
+                stream.close()
 
 
 # --- proxies: the student's objects as the judge sees them --------------------------------

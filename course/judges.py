@@ -38,7 +38,8 @@ class Judges:
         self.done: dict[int, threading.Event] = {}
         self.codes: dict[int, int | str] = {}
         self.count = 0
-        threading.Thread(target=self._replies, daemon=True).start()
+        self.reader = threading.Thread(target=self._replies, daemon=True)
+        self.reader.start()
 
     def _replies(self) -> None:
         for line in self.server.stdout:
@@ -84,6 +85,9 @@ class Judges:
     def close(self) -> None:
         self.server.stdin.close()
         self.server.wait()
+        self.reader.join(timeout=10)  # (it reads to the end of the server's output)
+        if not self.reader.is_alive():
+            self.server.stdout.close()
 
 
 # --- the server ---------------------------------------------------------------------------
