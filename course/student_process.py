@@ -535,10 +535,10 @@ class JudgeCallable:
     """A function of the check's, lent to the student's code for a call (chapter 14's
     checkpoint gets the check's block as ``fn``): calling it asks the judge to run it
     there on the call's values, with this side's grad mode and random generator. If the
-    result has a graph there, it comes back as the output of one op here
-    (``_JudgeOp``), whose backward asks the judge to backpropagate through that graph:
-    the check sees every call, and its block's parameters get their gradients, on its
-    own side."""
+    result has a graph there, it comes back as the output of one op here (``JudgeOp``,
+    made by ``_judge_op``), whose backward asks the judge to backpropagate through that
+    graph: the check sees every call, and its block's parameters get their gradients, on
+    its own side."""
 
     def __init__(self, side: StudentSide, handle: wire.Handle):
         self._side, self._handle = side, handle
@@ -565,7 +565,7 @@ class JudgeCallable:
 
 
 class _Lent:
-    """What a ``_JudgeOp`` node needs: the channel, the judge's graph, the output."""
+    """What a ``JudgeOp`` node needs: the channel, the judge's graph, the output."""
 
     def __init__(self, side: StudentSide, graph: int, value: np.ndarray):
         self.side, self.graph, self.value = side, graph, value
