@@ -194,15 +194,12 @@ class Einsum(Function):
     def backward(ctx, grad_output):
         operands = ctx.saved_tensors
         grads = []
-        for k, (term, needed) in enumerate(zip(ctx.subscripts, ctx.needs_input_grad)):
-            if not needed:
+        for k, term, equation, present in _gradient_einsums(ctx):
+            if equation is None:
                 grads.append(None)
                 continue
-            others = [s for i, s in enumerate(ctx.subscripts) if i != k] + [ctx.output]
-            present = "".join(c for c in term if c in "".join(others))
-            grad = np.einsum(f"{','.join(others)}->{present}",
-                             *[o for i, o in enumerate(operands) if i != k], grad_output,
-                             optimize=True)
+            grad = np.einsum(equation, *[o for i, o in enumerate(operands) if i != k],
+                             grad_output, optimize=True)
             missing = [i for i, c in enumerate(term) if c not in present]
             if missing:  # summed away in the forward: every element got the same gradient
                 grad = np.broadcast_to(np.expand_dims(grad, missing),
@@ -219,16 +216,29 @@ class Einsum(Function):
         operands = [o.expand(*(ctx.sizes[c] for c in s))
                     for o, s in zip(ctx.args, ctx.subscripts)]
         grads = []
-        for k, (term, needed) in enumerate(zip(ctx.subscripts, ctx.needs_input_grad)):
-            if not needed:
+        for k, term, equation, present in _gradient_einsums(ctx):
+            if equation is None:
                 grads.append(None)
                 continue
-            others = [s for i, s in enumerate(ctx.subscripts) if i != k] + [ctx.output]
-            present = "".join(c for c in term if c in "".join(others))
             grad = Einsum.apply(*[o for i, o in enumerate(operands) if i != k], grad_output,
-                                equation=f"{','.join(others)}->{present}")
+                                equation=equation)
             if len(present) < len(term):  # summed away in the forward: broadcast back
                 grad = grad.reshape(tuple(ctx.sizes[c] if c in present else 1 for c in term))
                 grad = grad.expand(*(ctx.sizes[c] for c in term))
             grads.append(grad)
         return tuple(grads)
+
+
+def _gradient_einsums(ctx) -> list[tuple]:
+    """For each operand k of an einsum: ``(k, its subscripts, the einsum of the other
+    operands and the output's gradient that gives its gradient, the subscripts that
+    einsum keeps)``; the einsum is None where no gradient is needed. The subscripts
+    summed away in the forward (in no other term) are not kept: the gradient is the same
+    for each of their elements (both backwards broadcast it back)."""
+    plans = []
+    for k, (term, needed) in enumerate(zip(ctx.subscripts, ctx.needs_input_grad)):
+        others = [s for i, s in enumerate(ctx.subscripts) if i != k] + [ctx.output]
+        present = "".join(c for c in term if c in "".join(others))
+        plans.append((k, term, f"{','.join(others)}->{present}" if needed else None,
+                      present))
+    return plans
