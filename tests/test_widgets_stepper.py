@@ -161,6 +161,36 @@ def test_stepper_leaves_a_static_picture_and_a_short_text():
     assert "CrossEntropy #4" in stepper.status.value and "CrossEntropy #4" in stepper.detail.value
 
 
+def test_stepper_on_a_3000_step_loop_draws_the_part_around_the_current_step():
+    # issue 30: Graphviz used to fail on the whole 6000-op graph ("longer than 16384?")
+    x = mg.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(3000):
+        y = y * 1.0001 + 0.001
+    stepper = BackwardStepper(y)
+    html = stepper.to_html()
+    assert "<svg" in html and "Add #6000" in html
+    shown = len(re.findall(r'class="node', stepper.to_html()))
+    assert 20 < shown < 400
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    assert re.search(r"\d+ more earlier ops and leaves not shown", text)
+    stepper.step()
+    stepper.step()
+    assert "Mul #5999" in stepper.status.value and "Mul #5999" in stepper.to_html()
+    stepper.run()
+    assert x.grad is not None and np.isclose(float(x.grad), 1.0001 ** 3000, rtol=1e-4)
+
+
+def test_stepper_on_a_1000_step_rnn_starts_with_a_readable_cut():
+    mg.manual_seed(0)
+    rnn = mg.nn.RNN(4, 8)
+    out, _ = rnn(mg.randn(1000, 1, 4))
+    stepper = BackwardStepper(out.sum())
+    html = stepper.to_html()
+    assert "<svg" in html and "not shown" in html
+    assert len(re.findall(r'class="node', html)) < 400
+
+
 # --- show ------------------------------------------------------------------------------------
 
 
