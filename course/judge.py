@@ -22,6 +22,10 @@ returns do. What an answer *is* is checked too (``integrity.py``): the reference
 loaded with ``use_reference``, or an answer that subclasses or hands the work to
 minigrad's own implementation, scores 0 for that exercise, with a note.
 
+The cells after the last answer and check do not run: they cannot change a grade (a
+chapter's closing demonstrations, a student's own experiments), and the first of them says
+so in the feedback.
+
 ``python -m minigrad.course.judge SUBMISSION.ipynb SOURCE.ipynb RESULT.json`` writes the
 notebook with every cell's outputs, and the flags, as JSON.
 """
@@ -1074,6 +1078,8 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
     needed = sorted(teacher_cells_needed(teachers))
     position = {exercise_role(c)["grade_id"]: i for i, c in enumerate(teachers)
                 if c["cell_type"] == "code" and exercise_role(c)}
+    last = max((i for i, c in enumerate(cells) if exercise_role(c)), default=-1)
+    skipped = False
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="minigrad-grading-") as folder:
         workdir = Path(folder)
@@ -1089,6 +1095,10 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
         try:
             for index, cell in enumerate(cells):
                 if cell["cell_type"] != "code" or not _text(cell).strip():
+                    continue
+                if index > last:  # after the last answer and check: cannot change a grade
+                    results[index] = [] if skipped else [NOT_RUN]
+                    skipped = True
                     continue
                 if not is_test(cell):
                     results[index] = run_student_cell(student, _text(cell), timeout)
@@ -1118,6 +1128,12 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
     notebook = dict(submission, cells=cells)
     return {"notebook": notebook, "flags": flags, "sandboxed": sandboxed,
             "seconds": round(time.monotonic() - started, 2)}
+
+
+NOT_RUN = {"output_type": "stream", "name": "stdout",
+           "text": "(Not run while grading: this cell and the ones after it come after the "
+                   "last check, so they cannot change a grade. Run them in your own "
+                   "notebook.)\n"}
 
 
 def share_data(source: str, namespace: JudgeNamespace, remote: Remote) -> None:
