@@ -829,15 +829,23 @@ def _graph_call():
                 ctx.shares_rng = any(h.kind == "judge" for h in _handles_in(
                     (wire.decode(sent_args), wire.decode(sent_kwargs))))
                 rng = wire.encode(mg.get_rng_state()) if ctx.shares_rng else None
+                before = set(remote.lent_graphs)
                 reply = remote.ask("call_graph", target=wire.encode(function._handle),
                                    args=sent_args, kwargs=sent_kwargs,
                                    grad_enabled=grad_enabled,
                                    anomaly=mg.is_anomaly_enabled(), rng=rng)
                 if ctx.shares_rng:
                     mg.set_rng_state(wire.decode(reply["rng"]))
-                # bytes of saved arrays the student's outputs hold there (a checkpoint
-                # must hold none): read by the checkpoint's check (modes._held_by)
-                ctx.held_bytes = int(reply.get("held") or 0)
+                # bytes of saved arrays the call holds (a checkpoint must hold none), read
+                # by the checkpoint's check (modes._held_by): the graphs a lent function's
+                # calls recorded here, measured here (where its activations are), plus
+                # what the student's side says its outputs hold there (a report that can
+                # only add: it cannot hide the graphs kept here)
+                from minigrad.exercises.modes import activation_bytes
+
+                ctx.held_bytes = int(reply.get("held") or 0) + sum(
+                    activation_bytes(output) for number, (_, output)
+                    in remote.lent_graphs.items() if number not in before)
             ctx.graph, ctx.remote, ctx.names, ctx.count = reply["graph"], remote, names, count
             # the ops of the call's graph there (a check may name a mistake by them)
             ctx.inner_ops = [str(n) for n in reply.get("ops", [])]

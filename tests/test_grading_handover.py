@@ -504,3 +504,51 @@ def test_a_tensor_function_calls_the_check_s_function_back_in_the_judge(student,
                                    rtol=1e-6)
     else:
         assert expected_weight_grad is None
+
+
+def test_the_graph_a_lent_function_records_is_measured_in_the_judge(student):
+    """A checkpoint that runs the check's block with recording on keeps its activations,
+    and those live here, in the judge: what they hold is measured here, so a student's
+    process that says its outputs hold nothing (``_held_by`` patched) hides nothing."""
+    from minigrad.exercises.modes import _held_by, activation_bytes
+
+    judge.run_student_cell(student.student, (
+        "import minigrad.course.student_process as _side\n"
+        "_saved_held = _side._held_by\n"
+        "_side._held_by = lambda node: 0  # 'my outputs hold nothing'\n"
+        "class Keeps(mg.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, fn):\n"
+        "        with mg.enable_grad():\n"
+        "            ctx.out = fn(x.detach().requires_grad_())\n"
+        "        return ctx.out.detach()\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n"
+        "        return None, None\n"), timeout=60)
+    try:
+        keeps = _named(student, "Keeps")
+        layer = mg.nn.Linear(6, 5)
+        kept = []
+
+        def fn(x):
+            kept.append(layer(x).tanh())
+            return kept[-1]
+
+        out = keeps.apply(mg.randn(4, 6, requires_grad=True), fn)
+        assert out.grad_fn.held_bytes == activation_bytes(kept[0]) > 0
+        assert _held_by(out.grad_fn) >= activation_bytes(kept[0])
+
+        # run with recording off (a right checkpoint), the block leaves nothing held
+        kept.clear()
+        judge.run_student_cell(student.student, (
+            "class Drops(mg.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x, fn):\n"
+            "        return fn(x)\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, grad_output):\n"
+            "        return None, None\n"), timeout=60)
+        out = _named(student, "Drops").apply(mg.randn(4, 6, requires_grad=True), fn)
+        assert kept[0].grad_fn is None and out.grad_fn.held_bytes == 0
+    finally:
+        judge.run_student_cell(student.student, "_side._held_by = _saved_held\n", timeout=60)
