@@ -363,7 +363,19 @@ def _student_notebook(path: Path, stem: str) -> dict:
 VALIDATE = """\
 import json, sys
 from traitlets.config import Config
+import nbgrader.validator
 from nbgrader.validator import Validator
+read = nbgrader.validator.read_nb
+def read_up_to_the_last_check(*args, **kwargs):
+    # the cells after the last answer and check cannot change the status: not run
+    notebook = read(*args, **kwargs)
+    marked = [i for i, cell in enumerate(notebook.cells)
+              if cell.metadata.get("nbgrader", {}).get("grade")
+              or cell.metadata.get("nbgrader", {}).get("solution")]
+    if marked:
+        del notebook.cells[marked[-1] + 1:]
+    return notebook
+nbgrader.validator.read_nb = read_up_to_the_last_check
 config = Config()
 config.Execute.timeout = int(sys.argv[1])
 config.Execute.interrupt_on_timeout = True
@@ -382,7 +394,8 @@ def check_notebooks(paths: list[Path], timeout: int,
                     say: Callable[[str], Any] | None = None
                     ) -> Iterator[tuple[Path, set[str] | str]]:
     """Run the checks of ``paths``, in this order, each in a fresh kernel of the course's
-    (one BLAS thread), and yield ``(path, failed)`` as soon as each is known: the sources
+    (one BLAS thread), up to the last check (the cells after it cannot change a status: a
+    chapter's closing demonstrations are not rerun), and yield ``(path, failed)`` as soon as each is known: the sources
     of the cells that fail, or why it could not run. One process checks them all
     (importing nbgrader takes about 2 s, as long as running a chapter's checks);
     ``say`` is told when each notebook starts; closing the generator early (``next``
