@@ -106,6 +106,7 @@ def inspect(cells: list[dict], exercise_of: dict[str, str],
                 protected |= {n for n, how in top_level(tree).items()
                               if how != "assign" and not n.startswith("_")}
     own_classes: set[str] = set()
+    references = {"use_reference"} | _aliases_of_use_reference(cells)
     flags: list[dict] = []
     current = None
     for cell in cells:
@@ -122,7 +123,7 @@ def inspect(cells: list[dict], exercise_of: dict[str, str],
         exercise = current if role else None
         own_classes |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
         rebound = {n for n in top_level(tree) if n in protected}
-        flags += _flags(tree, exercise, rebound, own_classes, exercise_of)
+        flags += _flags(tree, exercise, rebound, own_classes, exercise_of, references)
     unique, seen = [], set()
     for flag in flags:
         key = (flag["exercise"], flag["flag"], flag["note"])
@@ -137,11 +138,32 @@ def _flag(exercise, kind: str, note: str) -> dict:
             "zero": kind in ("reference-used", "delegated")}
 
 
-def _flags(tree, exercise, rebound, own_classes, exercise_of) -> list[dict]:
+def _aliases_of_use_reference(cells: list[dict]) -> set[str]:
+    """Other names the notebook gives ``use_reference`` (``import ... as load``,
+    ``load = use_reference``): a call of one loads the reference too."""
+    named: list[tuple[str, str]] = []  # (new name, the name it is given)
+    for cell in cells:
+        tree = _parse(_text(cell)) if cell.get("cell_type") == "code" else None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.ImportFrom):
+                named += [(a.asname, a.name) for a in node.names if a.asname]
+            elif isinstance(node, ast.Assign) and _last_name(node.value):
+                named += [(t.id, _last_name(node.value)) for t in node.targets
+                          if isinstance(t, ast.Name)]
+    aliases = {"use_reference"}
+    while True:  # an alias of an alias
+        more = {new for new, old in named if old in aliases} - aliases
+        if not more:
+            return aliases - {"use_reference"}
+        aliases |= more
+
+
+def _flags(tree, exercise, rebound, own_classes, exercise_of,
+           references=frozenset({"use_reference"})) -> list[dict]:
     flags = []
     where = f"exercise {exercise}" if exercise else "a cell you added"
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _last_name(node.func) == "use_reference":
+        if isinstance(node, ast.Call) and _last_name(node.func) in references:
             named = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str) else None
             target = named if named in exercise_of else exercise

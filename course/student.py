@@ -497,16 +497,19 @@ class Chapter:
         return [e for e, ok in (self.passed or {}).items() if not ok]
 
 
-REFERENCE_CALL = re.compile(r"""use_reference\(\s*["']([^"']+)["']""")
+def not_their_work(exercise_version: dict, notebook: dict) -> dict[str, str]:
+    """``{exercise: why}`` for the answers that are not the student's work, by the rules
+    grading scores 0 (``integrity.py``): the reference loaded (``use_reference``, however
+    it is called), or the work handed to minigrad's own code or PyTorch. Their checks test
+    someone else's code, so they do not count."""
+    from . import integrity
 
-
-def _references_used(notebook: dict) -> set[str]:
-    """Exercises whose reference the student loaded (a ``use_reference("id")`` call in a
-    code cell): the checks then test the reference, so they do not count."""
-    return {name for cell in notebook["cells"] if cell["cell_type"] == "code"
-            for line in _source_text(cell).splitlines()
-            if not line.lstrip().startswith("#")
-            for name in REFERENCE_CALL.findall(line)}
+    found: dict[str, str] = {}
+    for flag in integrity.inspect(notebook["cells"], _owners(exercise_version),
+                                  exercise_version["cells"]):
+        if flag["zero"] and flag["exercise"]:
+            found.setdefault(flag["exercise"], flag["note"])
+    return found
 
 
 def changed_test_cells(exercise_version: dict, notebook: dict) -> tuple[list[str], list[str]]:
@@ -635,12 +638,10 @@ def _count(chapter: Chapter, version: dict, notebook: dict, failed: set[str]) ->
             + (f", so exercise {exercise} is not counted" if exercise else "")
             + f". Restore it with minigrad-course reset {chapter.stem} {grade_id} (your "
             "notebook is backed up first; the other cells stay as they are)")
-    for exercise in sorted(_references_used(notebook) & set(chapter.passed)):
-        chapter.passed[exercise] = False
-        chapter.notes.append(
-            f"{path.name}: exercise {exercise} runs the reference "
-            f"(use_reference(\"{exercise}\")), so it is not counted: write your own "
-            "answer in its cell and remove that call")
+    for exercise, why in sorted(not_their_work(version, notebook).items()):
+        if exercise in chapter.passed:
+            chapter.passed[exercise] = False
+            chapter.notes.append(f"{path.name}: exercise {exercise} is not counted: {why}")
 
 
 def status_table(chapters: list[Chapter]) -> list[tuple[str, str, str]]:

@@ -294,3 +294,21 @@ def test_the_sandbox_hides_the_course_and_the_network(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.stdout.split("\n")[:3] == ["False", "65534", "no net"], result.stderr
     shutil.rmtree(work)
+
+
+def test_use_reference_under_another_name_is_found_too():
+    from minigrad.course import integrity
+
+    def answer(grade_id, source):
+        return {"cell_type": "code", "source": source,
+                "metadata": {"tags": [f"solution:{grade_id}"]}}
+
+    cells = [{"cell_type": "code", "metadata": {}, "source":
+              "from minigrad.course import use_reference as load\nget = load\n"},
+             answer("mymul", "load('mymul')\n"),
+             answer("myexp", "get(name)  # a name held in a variable\n"),
+             answer("mysin", "class MySin(mg.Function):\n    pass\n")]
+    zeroed = {f["exercise"]: f["note"] for f in integrity.inspect(
+        cells, {"mymul": "mymul", "myexp": "myexp", "mysin": "mysin"}, []) if f["zero"]}
+    assert sorted(zeroed) == ["myexp", "mymul"]
+    assert "use_reference(mymul) loads the reference answer to mymul" in zeroed["mymul"]

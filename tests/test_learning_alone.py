@@ -174,7 +174,8 @@ def test_an_edited_test_cell_or_a_loaded_reference_is_not_counted(made, tmp_path
     line = next(line for line in captured.out.splitlines() if line.startswith(chapter.stem))
     assert " 0 / " in line and first in line and second in line
     assert f"the locked cell {test_of_first} was edited" in captured.err
-    assert f"exercise {second} runs the reference" in captured.err
+    assert f"exercise {second} is not counted: use_reference({second}) loads the " \
+        "reference answer" in captured.err
     # the reference did run in the fresh kernel: the second exercise's checks passed
     failed = _read(folder / ".minigrad" / "checks.json")[chapter.stem]["failed"]
     tests_of_second = [_text(c) for c in mine["cells"] if owners.get(
@@ -435,7 +436,8 @@ def test_each_chapter_tells_how_to_get_a_hint_and_names_its_own_exercises(chapte
     for number, exercise in commands:
         assert int(number) == int(chapter.stem[:2]), f"{chapter.name}: hint {number}"
         assert exercise in exercises, f"{chapter.name}: hint {number} {exercise}: no such exercise"
-    suggested = {name for text in markdown for name in student.REFERENCE_CALL.findall(text)}
+    suggested = {name for text in markdown
+                 for name in re.findall(r"""use_reference\(\s*["']([^"']+)["']""", text)}
     assert suggested <= exercises, f"{chapter.name}: use_reference of {suggested - exercises}"
 
 
