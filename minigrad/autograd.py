@@ -182,8 +182,8 @@ def _backward_loop(pending: dict, own: dict, held: dict, retain_graph: bool, rep
             total = slots[index]
             if total is None:
                 slots[index] = grad
-            elif create_graph:
-                slots[index] = higher_order.add(total, grad)
+            elif create_graph:  # (the sum is drawn as part of the parent's backward)
+                slots[index] = higher_order.add(total, grad, parent)
             else:
                 slots[index] = accumulate(total, grad, (parent, index), own)
         if report:

@@ -55,10 +55,16 @@ def seed(tensor: Any, gradient: Any, who: str) -> Any:
     return Tensor._make(seed_gradient(tensor, gradient, who))
 
 
-def add(total: Any, grad: Any) -> Any:
+def add(total: Any, grad: Any, node: Any = None) -> Any:
     """Two gradients for one tensor: a recorded sum (never in place: ``total`` may be
-    a node's input by now)."""
-    return grad if total is None else total + grad
+    a node's input by now). ``node``: the node whose output the gradients are for; the
+    sum is part of its backward (drawn in its ``backward_group``)."""
+    if total is None:
+        return grad
+    if node is None:
+        return total + grad
+    with group(backward_group(node)):
+        return total + grad
 
 
 def into_grad(leaf: Any, grad: Any) -> None:

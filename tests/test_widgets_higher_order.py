@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 pytest.importorskip("ipywidgets")
@@ -128,3 +129,20 @@ def test_inspector_names_the_group_as_the_drawing_does():
     node = trace.vertex("n4").node
     assert "group backward of Exp #1 " in ContextInspector(node, trace).to_html()
     assert trace.describe(node) == "Mul #4 (group backward of Exp #1)"
+
+
+def test_the_sum_of_two_gradients_for_one_tensor_is_part_of_its_op_s_backward():
+    # h feeds two ops: the engine adds their gradients before Mul's backward; that Add is
+    # drawn in Mul's group, not loose between the groups
+    x = mg.tensor([0.5, -1.0], requires_grad=True)
+    h = x * 2.0
+    g, = mg.autograd.grad((h.exp() + h.sin()).sum(), x, create_graph=True)
+    groups = [v.group for v in Trace.of(g).ops]
+    adds = [v for v in Trace.of(g).ops if v.title.startswith("Add")
+            and v.group and v.group.startswith("backward of Mul")]
+    assert adds, groups
+    assert all(group is None or group.startswith("backward of") for group in groups)
+    # the values are those of the sum: d/dx (exp(2x) + sin(2x)) = 2 exp(2x) + 2 cos(2x)
+    values = np.array([0.5, -1.0])
+    np.testing.assert_allclose(g.numpy(), 2 * np.exp(2 * values) + 2 * np.cos(2 * values),
+                               rtol=1e-6)
