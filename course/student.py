@@ -395,8 +395,9 @@ def check_notebooks(paths: list[Path], timeout: int,
     """Run the checks of ``paths``, in this order, each in a fresh kernel of the course's
     (one BLAS thread), up to the last check (the cells after it cannot change a status: a
     chapter's closing demonstrations are not rerun), and yield ``(path, failed)`` as soon
-    as each is known: the sources of the cells that fail, or why it could not run. One process checks them all
-    (importing nbgrader takes about 2 s, as long as running a chapter's checks);
+    as each is known: the sources of the cells that fail, or why it could not run. One
+    process checks them all (importing nbgrader takes about 2 s, as long as running a
+    chapter's checks);
     ``say`` is told when each notebook starts; closing the generator early (``next``
     found its exercise) stops the process and its kernel."""
     teacher._need_nbgrader()
