@@ -63,7 +63,16 @@ SOURCES = [
     ("yunjey/pytorch-tutorial", r"\.py$", "PyTorch tutorial for deep learning researchers"),
     ("mrdbourke/pytorch-deep-learning", r"\.py$|\.ipynb$", "Zero to Mastery PyTorch course"),
     ("bentrevett/pytorch-seq2seq", r"\.ipynb$", "sequence-to-sequence tutorials"),
+    ("pytorch/tutorials", r"^(beginner|intermediate)_source/.*\.py$",
+     "PyTorch's beginner and intermediate tutorials"),
+    ("AnirudhM1/CS231n-2022-Solutions", r"^assignment2/PyTorch\.ipynb$",
+     "CS231n assignment 2's PyTorch notebook (a student's completed copy, 2022)"),
 ]
+# a repository whose own snapshot cannot be fetched (pytorch/tutorials': 5.3 GB) is read
+# from a fork's snapshot at a commit of the repository's own history (here PR #3271, the
+# fork's last commit from upstream), so the programs and the commit are the repository's
+SNAPSHOTS = {"pytorch/tutorials": ("jianran/pytorch_tutorials",
+                                   "13d365c8268e41f6f4dc12d9f416d5c571c410ee")}
 # tensor attributes whose names other objects use far more (a file's or argument's
 # ``.name``, an image's ``.resize``/``.mode``): not counted as tensor uses
 GENERIC = {"name", "names", "resize", "mode"}
@@ -116,12 +125,13 @@ def without_magics(source: str) -> str:
 def programs():
     """Yield (repository, commit, path, [Python source pieces]) for every program."""
     for repo, pattern, _ in SOURCES:
-        commit = git(repo, "rev-parse", "HEAD").strip()
-        for path in git(repo, "ls-tree", "-r", "--name-only", commit).splitlines():
+        snapshot, revision = SNAPSHOTS.get(repo, (repo, "HEAD"))
+        commit = git(snapshot, "rev-parse", revision).strip()
+        for path in git(snapshot, "ls-tree", "-r", "--name-only", commit).splitlines():
             if not re.search(pattern, path) or SKIP.search(path):
                 continue
             try:
-                text = git(repo, "show", f"{commit}:{path}")
+                text = git(snapshot, "show", f"{commit}:{path}")
             except subprocess.CalledProcessError:  # a large file the snapshot lacks
                 continue
             pieces = code_of(path, text)
@@ -391,6 +401,8 @@ def scan() -> dict:
         if not any(s["repository"] == repo for s in sources):
             sources.append({"repository": repo, "commit": commit,
                             "what": next(w for r, _, w in SOURCES if r == repo)})
+            if repo in SNAPSHOTS:
+                sources[-1]["read from"] = SNAPSHOTS[repo][0]
         index = len(listed)
         listed.append(f"{repo}:{path}")
         for name in uses_of(pieces, torch):
@@ -473,8 +485,9 @@ def render_table(data: dict) -> str:
            "| --- | --- | --- | --- |"]
     for source in data["sources"]:
         n = sum(p.startswith(source["repository"] + ":") for p in data["programs"])
+        fork = f" (read from the fork {source['read from']})" if "read from" in source else ""
         out.append(f"| {source['repository']} | `{source['commit'][:12]}` | "
-                   f"{source['what']} | {n} |")
+                   f"{source['what']}{fork} | {n} |")
     out += ["", "## Every name not supported, by number of programs", "",
             "| name | programs | status |", "| --- | --- | --- |"]
     out += [f"| `{n}` | {c} | {s} |" for n, c, s in top_missing(data, 10 ** 9)]
