@@ -106,7 +106,7 @@ _PART_A = [
 import math as _math  # noqa: E402
 import types as _types  # noqa: E402
 
-from . import amp, distributed, serialization  # noqa: E402
+from . import amp, distributed, serialization, testing  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .backends import (accelerator, get_float32_matmul_precision,  # noqa: E402
                        set_float32_matmul_precision, version)
@@ -142,7 +142,8 @@ class Size(tuple):
 _ISSUE_29 = ["Size", "random", "accelerator", "amp", "autocast", "bfloat16", "compile",
              "distributed", "e",
              "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
-             "serialization", "set_float32_matmul_precision", "set_printoptions", "version",
+             "serialization", "set_float32_matmul_precision", "set_printoptions", "testing",
+             "version",
              ] + _functions_more.__all__
 # --- end of issue 29 -------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""``minigrad.utils``: where PyTorch code looks for ``torch.utils.data``.
+"""``minigrad.utils``: where PyTorch code looks for ``torch.utils.data`` (and
+``torch.utils.benchmark``'s Timer).
 
 ``from minigrad.utils.data import DataLoader`` is ``from minigrad.data import DataLoader``:
 one package under two names, so code written for ``torch.utils.data`` runs unchanged.
@@ -7,6 +8,7 @@ one package under two names, so code written for ``torch.utils.data`` runs uncha
 import sys
 
 from .. import data
+from . import benchmark
 
 sys.modules[__name__ + ".data"] = data
 # and its modules under PyTorch's paths (torch.utils.data.dataset.IterableDataset), the
@@ -14,4 +16,4 @@ sys.modules[__name__ + ".data"] = data
 for _name in ("dataset", "dataloader", "sampler"):
     sys.modules[f"{__name__}.data.{_name}"] = getattr(data, _name)
 
-__all__ = ["data"]
+__all__ = ["benchmark", "data"]
