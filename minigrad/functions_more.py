@@ -23,6 +23,8 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 
 
 def trace(input: Tensor) -> Tensor: return input.trace()
+def inverse(input: Tensor) -> Tensor: return input.inverse()
+def det(input: Tensor) -> Tensor: return input.det()
 def ravel(input: Tensor) -> Tensor: return input.ravel()
 def flip(input: Tensor, dims) -> Tensor: return input.flip(dims)
 def tile(input: Tensor, dims) -> Tensor: return input.tile(dims)
@@ -118,7 +120,7 @@ def meshgrid(*tensors: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
 
 
 __all__ = ["acos", "arccos", "arcsin", "arctan", "asin", "atan", "bitwise_and", "bitwise_not",
-           "bitwise_or", "bitwise_xor", "cosh", "cumprod", "diagonal", "flip", "index_add",
-           "is_floating_point", "isfinite", "isinf", "isnan", "logical_and", "logical_not",
-           "logical_or", "logical_xor", "logit", "meshgrid", "range", "ravel", "select", "sinh",
-           "tensordot", "tile", "trace"]
+           "bitwise_or", "bitwise_xor", "cosh", "cumprod", "det", "diagonal", "flip",
+           "index_add", "inverse", "is_floating_point", "isfinite", "isinf", "isnan",
+           "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "meshgrid",
+           "range", "ravel", "select", "sinh", "tensordot", "tile", "trace"]

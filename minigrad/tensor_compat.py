@@ -1,4 +1,5 @@
-"""More of PyTorch's Tensor methods: logical operators, ``narrow``, in-place ``detach_``.
+"""More of PyTorch's Tensor methods: logical operators, ``narrow``, ``inverse``, in-place
+``detach_``.
 
 ``Tensor`` (tensor.py) inherits them. Each is one line that forwards to a Function (in
 ``minigrad/ops``) or to a method of tensor.py, as the methods there do; they live here so
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .ops.linalg import Det, Inverse
 from .ops.logical import Bitwise, BitwiseNot, Logical, LogicalNot
 from .ops.trigonometry import Acos, Asin, Atan, Cumprod
 
@@ -75,6 +77,11 @@ class TensorCompat:
     def isnan(self): return self != self
     def isinf(self): return self.abs() == float("inf")
     def isfinite(self): return (self - self) == 0  # inf - inf and nan - nan are nan
+
+    # --- linear algebra: square matrices, batched over leading dims (ops/linalg.py) ------
+
+    def inverse(self): return Inverse.apply(self)
+    def det(self): return Det.apply(self)
 
     def clamp_min_(self, min): return self.clamp_(min=min)
     def clamp_max_(self, max): return self.clamp_(max=max)

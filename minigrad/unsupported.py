@@ -16,8 +16,8 @@ _NUMPY = "call NumPy on the values instead (t.detach().numpy())"
 ABSENT: dict[str, dict[str, str]] = {
     "torch": {
         "fft": f"no Fourier transforms: {_NUMPY}, e.g. numpy.fft",
-        "linalg": f"no linear-algebra package beyond matmul and norm: {_NUMPY}, e.g. "
-                  "numpy.linalg",
+        "linalg": f"no linear-algebra package beyond matmul, norm, det and inverse: "
+                  f"{_NUMPY}, e.g. numpy.linalg",
         "sparse": "no sparse tensors: every tensor is a dense NumPy array",
         "jit": "no compiler: minigrad runs Python eagerly (or defers with mg.lazy())",
         "distributions": "no probability distributions: draw with mg.rand/mg.randn/"

@@ -1,9 +1,10 @@
 """Op cases for what issue 29's census of teaching code added: transposed convolutions
 (one Function in minigrad/ops/convolution.py), the inverse trigonometric functions and
-cumprod (minigrad/ops/trigonometry.py), and the composites (pixel shuffles, narrow, flip,
-tile, index_add, meshgrid, instance and RMS norm, reflect/replicate/circular padding),
-each called as a user would on minigrad and PyTorch. The NumPy references are
-written from the definitions, the slow obvious way.
+cumprod (minigrad/ops/trigonometry.py), the inverse and determinant of matrices
+(minigrad/ops/linalg.py), and the composites (pixel shuffles, narrow, flip, tile,
+index_add, meshgrid, instance and RMS norm, reflect/replicate/circular padding), each
+called as a user would on minigrad and PyTorch. The NumPy references are written from
+the definitions, the slow obvious way.
 """
 
 from __future__ import annotations
@@ -271,4 +272,17 @@ CASES = [
            **CONV_TOLERANCE),
     same("prelu", "prelu", lambda x, w: np.maximum(x, 0) + w[:, None] * np.minimum(x, 0),
          (real(2, 3, 4, away_from=(0.0,)), real(3))),
+
+    # --- linear algebra (ops/linalg.py): inverses of x x^T + 1, well conditioned ---
+    OpCase("inverse", lambda x: (x @ x.mT + mg.eye(3, dtype=x.dtype)).inverse(),
+           lambda x: np.linalg.inv(x @ x.swapaxes(-1, -2) + np.eye(3)), (real(3, 3),),
+           torch_fn=lambda x: (x @ x.mT + torch.eye(3, dtype=x.dtype)).inverse(),
+           rtol=1e-4, atol=1e-5),
+    OpCase("inverse_batched", lambda x: mg.inverse(x @ x.mT + mg.eye(3, dtype=x.dtype)),
+           lambda x: np.linalg.inv(x @ x.swapaxes(-1, -2) + np.eye(3)), (real(2, 3, 3),),
+           torch_fn=lambda x: torch.inverse(x @ x.mT + torch.eye(3, dtype=x.dtype)),
+           rtol=1e-4, atol=1e-5),
+    OpCase("det", lambda x: x.det(), np.linalg.det, (real(3, 3),), rtol=1e-4, atol=1e-5),
+    OpCase("det_batched", lambda x: mg.det(x), np.linalg.det, (real(2, 4, 4),),
+           torch_fn=lambda x: torch.det(x), rtol=1e-4, atol=1e-5),
 ]

@@ -11,6 +11,7 @@ from .elementwise import (Abs, Add, Cast, Ceil, Clamp, Compare, Cos, Div, Exp, E
                           Remainder, Round, RoundedDiv, ScalarRemainder, Sigmoid, Sign, Sin,
                           Sqrt, Sub, Tanh, Where)
 from .indexing import ArgSort, Gather, GetItem, Scatter, ScatterAdd, SetItem
+from .linalg import Det, Inverse
 from .loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy
 from .matmul import Einsum, Linear, MatMul
 from .movement import (Cat, Clone, Expand, Pad, Permute, Repeat, RepeatInterleave, Reshape,
@@ -32,4 +33,5 @@ __all__ = [
     "ELU", "Hardtanh", "LeakyReLU", "Mish", "SiLU", "Softplus",
     "Acos", "Asin", "Atan", "Bitwise", "BitwiseNot", "ConvTranspose2d", "Cumprod", "Logical",
     "LogicalNot", "FloorDivide", "Fmod", "Remainder", "RoundedDiv", "ScalarRemainder",
+    "Det", "Inverse",
 ]
