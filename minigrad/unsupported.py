@@ -12,6 +12,8 @@ import sys
 
 _CPU = "minigrad runs on the CPU with NumPy; there is no GPU or other device to use"
 _NUMPY = "call NumPy on the values instead (t.detach().numpy())"
+_PROFILER = ("no profiler: time steps with mg.utils.benchmark.Timer or time.perf_counter(), "
+             "or profile the Python with cProfile")
 
 ABSENT: dict[str, dict[str, str]] = {
     "torch": {
@@ -32,7 +34,7 @@ ABSENT: dict[str, dict[str, str]] = {
                            "Python's multiprocessing on NumPy arrays)",
         "fx": "no graph capture: minigrad's graph is the autograd graph (t.grad_fn, drawn "
               "by the widgets)",
-        "profiler": "no profiler: time steps with time.perf_counter(), or cProfile",
+        "profiler": _PROFILER,
         "futures": "no asynchronous work: every op runs when it is called",
         "export": "no export formats: save a state dict with mg.save",
         "ao": "no quantized tensors: float32/float64 only",
@@ -40,6 +42,8 @@ ABSENT: dict[str, dict[str, str]] = {
     "torch.Tensor": {
         "share_memory_": "one process: nothing to share between processes",
         "to_sparse": "no sparse tensors: every tensor is a dense NumPy array",
+        "indices": "no sparse tensors (indices() is a sparse tensor's); the indices that "
+                   "max(dim), min(dim), sort and topk return are their result's .indices",
     },
     "torch.nn": {
         "Conv3d": "2-D and 1-D convolution only: reshape volumes into 2-D slices",
@@ -51,7 +55,9 @@ ABSENT: dict[str, dict[str, str]] = {
     "torch.optim": {
         "SparseAdam": "no sparse tensors: use Adam",
     },
-    "torch.autograd": {},
+    "torch.autograd": {
+        "profiler": _PROFILER,
+    },
 }
 
 
