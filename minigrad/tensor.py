@@ -578,6 +578,7 @@ class Tensor(TensorCompat):
 
     def sub_(self, other: Any, alpha: float = 1) -> Tensor:
         other, alpha = _deprecated_alpha_first(other, alpha)
+        Sub.refuse_bool(self, other)
         return self._modify(Sub, other if alpha == 1 else other * alpha)
 
     def mul_(self, other: Any) -> Tensor:
@@ -708,11 +709,16 @@ class Tensor(TensorCompat):
             else Add.apply(*_promote(self, other, reflected=True))
 
     def __sub__(self, other):
-        return Sub.apply(self, other) if _plain(self, other) else Sub.apply(*_promote(self, other))
+        if _plain(self, other):
+            return Sub.apply(self, other)
+        Sub.refuse_bool(self, other)  # (before promotion makes a mask numbers)
+        return Sub.apply(*_promote(self, other))
 
     def __rsub__(self, other):
-        return Sub.apply(other, self) if _plain(self, other) \
-            else Sub.apply(*_promote(self, other, reflected=True))
+        if _plain(self, other):
+            return Sub.apply(other, self)
+        Sub.refuse_bool(other, self)
+        return Sub.apply(*_promote(self, other, reflected=True))
 
     def __mul__(self, other):
         return Mul.apply(self, other) if _plain(self, other) else Mul.apply(*_promote(self, other))

@@ -11,6 +11,7 @@ parts skip cleanly when torch is absent.
 from __future__ import annotations
 
 import io
+import re
 import threading
 import warnings
 import zipfile
@@ -862,3 +863,34 @@ def test_fill_in_place_takes_a_number_or_a_0_d_tensor_as_in_pytorch():
         with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor"):
             t.fill_(lib.tensor([1.0, 2.0]))
         assert t.tolist() == [3.0, 3.0]
+
+
+SUBTRACTIONS_WITH_A_MASK = {
+    "int - mask": lambda lib: lib.tensor([1, 2]) - lib.tensor([True, False]),
+    "float - mask": lambda lib: lib.tensor([1.0, 2.0]) - lib.tensor([True, False]),
+    "mask - 1": lambda lib: lib.tensor([True, False]) - 1,
+    "1 - mask": lambda lib: 1 - lib.tensor([True, False]),
+    "int - True": lambda lib: lib.tensor([1, 2]) - True,
+    "sub(int, mask)": lambda lib: lib.sub(lib.tensor([1, 2]), lib.tensor([True, False])),
+    "int -= mask": lambda lib: lib.tensor([1, 2]).__isub__(lib.tensor([True, False])),
+    "int.sub_(mask)": lambda lib: lib.tensor([1, 2]).sub_(lib.tensor([True, False])),
+    "mask - mask": lambda lib: lib.tensor([True, False]) - lib.tensor([True, True]),
+}
+
+
+@pytest.mark.parametrize("case", list(SUBTRACTIONS_WITH_A_MASK))
+def test_subtracting_a_bool_tensor_is_refused_as_in_pytorch(case):
+    # issue 29: int_t -= mask used to subtract the mask as 0/1 where PyTorch refuses
+    make = SUBTRACTIONS_WITH_A_MASK[case]
+    with pytest.raises((RuntimeError, TypeError), match="Sub") as caught:
+        make(mg)
+    words = "logical_xor|bitwise_xor" if case == "mask - mask" else r"logical_not\(\)"
+    assert re.search(words, str(caught.value))
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="with (a|two) bool tensors?"):
+            make(torch)
+    x = mg.tensor([1, 2])
+    with pytest.raises(RuntimeError):
+        x -= mg.tensor([True, False])
+    assert x.tolist() == [1, 2] and x._version == 0  # left as it was
+    assert (mg.tensor([1, 2]) - mg.tensor([True, False]).int()).tolist() == [0, 2]

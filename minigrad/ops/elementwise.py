@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import OpError
 from ..function import Function
 
 BROADCAST_HINT = (
@@ -325,6 +326,23 @@ class Add(Function):
 
 class Sub(Function):
     """f(x, y) = x - y"""
+
+    @staticmethod
+    def refuse_bool(x, y) -> None:
+        """As PyTorch: no subtraction with a bool operand (checked by ``-``, ``-=`` and
+        ``sub_`` before type promotion turns a mask into numbers; two bool arrays are
+        refused by NumPy itself)."""
+        x_bool, y_bool = (type(v) is bool or getattr(getattr(v, "dtype", None), "kind",
+                                                     None) == "b" for v in (x, y))
+        if x_bool or y_bool:
+            error = OpError(
+                f"Sub: subtraction with a bool operand (shapes {np.shape(x)} and "
+                f"{np.shape(y)}) is not supported, as in PyTorch: "
+                + ("use ^ or logical_xor() for two masks" if x_bool and y_bool else
+                   "to invert a mask use ~ or logical_not(); to subtract it as numbers, "
+                   "convert it first (mask.int() or mask.float())"))
+            error.minigrad = True  # says all there is to say: raised as it is
+            raise error
 
     twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
