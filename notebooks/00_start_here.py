@@ -160,6 +160,7 @@ except AssertionError as failure:
 # | [13 Attention and a tiny transformer](13_attention_and_transformer.ipynb) | scaled dot-product attention, a transformer block |
 # | [14 Execution modes](14_execution_modes.ipynb) | `no_grad`, `inference_mode`, checkpointing, lazy mode, groups |
 # | [15 Custom Functions and debugging](15_custom_functions_and_debugging.ipynb) | your own `Function`, `gradcheck`, anomaly mode, hooks, the PyTorch bridge |
+# | [16 Gradients of gradients](16_gradients_of_gradients.ipynb) | forward mode with dual numbers, `create_graph`, double backward, Hessian-vector products, a gradient penalty |
 #
 # ## 3. A five-minute tour
 #

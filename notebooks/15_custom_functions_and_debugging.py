@@ -659,8 +659,7 @@ for name, parameter in model.named_parameters():
 # records the node that will call your backward, and `minigrad/gradcheck.py`: its report
 # is `_compare`, twenty lines.
 #
-# This is the last chapter. You have built, and can now read, every part of an autograd
-# engine: tensors and broadcasting, Functions and their context, the backward engine,
-# the ops and layers of a network, optimizers and training, and the tools to debug
-# them. PyTorch's own `torch/autograd/function.py` and `torch/nn/modules/` will now read
-# like old friends.
+# Next: [Chapter 16, Gradients of gradients](16_gradients_of_gradients.ipynb), where the
+# backward pass you have been writing turns out to be a program of ordinary operations
+# that the engine can record and differentiate again: forward mode, a `MyHypot`
+# differentiable twice, Hessian-vector products and a gradient penalty.
