@@ -19,12 +19,13 @@ proxies (course/judge.py); see the notes on each check for what it asks of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .. import nn
+from .. import autograd_functional, nn
 from ..autograd_function import Function as TensorFunction
 from ..autograd_function import grad, gradcheck, gradgradcheck
 from ..errors import GradcheckError
@@ -379,6 +380,10 @@ ACCUMULATED = (
 SUM_NOT_DOT = (
     "that is (H 1) * v: the gradient of g.sum(), the sum of the Hessian's rows, times v. "
     "Differentiate the dot product (g * v).sum(), with v inside, not outside.")
+USED_OWN_HVP = (
+    "your hvp calls minigrad's own mg.autograd.functional.{name}: this exercise asks you "
+    "to write the two passes yourself (grad with create_graph=True, the dot product with "
+    "v, grad again).")
 LEFT_IN_GRAD = (
     "your hvp left a gradient in x.grad ({got}): it ran backward(), which accumulates "
     "into .grad (and, with create_graph=True, keeps the graph alive through it). Use "
@@ -423,6 +428,30 @@ def _gradient(x: np.ndarray) -> np.ndarray:
     return np.sin(x) + x * np.cos(x) + 0.5 * x.sum() + neighbours
 
 
+@contextlib.contextmanager
+def _watched(module: Any, names: tuple[str, ...]) -> Iterator[list[str]]:
+    """The names of ``module``'s functions called while the block runs (in this process:
+    while grading, the student's code runs in another, where integrity.py's reading of
+    the answer is what can tell)."""
+    used: list[str] = []
+    originals = {name: getattr(module, name) for name in names}
+
+    def watching(name: str) -> Callable:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            used.append(name)
+            return originals[name](*args, **kwargs)
+
+        return call
+
+    for name in names:
+        setattr(module, name, watching(name))
+    try:
+        yield used
+    finally:
+        for name, original in originals.items():
+            setattr(module, name, original)
+
+
 @checker
 def check_hvp(hvp: Callable, *, seed: int = 0) -> None:
     """``hvp(f, x, v)``: the Hessian of the scalar function ``f`` at ``x`` times ``v``,
@@ -442,7 +471,7 @@ def check_hvp(hvp: Callable, *, seed: int = 0) -> None:
         tx = Tensor(x.copy(), requires_grad=True)
         _Counted.calls = 0
         try:
-            with enable_grad():
+            with enable_grad(), _watched(autograd_functional, ("hvp", "vhp")) as used:
                 got = hvp(hvp_example, tx, Tensor(v.copy()))
         except Exception as error:  # noqa: BLE001
             text = str(error)
@@ -453,6 +482,8 @@ def check_hvp(hvp: Callable, *, seed: int = 0) -> None:
                 raise CheckFailed(NOT_REDUCED.format(call=call, error=said)) from None
             raise _student_error(error, call) from None
         calls = _Counted.calls
+        if used:
+            raise CheckFailed(f"{call}: " + USED_OWN_HVP.format(name=used[0]))
         if got is None or as_array(got) is None:
             raise CheckFailed(f"{call} returned None: return H v, a Tensor of x's shape.")
         h, g = _hessian(x), _gradient(x)
@@ -622,8 +653,8 @@ __all__ = ["ACCUMULATED", "ARRAY_CONTRACT", "AT_FAKE", "AT_REAL", "CHANGED_OPERA
            "LEFT_IN_GRAD", "NO_CREATE_GRAPH", "NO_HISTORY", "NO_MINUS_ONE", "NO_REFLECTED",
            "NO_VALUE_OR_TANGENT", "NOT_A_DUAL", "NOT_REDUCED", "NUMBER_NOT_HANDLED",
            "ONCE_DIFFERENTIABLE", "OUTPUT_DETACHED", "PENALTY_NO_HISTORY",
-           "PRODUCT_OF_TANGENTS", "RETURNED_ARRAYS", "SCALED_VALUE_ONLY",
-           "SIN_NOT_COS", "SIN_NO_CHAIN", "SIN_SIGN", "SQUARED_NORM", "SUM_NOT_DOT",
-           "SUM_NOT_MEAN", "SUM_ONE_TANGENT", "WHOLE_NORM", "WRONG_DIM", "X_HAT_NO_GRAD",
+           "PRODUCT_OF_TANGENTS", "RETURNED_ARRAYS", "SCALED_VALUE_ONLY", "SIN_NOT_COS",
+           "SIN_NO_CHAIN", "SIN_SIGN", "SQUARED_NORM", "SUM_NOT_DOT", "SUM_NOT_MEAN",
+           "SUM_ONE_TANGENT", "USED_OWN_HVP", "WHOLE_NORM", "WRONG_DIM", "X_HAT_NO_GRAD",
            "check_double_backward", "check_dual", "check_gradient_penalty", "check_hvp",
            "dual_example", "hvp_example", "penalty_reference"]
