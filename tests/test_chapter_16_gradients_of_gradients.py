@@ -19,7 +19,8 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.exercises.higher_order import (AT_FAKE, EPSILON_SWAPPED, LEFT_IN_CRITIC,
                                              LEFT_IN_GRAD, NO_VALUE_OR_TANGENT, NOT_A_DUAL,
-                                             SQUARED_NORM, WHOLE_NORM, check_double_backward,
+                                             SQUARED_NORM, USED_OWN_HVP, WHOLE_NORM,
+                                             check_double_backward,
                                              check_dual, check_gradient_penalty, check_hvp,
                                              dual_example)
 
@@ -132,17 +133,25 @@ class _FloatsBack:
         return self.value + getattr(other, "value", other)
 
 
+def _hvp_delegated(f, x, v):
+    return mg.autograd.functional.hvp(f, x, v)[1]
+
+
+# (not in tests/mistakes/: while grading, the student's call of functional.hvp happens in
+# the student's process, where this check cannot watch it; course/integrity.py would have
+# to read it from the answer's code)
 @pytest.mark.parametrize(("exercise", "namespace", "sentence"), [
     ("dual", {"Dual": _NoTangent}, NO_VALUE_OR_TANGENT),
     ("dual", {"Dual": _FloatsBack}, NOT_A_DUAL),
     ("hvp", {"hvp": _hvp_left_in_grad}, LEFT_IN_GRAD),
+    ("hvp", {"hvp": _hvp_delegated}, USED_OWN_HVP),
     ("gradient_penalty", _penalty_with(mix=lambda r, f, e: f), AT_FAKE),
     ("gradient_penalty", _penalty_with(mix=lambda r, f, e: (1 - e) * r + e * f),
      EPSILON_SWAPPED),
     ("gradient_penalty", _penalty_with(norms=lambda g: (g * g).sum(dim=1)), SQUARED_NORM),
     ("gradient_penalty", _penalty_with(norms=lambda g: g.norm()), WHOLE_NORM),
     ("gradient_penalty", _penalty_with(backward=True), LEFT_IN_CRITIC),
-], ids=["no-tangent", "floats-back", "left-in-grad", "at-fake", "epsilon-swapped",
+], ids=["no-tangent", "floats-back", "left-in-grad", "delegated", "at-fake", "epsilon-swapped",
         "squared-norm", "whole-norm", "left-in-critic"])
 def test_each_named_mistake_fails_with_its_sentence(exercise, namespace, sentence):
     assert _words(sentence) in _message(CHECKS[exercise], namespace)

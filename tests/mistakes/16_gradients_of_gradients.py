@@ -145,9 +145,6 @@ class MyHypot(mg.Function):
     return x.grad'''), "that is the gradient PLUS H v"),
     "hvp-forms-hessian": ("hvp", HVP.format(
         body="return mg.autograd.functional.hessian(f, x) @ v"), "it formed the Hessian"),
-    "hvp-delegated": ("hvp", HVP.format(
-        body="return mg.autograd.functional.hvp(f, x, v)[1]"),
-        "calls minigrad's own mg.autograd.functional.hvp"),
     "penalty-no-create-graph": ("gradient_penalty", _penalty(create=""),
                                 "the penalty has no history"),
     "penalty-x-hat-no-grad": ("gradient_penalty", _penalty(requires=""),
