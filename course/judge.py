@@ -797,8 +797,8 @@ def _graph_call():
                 remote = function._remote
             count = len(tensors) - len(names)
             inputs, parameters = tensors[:count], tensors[count:]
-            tensor_inputs = iter(inputs)
-            sent = tuple(_needing_grad(next(tensor_inputs)) if isinstance(a, mg.Tensor)
+            tensor_inputs = iter(zip(inputs, ctx.needs_input_grad[6:]))
+            sent = tuple(_as_here(*next(tensor_inputs)) if isinstance(a, mg.Tensor)
                          else a for a in args)
             if module is not None:
                 reply = remote.ask(
@@ -910,16 +910,18 @@ def autograd_function_class(remote: Remote, handle: wire.Handle):
         "__module__": "__main__"})
 
 
-def _needing_grad(tensor):
-    """A Tensor for the student's process: floating ones need a gradient there, so that
-    backward can hand one back if the judge asks."""
+def _as_here(tensor, requires_grad: bool):
+    """A Tensor for the student's process, requiring grad there as it does here (forward
+    gets it without history): the student's code may ask (a Hessian-vector product's
+    ``v`` does not require grad), and backward hands back a gradient where one is
+    needed."""
     import minigrad as mg
 
     data = tensor.detach().numpy()
-    return mg.tensor(data, requires_grad=data.dtype.kind in "fc")
+    return mg.tensor(data, requires_grad=bool(requires_grad) and data.dtype.kind in "fc")
 
 
-GraphCall = None  # made on first use (minigrad is imported lazily)
+GraphCall = StudentGraph = None  # made on first use (minigrad is imported lazily)
 
 
 # --- the namespace the test cells run in ---------------------------------------------------
