@@ -894,10 +894,13 @@ def autograd_function_class(remote: Remote, handle: wire.Handle):
     import minigrad as mg
 
     target = wire.encode(handle)
+    asked = []  # the student's apply, asked for once (gradgradcheck calls it ~150 times)
 
     def apply(cls, *args, **kwargs):
-        reply = remote.ask("getattr", target=target, name="apply")
-        function = remote.value(reply["value"])
+        if not asked:
+            reply = remote.ask("getattr", target=target, name="apply")
+            asked.append(remote.value(reply["value"]))
+        function = asked[0]
         if not isinstance(function, RemoteFunction):
             raise TypeError(f"{handle.name}.apply is not a function")
         flat = [a for a in args if isinstance(a, mg.Tensor)]
