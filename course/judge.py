@@ -13,8 +13,15 @@ every other name, what the student's process defined, called across the boundary
 - an ``nn.Module`` subclass becomes a module here with the same parameters, whose
   forward and backward run the student's module on the values of these parameters;
 - a function is called with values and gives values; other objects stay there and are
-  used through handles;
+  used through handles (their operators too, ``d + e``, but only in the checks that
+  compute with them: ``ARITHMETIC``);
 - data (numbers, arrays, Tensors) is copied.
+
+A graph that stays in the student's process is one op of the judge's graph. Under
+``create_graph=True`` its backward is recorded there, and its gradients are one op here
+in turn (``StudentGraph``): a second derivative is taken there too. The other way
+round, a function of the check's lent to the student's code is one op there
+(``JudgeOp``), run and differentiated here, as often as asked.
 
 So nothing a cell does (rebinding a checker, patching the engine or ``sys.modules``,
 exiting, printing "Success") changes a check: only the numbers the student's code
@@ -61,14 +68,22 @@ from .authoring import exercise_cells, exercise_of_tests, exercise_role
 
 # Checks that hand the student's code objects of their own (a model and its optimizer,
 # parameters, a graph, a leaf and an array, a file, a model whose layers count their
-# calls) or watch the process-wide modes while it runs (a grad-mode switch, lazy mode):
-# these run here with the objects copied to the student's process and kept in step, the
-# modes with them (mirror.py).
+# calls, a critic whose weights get gradients through a gradient) or watch the
+# process-wide modes while it runs (a grad-mode switch, lazy mode): these run here with
+# the objects copied to the student's process and kept in step, the modes with them
+# (mirror.py).
 HAND_OVER = {"check_training_step", "batch_losses", "check_topological_order",
              "check_accumulate_grad", "check_backward_loop", "check_optimizer_step",
              "check_clip_grad_norm", "check_generate", "check_save_and_resume",
              "epoch_mistakes", "check_grad_switch", "check_grad_switch_deeply",
-             "check_evaluate", "check_layer_shapes"}
+             "check_evaluate", "check_layer_shapes", "check_gradient_penalty"}
+
+# Checks that compute with instances of the student's class (chapter 16's dual numbers:
+# ``d + e``, ``2.5 * d``): the operators of a student's object run in the student's
+# process only while one of these runs. Anywhere else a student's object has none, so it
+# cannot stand for a number a check computes with (``np.allclose(got, want)`` subtracts:
+# a ``__sub__`` of the student's would decide the outcome).
+ARITHMETIC = {"check_dual"}
 
 
 EXCEPTIONS = {name: getattr(builtins, name) for name in dir(builtins)
@@ -77,7 +92,8 @@ EXCEPTIONS = {name: getattr(builtins, name) for name in dir(builtins)
 
 
 # minigrad's own error classes, which checks name mistakes by (a ShapeError from the
-# student's layer): an error of one of them there is one of them here
+# student's layer, a NotTwiceDifferentiableError from a backward that cannot be
+# recorded): an error of one of them there is one of them here
 MINIGRAD_ERRORS = ("DimensionError", "ShapeError", "GradcheckError", "OpError")
 
 
@@ -91,9 +107,11 @@ def _student_error(error: dict) -> Exception:
     ShapeError is a ShapeError), its message, and the line of the
     student's code it came from (``student_where``, which the checkers quote)."""
     from minigrad import errors
+    from minigrad.higher_order import NotTwiceDifferentiableError
 
     names = [str(error.get("type"))] + [str(n) for n in error.get("bases", [])]
-    known = {**EXCEPTIONS, **{n: getattr(errors, n) for n in MINIGRAD_ERRORS}}
+    known = {**EXCEPTIONS, **{n: getattr(errors, n) for n in MINIGRAD_ERRORS},
+             "NotTwiceDifferentiableError": NotTwiceDifferentiableError}
     kind = next((known[n] for n in names if n in known), StudentError)
     try:
         made = kind(str(error.get("message")))
@@ -199,9 +217,9 @@ class Remote:
 
     def __init__(self, student: StudentProcess, timeout: float, workdir: Path | None = None,
                  sandboxed: bool = True):
-        global GraphCall
+        global GraphCall, StudentGraph
         if GraphCall is None:  # (minigrad is imported lazily)
-            GraphCall = _graph_call()
+            GraphCall, StudentGraph = _graph_call(), _student_graph()
         self.student, self.timeout = student, timeout
         self.workdir, self.sandboxed = workdir, sandboxed
         self.files: Path | None = None  # the check's temporary files, shared (mirroring)
@@ -212,6 +230,7 @@ class Remote:
         # the graphs their results have here while the student's side may backpropagate
         self.lent: dict[int, object] = {}
         self.lent_graphs: dict[int, tuple] = {}
+        self.arithmetic = False  # a check of ARITHMETIC runs
         student.on_callback = self.callback
 
     def value(self, data):
@@ -269,28 +288,55 @@ class Remote:
                 graph = None
                 if isinstance(output, mg.Tensor) and output.grad_fn is not None:
                     graph = len(self.lent_graphs) + 1
-                    self.lent_graphs[graph] = (leaves, output)
+                    self.lent_graphs[graph] = (leaves, [output])
                 return {"value": self.send(output), "graph": graph,
                         "rng": wire.encode(mg.get_rng_state())}
             if request.get("op") == "backward":
-                leaves, output = self.lent_graphs[int(request["graph"])]
-                grad = mg.tensor(wire.decode(request["grad"]))
-                wanted = [t for t in leaves if t.requires_grad]
-                if request.get("accumulate"):
-                    for t in wanted:
-                        t.grad = None
-                    output.backward(grad)
-                    found = {id(t): t.grad for t in wanted}
-                else:
-                    grads = mg.autograd.grad(output, wanted, grad, allow_unused=True) \
-                        if wanted else ()
-                    found = {id(t): g for t, g in zip(wanted, grads)}
-                return {"grads": wire.encode([
-                    None if found.get(id(t)) is None else np.asarray(found[id(t)].numpy())
-                    for t in leaves]), "rng": wire.encode(mg.get_rng_state())}
+                return {**self._lent_backward(request), "rng": wire.encode(mg.get_rng_state())}
             raise wire.WireError(f"no callback {request.get('op')!r}")
         except Exception as error:  # noqa: BLE001 - the student's side raises it there
             return {"error": {"type": type(error).__name__, "message": str(error)[:4000]}}
+
+    def _lent_backward(self, request: dict) -> dict:
+        """``callback``'s backward through a graph here (a lent function's result, or
+        gradients taken here before): into ``.grad`` when the student's side ran
+        ``backward()``, only to the leaves when it ran ``grad()``; the graph kept if the
+        student's side keeps its own. With ``create_graph`` the gradients are recorded
+        and kept as a graph in turn, whose leaves are this one's and the gradients given
+        (the student's side makes them the outputs of one op: ``JudgeOp``)."""
+        import minigrad as mg
+
+        leaves, outputs = self.lent_graphs[int(request["graph"])]
+        create_graph = bool(request.get("create_graph"))
+        arrays = wire.decode(request["grads"])
+        if not (isinstance(arrays, list) and len(arrays) == len(outputs)
+                and all(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays)):
+            raise wire.WireError("one floating array per output of the graph, please")
+        given = [mg.tensor(a, requires_grad=create_graph) for a in arrays]
+        pairs = [(o, g) for o, g in zip(outputs, given) if o.requires_grad]
+        wanted = [t for t in leaves if t.requires_grad]
+        retain = bool(request.get("retain")) or create_graph
+        found = {}
+        if pairs and request.get("accumulate"):
+            for t in wanted:
+                t.grad = None
+            mg.autograd.backward([o for o, _ in pairs], [g for _, g in pairs],
+                                 retain_graph=retain, create_graph=create_graph)
+            found = {id(t): t.grad for t in wanted}
+        elif pairs and wanted:
+            grads = mg.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                                     retain_graph=retain, create_graph=create_graph,
+                                     allow_unused=True)
+            found = {id(t): g for t, g in zip(wanted, grads)}
+        results = [found.get(id(t)) for t in leaves]
+        reply = {"grads": wire.encode([None if r is None else np.array(r.detach().numpy())
+                                       for r in results])}
+        if create_graph:
+            present = [r for r in results if r is not None]
+            graph = len(self.lent_graphs) + 1
+            self.lent_graphs[graph] = ([*leaves, *given], present)
+            reply.update(graph=graph, history=[bool(r.requires_grad) for r in present])
+        return reply
 
     def ask(self, op: str, **args):
         if self.mirrors is None:
@@ -402,7 +448,16 @@ class RemoteFunction:
             args = tuple(list(a) if isinstance(a, types.GeneratorType) else a for a in args)
             reply = self._remote.ask("call_pickled", target=wire.encode(self._handle),
                                      payload=self._remote.pickled((args, kwargs)))
-            return self._remote.value(reply["value"])
+            value = self._remote.value(reply["value"])
+            if reply.get("graph") is not None and isinstance(value, mg.Tensor):
+                # its graph there reaches Tensors the check handed over (a critic's
+                # weights): one op here, over those Tensors themselves
+                leaves = [self._remote.mirrors.resolve(int(n)) for n in reply["leaves"]]
+                if not all(isinstance(t, mg.Tensor) and t.requires_grad for t in leaves):
+                    raise wire.WireError("a graph's leaves that are not the check's Tensors")
+                kept = Kept(self._remote, int(reply["graph"]), [value.numpy()])
+                value = StudentGraph.apply(kept, *leaves)
+            return value
         flat = [a for a in args if isinstance(a, mg.Tensor)]
         if mg.is_grad_enabled() and any(t.requires_grad for t in flat):
             # the student's function computes with Tensors: its graph stays in the
@@ -440,8 +495,37 @@ def _write_into(obj, values) -> None:
     np.copyto(array, values, casting="unsafe")
 
 
+def _operator(op: str, reflected: bool = False):
+    """``RemoteObject``'s operator ``op`` (``reflected``: ``2.5 + d``): run on the
+    student's object, in the student's process, while a check of ``ARITHMETIC`` runs;
+    anywhere else the object has none (Python raises its TypeError)."""
+    unary = op in ("neg", "pos", "abs")
+
+    def operate(self, other=None):
+        if not self._remote.arithmetic:
+            if unary:
+                raise TypeError(f"bad operand type for {op}(): {self._handle.name!r}")
+            return NotImplemented
+        reply = self._remote.ask("operate", target=wire.encode(self._handle), name=op,
+                                 other=None if unary else self._remote.send(other),
+                                 reflected=reflected)
+        return self._remote.value(reply["value"])
+
+    operate.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return operate
+
+
 class RemoteObject(RemoteFunction):
     """Any other object of the student's, used through its handle."""
+
+    # its operators, run there (only while a check of ARITHMETIC runs: ``_operator``)
+    __add__, __radd__ = _operator("add"), _operator("add", reflected=True)
+    __sub__, __rsub__ = _operator("sub"), _operator("sub", reflected=True)
+    __mul__, __rmul__ = _operator("mul"), _operator("mul", reflected=True)
+    __truediv__, __rtruediv__ = _operator("truediv"), _operator("truediv", reflected=True)
+    __pow__, __rpow__ = _operator("pow"), _operator("pow", reflected=True)
+    __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", reflected=True)
+    __neg__, __pos__, __abs__ = _operator("neg"), _operator("pos"), _operator("abs")
 
     def __getattr__(self, name: str):
         if name.startswith("__"):
@@ -859,6 +943,9 @@ def _graph_call():
         @staticmethod
         def backward(ctx, *grads):
             remote = ctx.remote
+            if mg.is_grad_enabled():  # create_graph: the call's backward recorded there
+                return (None,) * 6 + tuple(_gradients_there(remote, ctx.graph, ctx.args[6:],
+                                                            grads, ctx.names))
             shares_rng = getattr(ctx, "shares_rng", False)
             reply = remote.ask("module_backward", graph=ctx.graph,
                                grads=remote.send(tuple(grads)),
@@ -874,6 +961,85 @@ def _graph_call():
             return (None, None, None, None, None, None, *grads_in[:ctx.count], *grads_p)
 
     return GraphCall
+
+
+class Kept:
+    """A graph kept in the student's process, as a ``StudentGraph`` node holds it: the
+    channel, the graph's number there, the values of its outputs (``several``: the
+    gradients of a graph, one output each) and which of them have a history there."""
+
+    def __init__(self, remote: Remote, graph: int, values: list, several: bool = False,
+                 history: list | None = None):
+        self.remote, self.graph, self.values, self.several = remote, graph, values, several
+        self.history = [True] * len(values) if history is None else [bool(h) for h in history]
+
+
+def _student_graph():
+    import minigrad as mg
+
+    class StudentGraph(mg.autograd.Function):
+        """A graph kept in the student's process (a result computed with the check's
+        Tensors, or gradients taken there) as one op of the judge's graph: its inputs are
+        the judge's Tensors that its leaves there stand for, its outputs the values
+        computed there; backward asks there for the gradients (``_gradients_there``),
+        recorded under create_graph, and then again one StudentGraph."""
+
+        @staticmethod
+        def forward(ctx, kept, *tensors):
+            ctx.kept = kept
+            values = [np.array(v) for v in kept.values]
+            constants = [v for v, history in zip(values, kept.history) if not history]
+            if constants:  # (a gradient with no history there: a constant here too)
+                ctx.mark_non_differentiable(*constants)
+            return tuple(values) if kept.several else values[0]
+
+        @staticmethod
+        def backward(ctx, *grads):
+            kept = ctx.kept
+            return (None, *_gradients_there(kept.remote, kept.graph, ctx.args[1:], grads))
+
+    return StudentGraph
+
+
+def _gradients_there(remote: Remote, graph: int, inputs: tuple, grads: tuple,
+                     names=()) -> list:
+    """The gradients of a graph kept in the student's process with respect to its leaves,
+    which ``inputs`` stand for here (a call's Tensors, then a module's parameters
+    ``names``), for ``grads`` of its outputs; taken there with ``mg.autograd.grad``, the
+    graph kept for another pass. In a recorded backward (create_graph: grad mode on)
+    they are recorded there too, and come back as the outputs of one op here
+    (``StudentGraph``) whose inputs are ``inputs`` and ``grads``: differentiable again,
+    there. The judge's engine routes them (into the check's ``.grad``, or to its
+    ``grad()``); what the student's side says is only numbers."""
+    import minigrad as mg
+
+    create_graph = mg.is_grad_enabled()
+    if create_graph and any(t is None for t in inputs):
+        raise RuntimeError("backward through a call of the student's code a second time, "
+                           "after its graph was freed: call the first backward with "
+                           "retain_graph=True")
+    reply = remote.ask("graph_grad", graph=graph, grads=remote.send(list(grads)),
+                       create_graph=create_graph, names=list(names),
+                       anomaly=mg.is_anomaly_enabled())
+    values = remote.value(reply["grads"])
+    if not (isinstance(values, list) and len(values) == len(inputs)
+            and all(v is None or isinstance(v, np.ndarray) for v in values)):
+        raise wire.WireError("gradients that are not one array (or None) per input")
+    if not create_graph:
+        return [None if v is None else mg.tensor(v) for v in values]
+    present = [i for i, v in enumerate(values) if v is not None]
+    history = reply.get("history")
+    if not (isinstance(history, list) and len(history) == len(present)):
+        raise wire.WireError("recorded gradients without their history")
+    if not present:
+        return values
+    kept = Kept(remote, int(reply["graph"]), [values[i] for i in present], several=True,
+                history=history)
+    made = StudentGraph.apply(kept, *inputs, *grads)
+    results = [None] * len(values)
+    for i, tensor in zip(present, made):
+        results[i] = tensor
+    return results
 
 
 def _handles_in(value) -> list:
@@ -1130,7 +1296,11 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
                     with remote.mirroring():
                         results[index] = run_in_judge(_text(cell), namespace, label)
                 else:
-                    results[index] = run_in_judge(_text(cell), namespace, label)
+                    remote.arithmetic = bool(called & ARITHMETIC)
+                    try:
+                        results[index] = run_in_judge(_text(cell), namespace, label)
+                    finally:
+                        remote.arithmetic = False
                 share_data(_text(cell), namespace, remote)
         finally:
             student.stop()

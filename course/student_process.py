@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 import os
 import signal
 import sys
@@ -25,6 +26,14 @@ import types
 import numpy as np
 
 from . import mirror, wire
+
+
+# the modules whose error classes the judge knows by name (a check names a mistake by them)
+ERROR_MODULES = ("builtins", "minigrad.errors", "minigrad.higher_order")
+
+# what ``operate`` may do to a student's object (the judge's proxy asks it: ``d + e``)
+OPERATORS = {name: getattr(operator, name) for name in (
+    "add", "sub", "mul", "truediv", "pow", "matmul", "neg", "pos", "abs")}
 
 
 class CellTimeout(KeyboardInterrupt):
@@ -60,7 +69,9 @@ class StudentSide:
         self.requests = self.replies = None  # the channel (``serve``), for callbacks
         self.limit = 60.0  # seconds a request may run the student's code
         self.judge_objects: dict[int, JudgeCallable] = {}  # what the judge lent this side
-        self.capturing: list[bool] = []  # per backward pass running: a grad() pass?
+        # per backward pass running: (a grad() pass rather than backward()?, retain_graph)
+        self.passes: list[tuple[bool, bool]] = []
+        self.handed_graphs: list[int] = []  # graphs kept while the judge hands objects over
 
     # --- handles --------------------------------------------------------------------
 
@@ -120,7 +131,8 @@ class StudentSide:
     OPERATIONS = ("run_cell", "get", "call", "getattr", "setattr", "forward", "backward",
                   "release", "module_new", "signature", "module_forward", "module_backward",
                   "call_graph", "swap", "unswap", "call_pickled", "iter", "next", "forget",
-                  "item", "setitem", "len", "enter", "exit", "set_globals")
+                  "item", "setitem", "len", "enter", "exit", "set_globals", "operate",
+                  "graph_grad")
 
     def answer(self, message: dict, timed: bool) -> None:
         """Carry out one request of the judge's and send the reply (an error as data)."""
@@ -150,7 +162,7 @@ class StudentSide:
                                      "and was interrupted (an endless loop?)")
             reply = {"error": {"type": type(error).__name__, "message": str(error)[:4000],
                                "bases": [c.__name__ for c in type(error).__mro__
-                                         if c.__module__ in ("builtins", "minigrad.errors")],
+                                         if c.__module__ in ERROR_MODULES],
                                "where": _where(error),
                                "traceback": "".join(traceback.format_exception(
                                    type(error), error, error.__traceback__))[-4000:]}}
@@ -260,7 +272,27 @@ class StudentSide:
         parameters, a graph), copied here and kept in step with the judge's (mirror.py)."""
         function = self.resolve(wire.decode(target))
         args, kwargs = mirror.unpickled(payload, self.mirrors, self.objects.__getitem__)
-        return {"value": self.out(function(*args, **kwargs))}
+        value = function(*args, **kwargs)
+        return {"value": self.out(value), **self._keep_handed_graph(value)}
+
+    def _keep_handed_graph(self, value) -> dict:
+        """A Tensor result whose graph reaches Tensors the judge handed over (a critic's
+        weights): the graph stays here, and the judge makes the result one op of its own
+        graph over its own Tensors (``StudentGraph``), so that a backward there gets
+        their gradients from here (``graph_grad``). A graph already backpropagated
+        through (and freed) comes back as data, as before."""
+        import minigrad as mg
+
+        node = getattr(value, "grad_fn", None)
+        if not isinstance(value, mg.Tensor) or node is None or node.freed:
+            return {}
+        leaves = [t for t in _leaves_of(node) if self.mirrors.number_of(t) is not None]
+        if not leaves:
+            return {}
+        self.counter += 1
+        self.graphs[self.counter] = (None, leaves, (value,))
+        self.handed_graphs.append(self.counter)
+        return {"graph": self.counter, "leaves": [self.mirrors.number_of(t) for t in leaves]}
 
     def iter(self, target):
         obj = self.resolve(wire.decode(target))
@@ -280,6 +312,9 @@ class StudentSide:
 
     def forget(self):
         self.mirrors = mirror.Mirrors(first_new=-1)
+        for graph in self.handed_graphs:
+            self.graphs.pop(graph, None)
+        self.handed_graphs = []
         return {}
 
     def getattr(self, target, name: str, live: bool = False):
@@ -336,6 +371,18 @@ class StudentSide:
     def setattr(self, target, name: str, value):
         setattr(self.resolve(wire.decode(target)), name, self.arguments(value))
         return {}
+
+    def operate(self, target, name: str, other=None, reflected: bool = False):
+        """Operator ``name`` on a student's object (``d + e``, ``2.5 * d``, ``-d``), by
+        Python's own rules here (its ``__radd__``, or the TypeError Python raises)."""
+        if name not in OPERATORS:
+            raise wire.WireError(f"no operator {name!r}")
+        obj = self.resolve(wire.decode(target))
+        if name in ("neg", "pos", "abs"):
+            return {"value": self.out(OPERATORS[name](obj))}
+        other = self.arguments(other)
+        pair = (other, obj) if reflected else (obj, other)
+        return {"value": self.out(OPERATORS[name](*pair))}
 
     def forward(self, target, needs_input_grad, args, kwargs):
         """A Function's forward on arrays, with a context of this side; returns the
@@ -530,15 +577,55 @@ class StudentSide:
                            for n, p in module.named_parameters()} if module is not None else {}
         return {"inputs": self.out(input_grads), "parameters": self.out(parameter_grads)}
 
+    def graph_grad(self, graph: int, grads, create_graph: bool, names=(),
+                   anomaly: bool = False):
+        """The gradients of a graph kept here with respect to its leaves (its call's
+        Tensors, then a module's parameters ``names``), for the judge's gradients of its
+        outputs: ``mg.autograd.grad``, so no ``.grad`` changes and the graph stays for
+        another pass. With ``create_graph`` the gradients are recorded: they are a graph
+        kept here in turn, whose leaves are this one's and the gradients given (the judge
+        makes them one op of its graph: ``StudentGraph``)."""
+        import minigrad as mg
+
+        module, inputs, outputs = self.graphs[graph]
+        leaves = [a for a in inputs if isinstance(a, mg.Tensor)]
+        if module is not None:
+            owned = dict(module.named_parameters())
+            leaves += [owned[str(n)] for n in names]
+        given = [mg.tensor(g.array, requires_grad=bool(create_graph)
+                           and g.array.dtype.kind in "fc")
+                 for g in wire.decode(grads) if isinstance(g, wire.TensorData)]
+        if len(given) != len(outputs):
+            raise wire.WireError("one gradient per output of the graph, please")
+        pairs = [(o, g) for o, g in zip(outputs, given)
+                 if isinstance(o, mg.Tensor) and o.requires_grad]
+        wanted = [t for t in leaves if t.requires_grad]
+        found = {}
+        if pairs and wanted:
+            with mg.autograd.set_detect_anomaly(bool(anomaly)):
+                results = mg.autograd.grad([o for o, _ in pairs], wanted,
+                                           [g for _, g in pairs], retain_graph=True,
+                                           create_graph=bool(create_graph), allow_unused=True)
+            found = {id(t): r for t, r in zip(wanted, results)}
+        results = [found.get(id(t)) for t in leaves]
+        reply = {"grads": self.out([None if r is None else np.array(r.detach().numpy())
+                                    for r in results])}
+        if create_graph:
+            present = [r for r in results if r is not None]
+            self.counter += 1
+            self.graphs[self.counter] = (None, [*leaves, *given], tuple(present))
+            reply.update(graph=self.counter, history=[bool(r.requires_grad) for r in present])
+        return reply
+
 
 class JudgeCallable:
     """A function of the check's, lent to the student's code for a call (chapter 14's
-    checkpoint gets the check's block as ``fn``): calling it asks the judge to run it
-    there on the call's values, with this side's grad mode and random generator. If the
-    result has a graph there, it comes back as the output of one op here (``JudgeOp``,
-    made by ``_judge_op``), whose backward asks the judge to backpropagate through that
-    graph: the check sees every call, and its block's parameters get their gradients, on
-    its own side."""
+    checkpoint gets the check's block as ``fn``, chapter 16's hvp the function ``f``):
+    calling it asks the judge to run it there on the call's values, with this side's
+    grad mode and random generator. If the result has a graph there, it comes back as
+    the output of one op here (``JudgeOp``, made by ``_judge_op``), whose backward asks
+    the judge to backpropagate through that graph: the check sees every call, and its
+    block's parameters get their gradients, on its own side."""
 
     def __init__(self, side: StudentSide, handle: wire.Handle):
         self._side, self._handle = side, handle
@@ -557,18 +644,22 @@ class JudgeCallable:
         if answer.get("graph") is None or not isinstance(value, mg.Tensor):
             return value
         tensors = _tensors_in((args, kwargs))
-        return _judge_op().apply(_Lent(side, int(answer["graph"]), value.detach().numpy()),
-                                 *tensors)
+        lent = _Lent(side, int(answer["graph"]), [value.detach().numpy()])
+        return _judge_op().apply(lent, *tensors)
 
     def __repr__(self) -> str:
         return f"<the check's {self.__name__}>"
 
 
 class _Lent:
-    """What a ``JudgeOp`` node needs: the channel, the judge's graph, the output."""
+    """What a ``JudgeOp`` node needs: the channel, the judge's graph, the values of its
+    outputs (``several``: the gradients of a graph there, one output each) and which of
+    them have a history there (the others are constants here too)."""
 
-    def __init__(self, side: StudentSide, graph: int, value: np.ndarray):
-        self.side, self.graph, self.value = side, graph, value
+    def __init__(self, side: StudentSide, graph: int, values: list, several: bool = False,
+                 history: list | None = None):
+        self.side, self.graph, self.values, self.several = side, graph, values, several
+        self.history = [True] * len(values) if history is None else list(history)
 
 
 def _tensors_in(value) -> list:
@@ -588,26 +679,80 @@ def _judge_op():
     import minigrad as mg
 
     class JudgeOp(mg.Function):
-        """The judge's function on this side's graph: its output, and its backward done
-        by the judge."""
+        """The judge's function on this side's graph (or the gradients of its graph
+        there): the outputs, and the backward, done by the judge. Recorded
+        (``create_graph``), the backward is recorded there too, and its gradients are
+        the outputs of another JudgeOp: the judge's function is differentiable twice,
+        and more, from here, and only the judge ever runs it."""
+
+        twice_differentiable = True  # (its backward, recorded: tensor_backward)
 
         @staticmethod
         def forward(ctx, lent, *arrays):
             ctx.lent = lent
-            return np.array(lent.value)
+            values = [np.array(v) for v in lent.values]
+            constants = [v for v, history in zip(values, lent.history) if not history]
+            if constants:
+                ctx.mark_non_differentiable(*constants)
+            return tuple(values) if lent.several else values[0]
 
         @staticmethod
-        def backward(ctx, grad_output):
-            side, graph = ctx.lent.side, ctx.lent.graph
-            answer = side.callback({
-                "op": "backward", "graph": graph, "grad": wire.encode(np.asarray(grad_output)),
-                "accumulate": not (side.capturing and side.capturing[-1]),
-                "rng": wire.encode(mg.get_rng_state())})
-            mg.set_rng_state(wire.decode(answer["rng"]))
-            grads = wire.decode(answer["grads"])
-            return (None, *grads)
+        def backward(ctx, *grad_outputs):
+            return (None, *_judge_gradients(ctx, grad_outputs, create_graph=False))
+
+        @staticmethod
+        def tensor_backward(ctx, *grad_outputs):
+            return (None, *_judge_gradients(ctx, grad_outputs, create_graph=True))
 
     return JudgeOp
+
+
+def _judge_gradients(node, grad_outputs, create_graph: bool) -> list:
+    """The gradients of the judge's graph behind a ``JudgeOp`` node for its inputs,
+    asked of the judge; into its function's parameters' ``.grad`` too when this side
+    runs ``backward()`` rather than ``grad()``, as in one process. With
+    ``create_graph``, recorded there: the outputs of a new ``JudgeOp`` whose inputs are
+    this node's and the ``grad_outputs``."""
+    import minigrad as mg
+
+    side = node.lent.side
+    capturing, retain = side.passes[-1] if side.passes else (False, False)
+    arrays = [np.asarray(g._data if isinstance(g, mg.Tensor) else g) for g in grad_outputs]
+    answer = side.callback({
+        "op": "backward", "graph": node.lent.graph, "grads": wire.encode(arrays),
+        "accumulate": not capturing, "retain": retain, "create_graph": create_graph,
+        "rng": wire.encode(mg.get_rng_state())})
+    mg.set_rng_state(wire.decode(answer["rng"]))
+    grads = wire.decode(answer["grads"])
+    if not create_graph:
+        return grads
+    present = [i for i, g in enumerate(grads) if g is not None]
+    if not present:
+        return grads
+    lent = _Lent(side, int(answer["graph"]), [grads[i] for i in present], several=True,
+                 history=answer["history"])
+    made = _judge_op().apply(lent, *node.args[1:], *grad_outputs)
+    results = [None] * len(grads)
+    for i, tensor in zip(present, made):
+        results[i] = tensor
+    return results
+
+
+def _leaves_of(node) -> list:
+    """The leaves that require grad in the graph ending at ``node``, each once."""
+    import minigrad as mg
+
+    seen, found, stack = set(), {}, [node]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for arg, (parent, _) in zip(node.args, node.next_functions):
+            if parent is None and isinstance(arg, mg.Tensor) and arg.requires_grad:
+                found.setdefault(id(arg), arg)
+            stack.append(parent)
+    return list(found.values())
 
 
 def _held_by(node) -> int:
@@ -778,20 +923,21 @@ def serve(requests, replies, limit: float = 60.0) -> None:
 
 def _watch_capturing_passes(side: StudentSide) -> None:
     """Note, for each backward pass while it runs, whether it is one that captures
-    gradients (``mg.autograd.grad``) rather than accumulating them into ``.grad``: a
-    function lent by the judge is told, so the judge's side of its graph does the same
-    (its parameters get a ``.grad`` from ``backward()``, none from ``grad()``)."""
+    gradients (``mg.autograd.grad``) rather than accumulating them into ``.grad``, and
+    whether it keeps the graph: a function lent by the judge is told, so the judge's
+    side of its graph does the same (its parameters get a ``.grad`` from ``backward()``,
+    none from ``grad()``; its graph there is kept for a second pass as here)."""
     from minigrad import autograd
 
     passes = autograd._backward
 
     def watched(tensors, gradients, retain_graph, report, captured=None, *rest, **named):
-        side.capturing.append(captured is not None)
+        side.passes.append((captured is not None, bool(retain_graph)))
         try:
             yield from passes(tensors, gradients, retain_graph, report, captured, *rest,
                               **named)
         finally:
-            side.capturing.pop()
+            side.passes.pop()
 
     autograd._backward = watched
 
