@@ -165,7 +165,9 @@ def check_dual(Dual: Any, *, seed: int = 0) -> None:
     ``dual_example`` on Duals against ``mg.func.jvp`` of the same function on Tensors.
 
     Grading note: the check constructs the student's class and does arithmetic on its
-    instances (``+``, ``*`` with numbers on either side, ``.sin()``, ``.exp()``)."""
+    instances (``+``, ``*`` with numbers on either side, ``.sin()``, ``.exp()``): each
+    operation runs in the student's process (course/judge.py's ``ARITHMETIC``), and the
+    values and tangents that come back are compared with the check's own numbers."""
     name = _name(Dual)
     rng = np.random.default_rng(seed)
     a, b, ta, tb, cases = _dual_cases(rng)
@@ -281,8 +283,9 @@ def check_double_backward(function: Any, *, seed: int = 0) -> None:
     Grading note: ``apply`` of the student's class is called under
     ``mg.autograd.grad(..., create_graph=True)`` and the gradients it returns are
     differentiated again (``grad`` of their weighted sum, and ``gradgradcheck``): the
-    judge's ``GraphCall`` must then run the student's backward recorded (create_graph)
-    in the student's process and return gradients that are themselves differentiable."""
+    judge's ``GraphCall`` then runs the student's backward recorded (create_graph) in the
+    student's process, and its gradients are themselves one differentiable op of the
+    judge's graph (``StudentGraph``), whose backward runs there too."""
     name = _name(function)
     if isinstance(function, type) and issubclass(function, Function) \
             and not issubclass(function, TensorFunction):
@@ -459,9 +462,11 @@ def check_hvp(hvp: Callable, *, seed: int = 0) -> None:
     values, nothing left in ``x.grad``, and f's backward run a constant number of times.
 
     Grading note: the student's ``hvp`` is called with a function of the check's (``f``,
-    which counts its backward passes) and differentiates through it twice: f must be
-    lent to the student's process and its ops (and its counter) seen from there, under
-    ``create_graph=True``."""
+    which counts its backward passes) and differentiates through it twice: f is lent to
+    the student's process and runs here each time it is called there (``JudgeOp``), its
+    backward too, recorded here under ``create_graph=True``; so f stays the check's, and
+    its counter counts here. A call of minigrad's own hvp there is found by reading the
+    answer (course/integrity.py)."""
     name = _name(hvp)
     rng = np.random.default_rng(seed)
     for n in (5, 40):
@@ -571,7 +576,9 @@ def check_gradient_penalty(gradient_penalty: Callable, *, seed: int = 0) -> None
     Grading note: the check hands the student's function a critic (a module of the
     check's) and calls ``backward()`` on the penalty it returns: a double backward
     through the critic, inside the student's process, whose gradients for the critic's
-    parameters must come back to the judge's copy of the critic."""
+    parameters come back to the judge's copy of the critic (course/judge.py's
+    ``StudentGraph``). The expected numbers come from a critic the student's code never
+    saw."""
     name = _name(gradient_penalty)
     rng_state = get_rng_state()
     try:
@@ -611,7 +618,8 @@ def _check_gradient_penalty(gradient_penalty: Callable, name: str, seed: int) ->
         norms = np.sqrt((grads ** 2).sum(axis=1)) if norms_of is None else norms_of(grads)
         return float(((norms - 1) ** 2).mean())
 
-    at = _score_gradients(critic, epsilon * real + (1 - epsilon) * fake)
+    reference = _critic(seed)  # (the numbers from a critic of the check's own, untouched)
+    at = _score_gradients(reference, epsilon * real + (1 - epsilon) * fake)
     right = mean_penalty(at)
     variants = [
         Variant(NO_MINUS_ONE, float((at ** 2).sum(axis=1).mean())),
@@ -619,10 +627,10 @@ def _check_gradient_penalty(gradient_penalty: Callable, name: str, seed: int) ->
         Variant(WRONG_DIM, mean_penalty(at, lambda g: np.sqrt((g ** 2).sum(axis=0)))),
         Variant(WHOLE_NORM, mean_penalty(at, lambda g: np.sqrt((g ** 2).sum()))),
         Variant(SUM_NOT_MEAN, right * n),
-        Variant(AT_REAL, mean_penalty(_score_gradients(critic, real))),
-        Variant(AT_FAKE, mean_penalty(_score_gradients(critic, fake))),
+        Variant(AT_REAL, mean_penalty(_score_gradients(reference, real))),
+        Variant(AT_FAKE, mean_penalty(_score_gradients(reference, fake))),
         Variant(EPSILON_SWAPPED, mean_penalty(
-            _score_gradients(critic, (1 - epsilon) * real + epsilon * fake)))]
+            _score_gradients(reference, (1 - epsilon) * real + epsilon * fake)))]
     compare(penalty.detach().numpy().reshape(()), right, f"{call}: the penalty",
             variants=variants)
     if not penalty.requires_grad:
@@ -632,7 +640,6 @@ def _check_gradient_penalty(gradient_penalty: Callable, name: str, seed: int) ->
             penalty.sum().backward()
     except Exception as error:  # noqa: BLE001
         raise _student_error(error, f"{call}, then penalty.backward()") from None
-    reference = _critic(seed)
     with enable_grad():
         penalty_reference(reference, Tensor(real), Tensor(fake), Tensor(epsilon)).backward()
     for (key, parameter), expected in zip(critic.named_parameters(), reference.parameters()):
