@@ -9,7 +9,8 @@ flags what they *are*. Each flag is ``{"exercise", "flag", "note", "zero"}``:
 - ``delegated`` (zero): the answer hands the exercise's work to minigrad (or PyTorch): a
   class built on one of minigrad's own operations or layers instead of the base class
   the exercise names (``class MyMul(Mul)``), a Function whose forward or backward calls
-  the engine (``mg.autograd.grad``, ``.backward()``, ``gradcheck``), or PyTorch.
+  the engine (``mg.autograd.grad``, ``.backward()``, ``gradcheck``), one of minigrad's
+  functions that is the exercise's answer (``mg.autograd.functional.hvp``), or PyTorch.
 - ``tampering`` (a note for the teacher; the checks are unaffected): code aimed at the
   grading rather than the exercise: rebinding a name the chapter's own cells define
   (a checker, ``mg``), reaching into ``sys.modules``, builtins, other modules' globals or
@@ -30,6 +31,10 @@ from .authoring import exercise_role
 BASES = {"Function", "Module", "Optimizer", "Dataset", "IterableDataset", "object",
          "Exception", "ValueError", "TypeError", "RuntimeError", "NamedTuple"}
 ENGINE = {"autograd", "backward", "gradcheck", "gradgradcheck", "grad_fn"}
+# minigrad's functions that are an exercise's whole answer (chapter 16's hvp): called as
+# ``mg.autograd.functional.hvp(...)`` or imported by name, they do the work (the check
+# cannot see the call: it happens in the student's process)
+ANSWERS = {"hvp", "vhp"}
 INTROSPECTION = {"__subclasses__", "__globals__", "__builtins__", "__code__", "__dict__",
                  "__class__", "__bases__", "__mro__",
                  "__import__", "__closure__", "f_globals", "f_back", "f_locals",
@@ -172,6 +177,11 @@ def _flags(tree, exercise, rebound, own_classes, exercise_of,
                                f"to {target or 'an exercise'}: that is not your work, so it "
                                "scores 0 (write your own answer in its cell and remove the "
                                "call)."))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ANSWERS:
+            flags.append(_flag(exercise, "delegated",
+                               f"{where} calls minigrad's own {_chain(node.func)}: the "
+                               "exercise is to write it yourself, so it scores 0."))
         elif isinstance(node, ast.ClassDef):
             for base in node.bases:
                 name = _last_name(base)
@@ -188,6 +198,13 @@ def _flags(tree, exercise, rebound, own_classes, exercise_of,
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) \
                 else [node.module or ""]
+            answers = [a.name for a in node.names if a.name in ANSWERS] \
+                if isinstance(node, ast.ImportFrom) else []
+            if answers:
+                flags.append(_flag(exercise, "delegated",
+                                   f"{where} imports minigrad's own {answers[0]} (from "
+                                   f"{node.module}): the exercise is to write it yourself, "
+                                   "so it scores 0."))
             for module in modules:
                 root = module.split(".")[0]
                 if root == "torch":

@@ -138,8 +138,8 @@ def _hvp_delegated(f, x, v):
 
 
 # (not in tests/mistakes/: while grading, the student's call of functional.hvp happens in
-# the student's process, where this check cannot watch it; course/integrity.py would have
-# to read it from the answer's code)
+# the student's process, where this check cannot watch it; course/integrity.py reads it
+# from the answer's code instead: tests/test_grading_handover.py)
 @pytest.mark.parametrize(("exercise", "namespace", "sentence"), [
     ("dual", {"Dual": _NoTangent}, NO_VALUE_OR_TANGENT),
     ("dual", {"Dual": _FloatsBack}, NOT_A_DUAL),
