@@ -364,8 +364,123 @@ def student(tmp_path_factory):
         "            return mg.autograd.grad(out, x, grad_output)[0], None, None\n"
         "        out.backward(grad_output)\n"
         "        return x.grad, None, None\n"), timeout=60)
+    outputs = judge.run_student_cell(process, GRADIENTS_OF_GRADIENTS, timeout=60)
+    assert not [o for o in outputs if o["output_type"] == "error"], outputs
     yield remote
     process.stop()
+
+
+# chapter 16's kinds of answers, run in the student's process and, for the one-process
+# result they are compared with, here (the ``here`` fixture)
+GRADIENTS_OF_GRADIENTS = '''
+import numpy as np
+import minigrad as mg
+
+
+class Dual:
+    def __init__(self, value, tangent):
+        self.value, self.tangent = value, tangent
+
+    def __add__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other, 0.0)
+        return Dual(self.value + other.value, self.tangent + other.tangent)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self + -other
+
+    def __rsub__(self, other):
+        return -self + other
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other, 0.0)
+        return Dual(self.value * other.value,
+                    self.tangent * other.value + self.value * other.tangent)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return Dual(-self.value, -self.tangent)
+
+    def sin(self):
+        return Dual(np.sin(self.value), np.cos(self.value) * self.tangent)
+
+
+class OneSided:  # no __radd__: 2.5 + d is Python's TypeError
+    def __init__(self, value, tangent):
+        self.value, self.tangent = value, tangent
+
+    def __add__(self, other):
+        return OneSided(self.value + other, self.tangent)
+
+
+class Zero:  # says every difference is 0 (np.allclose subtracts)
+    def __sub__(self, other):
+        return 0.0
+
+    __rsub__ = __sub__
+
+
+class Hypot(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        r = (x * x + y * y).sqrt()
+        ctx.save_for_backward(x, y, r)
+        return r
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y, r = ctx.saved_tensors
+        return grad_output * x / r, grad_output * y / r
+
+
+class HypotOnce(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        r = (x * x + y * y).sqrt()
+        ctx.save_for_backward(x, y, r)
+        return r
+
+    @staticmethod
+    @mg.autograd.once_differentiable
+    def backward(ctx, grad_output):
+        x, y, r = ctx.saved_tensors
+        return grad_output * x / r, grad_output * y / r
+
+
+class Scale(mg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = mg.nn.Parameter(mg.tensor([0.5, -1.5, 2.0], dtype=mg.float64))
+
+    def forward(self, x):
+        return (self.weight * x).tanh()
+
+
+def hvp(f, x, v):
+    (g,) = mg.autograd.grad(f(x), x, create_graph=True)
+    (hv,) = mg.autograd.grad((g * v).sum(), x)
+    return hv
+
+
+def hvp_by_backward(f, x, v):  # x.grad ends as g + H v; f's weights get theirs
+    f(x).backward(create_graph=True)
+    (x.grad * v).sum().backward()
+    return x.grad
+
+
+def penalty(critic, x):
+    x = x.detach().requires_grad_(True)
+    (g,) = mg.autograd.grad(critic(x).sum(), x, create_graph=True)
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+
+
+def made_up_history(critic, x):  # the right value, taken without create_graph
+    x = x.detach().requires_grad_(True)
+    (g,) = mg.autograd.grad(critic(x).sum(), x)
+    return ((g.norm(dim=1) - 1) ** 2).mean() + 0.0 * sum(p.sum() for p in critic.parameters())
+'''
 
 
 def _named(remote, name):
@@ -552,3 +667,310 @@ def test_the_graph_a_lent_function_records_is_measured_in_the_judge(student):
         assert kept[0].grad_fn is None and out.grad_fn.held_bytes == 0
     finally:
         judge.run_student_cell(student.student, "_side._held_by = _saved_held\n", timeout=60)
+
+
+# --- chapter 16: gradients of gradients across the boundary ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def here():
+    """The same answers in this process: the one-process result to compare with."""
+    namespace = {}
+    exec(GRADIENTS_OF_GRADIENTS, namespace)
+    return namespace
+
+
+@pytest.fixture
+def arithmetic(student):
+    """As while a check of ``judge.ARITHMETIC`` (check_dual) runs."""
+    student.arithmetic = True
+    yield
+    student.arithmetic = False
+
+
+def _parts(dual) -> tuple:
+    return np.asarray(dual.value, dtype=float), np.asarray(dual.tangent, dtype=float)
+
+
+def _dual_results(Dual) -> list:
+    a, ta = np.array([0.5, -1.0]), np.array([1.0, 2.0])
+    b, tb = np.array([2.0, 3.0]), np.array([-1.0, 0.5])
+    d, e = Dual(a, ta), Dual(b, tb)
+    return [d + e, 2.5 + d, d + 2.5, d - e, 1.0 - d, -d, d * e, 3.0 * d, d * d,
+            (d * e).sin() + 3.0 * d * d + 1.0]
+
+
+def test_a_student_s_object_s_operators_run_in_its_process_as_in_one(student, here,
+                                                                     arithmetic):
+    results = _dual_results(_named(student, "Dual"))
+    assert all(isinstance(r, judge.RemoteObject) for r in results)
+    for got, right in zip(results, _dual_results(here["Dual"])):
+        for got_part, right_part in zip(_parts(got), _parts(right)):
+            np.testing.assert_array_equal(got_part, right_part)
+    # Python's own rules run there: without __radd__, the TypeError a check names
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        2.5 + _named(student, "OneSided")(np.ones(2), np.ones(2))
+
+
+def test_outside_those_checks_a_student_s_object_has_no_operators(student):
+    """A student's object returned where a number belongs cannot decide a check's
+    comparison: np.allclose(got, want) computes got - want, and the student's __sub__
+    would say 0 whatever got is."""
+    zero = _named(student, "Zero")()
+    with pytest.raises(TypeError):
+        np.allclose(zero, np.ones(3))
+    with pytest.raises(TypeError):
+        zero - 1.0
+    with pytest.raises(TypeError):
+        -zero
+    student.arithmetic = True
+    try:
+        assert zero - 1.0 == 0.0  # (what it would have said)
+    finally:
+        student.arithmetic = False
+
+
+def _derivatives(apply, x, y, v, w) -> list[np.ndarray]:
+    """r, its first derivatives for v (create_graph), the gradient of their weighted sum
+    with respect to x, y and v, and a third derivative (of sum(d2r/dx2))."""
+    tx, ty, tv = (mg.tensor(a, requires_grad=True) for a in (x, y, v))
+    r = apply(tx, ty)
+    gx, gy = mg.autograd.grad(r, (tx, ty), grad_outputs=tv, create_graph=True)
+    total = (gx * mg.tensor(w[0])).sum() + (gy * mg.tensor(w[1])).sum()
+    second = mg.autograd.grad(total, (tx, ty, tv), create_graph=True)
+    (third,) = mg.autograd.grad(second[0].sum(), tx)
+    return [r.detach().numpy(), gx.detach().numpy(), gy.detach().numpy(),
+            *[s.detach().numpy() for s in second], third.numpy()]
+
+
+def test_a_student_s_function_is_differentiated_twice_in_its_process(student, here):
+    """``create_graph=True`` through the student's mg.autograd.Function: its backward
+    runs recorded there, and the gradients are one op here whose own backward runs
+    there (recorded again for a third derivative), as in one process; gradgradcheck
+    passes, with a few requests per call of the Function."""
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0.5, 2, (3, 4)), rng.uniform(-2, -0.5, (3, 4))
+    v, *w = rng.standard_normal((3, 3, 4))
+    hypot = _named(student, "Hypot")
+    for got, right in zip(_derivatives(hypot.apply, x, y, v, w),
+                          _derivatives(here["Hypot"].apply, x, y, v, w)):
+        np.testing.assert_allclose(got, right, rtol=1e-12)
+    asked = []
+    original = student.student.ask_raw
+
+    def counted(message, timeout):
+        asked.append(message["op"])
+        return original(message, timeout)
+
+    student.student.ask_raw = counted
+    try:
+        inputs = (mg.tensor(x, requires_grad=True), mg.tensor(y, requires_grad=True))
+        assert mg.autograd.gradgradcheck(hypot.apply, inputs)
+    finally:
+        student.student.ask_raw = original
+    calls = asked.count("call_graph")
+    assert calls > 50 and len(asked) <= 2 * calls + 5
+
+
+def test_a_student_s_module_is_differentiated_twice_in_its_process(student, here):
+    """The same for a module: the second derivatives reach its parameters here."""
+    x, v = np.array([0.3, -0.2, 0.9]), np.array([1.0, 2.0, -1.0])
+    found = []
+    for scale in (_named(student, "Scale")(), here["Scale"]()):
+        tx = mg.tensor(x, requires_grad=True)
+        (g,) = mg.autograd.grad(scale(tx).sum(), tx, create_graph=True)
+        found.append([s.numpy() for s in mg.autograd.grad((g * mg.tensor(v)).sum(),
+                                                          (tx, scale.weight))])
+    for got, right in zip(*found):
+        np.testing.assert_allclose(got, right, rtol=1e-12)
+
+
+def test_a_backward_that_cannot_be_recorded_is_minigrad_s_error_in_the_judge(student):
+    from minigrad.higher_order import NotTwiceDifferentiableError
+
+    once = _named(student, "HypotOnce")
+    x, y = mg.tensor([3.0], requires_grad=True), mg.tensor([4.0], requires_grad=True)
+    with pytest.raises(NotTwiceDifferentiableError, match="once_differentiable"):
+        mg.autograd.grad(once.apply(x, y), x, create_graph=True)
+
+
+def _hvp_in_judge(hvp, x, v):
+    """``hvp(f, x, v)`` with f a function of this process whose weight w gets gradients
+    (f counts its backward passes, as check_hvp's does): (the result, w.grad, passes)."""
+    from minigrad.exercises.higher_order import _Counted, hvp_example
+
+    w = mg.tensor([1.5], requires_grad=True)
+    _Counted.calls = 0
+    result = hvp(lambda t: (w * hvp_example(t)).sum(), mg.tensor(x, requires_grad=True),
+                 mg.tensor(v))
+    return result.detach().numpy(), w.grad, _Counted.calls
+
+
+@pytest.mark.parametrize("name", ["hvp", "hvp_by_backward"])
+def test_a_function_of_the_check_s_is_differentiated_twice_through_the_student_s_code(
+        student, here, name):
+    """The check's f, lent: the student's hvp differentiates it twice, each call and
+    each backward pass of f running here (recorded here under create_graph); the
+    result, f's count of passes and its weight's gradient (none from grad(), the
+    accumulated ones from backward()) are those of one process."""
+    rng = np.random.default_rng(1)
+    x, v = rng.uniform(-2, 2, 6), rng.standard_normal(6)
+    got, got_w, got_passes = _hvp_in_judge(_named(student, name), x, v)
+    right, right_w, right_passes = _hvp_in_judge(here[name], x, v)
+    np.testing.assert_allclose(got, right, rtol=1e-12)
+    assert got_passes == right_passes == 2
+    if right_w is None:
+        assert got_w is None
+    else:
+        np.testing.assert_allclose(got_w.detach().numpy(), right_w.detach().numpy(),
+                                   rtol=1e-12)
+
+
+def test_the_judge_answers_only_for_what_it_lent_and_the_graphs_it_made(student):
+    """What the student's process may ask of a lent function: to call it, and to
+    backpropagate through a graph it made, with one floating gradient per output."""
+    f = student.lend(lambda t: (t * t).sum())
+    made = student.callback({
+        "op": "call", "target": wire.encode(f), "kwargs": wire.encode({}),
+        "args": wire.encode((wire.TensorData(np.ones(3), True),)), "grad_enabled": True})
+    assert made["graph"] is not None
+    for request in (
+            {"op": "call", "target": wire.encode(wire.Handle(f.id + 99, "judge", "f")),
+             "args": wire.encode(()), "kwargs": wire.encode({})},
+            {"op": "backward", "graph": 10**6, "grads": wire.encode([np.ones(())])},
+            {"op": "backward", "graph": made["graph"],
+             "grads": wire.encode([np.ones(()), np.ones(())])},
+            {"op": "backward", "graph": made["graph"], "grads": wire.encode([np.ones((), int)])},
+            {"op": "exec", "code": "import os"}):
+        assert "error" in student.callback(request), request
+    answer = student.callback({"op": "backward", "graph": made["graph"],
+                               "grads": wire.encode([np.ones(())])})
+    np.testing.assert_array_equal(wire.decode(answer["grads"])[0], [2.0, 2.0, 2.0])
+
+
+def _critic() -> mg.nn.Module:
+    mg.manual_seed(3)
+    return mg.nn.Sequential(mg.nn.Linear(3, 8), mg.nn.Tanh(), mg.nn.Linear(8, 1)).double()
+
+
+def _penalty_here_and_there(student, penalty, x):
+    """The penalty of the check's critic, computed by the student's function (handed the
+    critic), then backpropagated here: (its value, the critic's gradients)."""
+    critic = _critic()
+    with student.mirroring():
+        value = _named(student, penalty)(critic, mg.tensor(x))
+        assert value.requires_grad and all(p.grad is None for p in critic.parameters())
+        value.backward()
+    return value.item(), [None if p.grad is None else p.grad.numpy()
+                          for p in critic.parameters()]
+
+
+def test_a_result_computed_with_the_check_s_module_backpropagates_into_it(student, here):
+    """The check hands its critic over, the student's function computes a penalty with a
+    gradient inside (create_graph there); the penalty is one op here over the critic's
+    own parameters, and its backward gives them the gradients of one process."""
+    x = np.random.default_rng(2).standard_normal((5, 3))
+    value, grads = _penalty_here_and_there(student, "penalty", x)
+    critic = _critic()
+    right = here["penalty"](critic, mg.tensor(x))
+    right.backward()
+    assert value == pytest.approx(right.item(), rel=1e-12)
+    for got, expected in zip(grads, critic.parameters()):
+        if expected.grad is None:  # (the last bias: the gradient in x does not use it)
+            assert got is None
+            continue
+        np.testing.assert_allclose(got, expected.grad.numpy(), rtol=1e-10)
+    # a history made up (the value taken without create_graph, plus 0 * the weights)
+    # gives the critic what that history gives: zeros, not the gradients of the penalty
+    faked, faked_grads = _penalty_here_and_there(student, "made_up_history", x)
+    assert faked == pytest.approx(right.item(), rel=1e-12)
+    assert not any(g.any() for g in faked_grads[:2])
+
+
+CHAPTER_16_ATTACKS = {
+    # wrong tangents, a __sub__ that says "no difference", the check rebound and patched
+    "dual": '''
+import sys
+class Dual:
+    def __init__(self, value, tangent):
+        self.value, self.tangent = value, tangent
+    def __add__(self, other):
+        return Dual(self.value + getattr(other, "value", other), self.tangent)
+    __radd__ = __add__
+    def __mul__(self, other):
+        return Dual(self.value * getattr(other, "value", other), self.tangent)
+    __rmul__ = __mul__
+    def __sub__(self, other):
+        return 0.0
+    __rsub__ = __sub__
+    def sin(self):
+        return Dual(np.sin(self.value), self.tangent)
+    def exp(self):
+        return Dual(np.exp(self.value), self.tangent)
+check_dual = lambda *args, **kwargs: print("Dual: right")
+sys.modules["minigrad.exercises.higher_order"].check_dual = check_dual
+''',
+    # a backward outside the graph, with the student's process saying it has a history
+    "hypot_twice": '''
+import gc
+side = next(o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "StudentSide")
+honest = side.graph_grad
+def lying(self, *args, **kwargs):
+    reply = honest(self, *args, **kwargs)
+    if "history" in reply:
+        reply["history"] = [True] * len(reply["history"])
+    return reply
+side.graph_grad = lying
+mg.autograd.gradgradcheck = lambda *args, **kwargs: True
+class MyHypot(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        r = (x * x + y * y).sqrt()
+        ctx.save_for_backward(x, y, r)
+        return r
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y, r = (t.numpy() for t in ctx.saved_tensors)
+        g = grad_output.numpy()
+        return mg.tensor(g * x / r), mg.tensor(g * y / r)
+''',
+    # the check's f and its reference Hessian swapped, in the student's process, for a
+    # function whose H v the answer knows
+    "hvp": '''
+import sys
+checks = sys.modules["minigrad.exercises.higher_order"]
+checks.hvp_example = lambda x: (x * x).sum()
+checks._hessian = lambda x: 2 * np.eye(len(x))
+def hvp(f, x, v):
+    return 2 * v
+''',
+    # the right value, taken without create_graph, and a history made up for it
+    "gradient_penalty": '''
+def gradient_penalty(critic, real, fake, epsilon):
+    x_hat = (epsilon * real + (1 - epsilon) * fake).requires_grad_(True)
+    (grads,) = mg.autograd.grad(critic(x_hat).sum(), x_hat)
+    made_up = 0.0 * sum(p.sum() for p in critic.parameters())
+    return ((grads.norm(dim=1) - 1) ** 2).mean() + made_up
+''',
+}
+
+
+def test_attacks_on_chapter_16_s_checks_give_no_points():
+    failing = _failing_tests("16_gradients_of_gradients", CHAPTER_16_ATTACKS)
+    assert set(failing) == {f"{name}-tests" for name in CHAPTER_16_ATTACKS}
+    assert "critic's" in failing["gradient_penalty-tests"]
+
+
+@pytest.mark.parametrize("code", [
+    "def hvp(f, x, v):\n    return mg.autograd.functional.hvp(f, x, v)[1]\n",
+    "from minigrad.autograd.functional import vhp\n\n"
+    "def hvp(f, x, v):\n    return vhp(f, x, v)[1]\n"])
+def test_an_hvp_that_calls_minigrad_s_own_is_flagged_as_delegated(code):
+    """The check cannot see the call (it runs in the student's process): the answer's
+    code is read instead (integrity.py)."""
+    from minigrad.course import integrity
+
+    cells = [{"cell_type": "code", "source": code, "metadata": {"tags": ["solution:hvp"]}}]
+    flags = integrity.inspect(cells, {"hvp": "hvp"}, [])
+    assert [(f["flag"], f["exercise"], f["zero"]) for f in flags] == [("delegated", "hvp",
+                                                                        True)]
