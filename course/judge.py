@@ -928,8 +928,9 @@ def _graph_call():
                 from minigrad.exercises.modes import activation_bytes
 
                 ctx.held_bytes = int(reply.get("held") or 0) + sum(
-                    activation_bytes(output) for number, (_, output)
-                    in remote.lent_graphs.items() if number not in before)
+                    activation_bytes(output) for number, (_, outputs)
+                    in remote.lent_graphs.items() if number not in before
+                    for output in outputs)
             ctx.graph, ctx.remote, ctx.names, ctx.count = reply["graph"], remote, names, count
             # the ops of the call's graph there (a check may name a mistake by them)
             ctx.inner_ops = [str(n) for n in reply.get("ops", [])]
