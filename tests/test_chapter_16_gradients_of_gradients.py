@@ -137,21 +137,35 @@ def _hvp_delegated(f, x, v):
     return mg.autograd.functional.hvp(f, x, v)[1]
 
 
+def _hvp_returning(last):
+    def hvp(f, x, v):
+        (g,) = mg.autograd.grad(f(x), x, create_graph=True)
+        return last(mg.autograd.grad((g * v).sum(), x))
+
+    return {"hvp": hvp}
+
+
 # (not in tests/mistakes/: while grading, the student's call of functional.hvp happens in
 # the student's process, where this check cannot watch it; course/integrity.py reads it
-# from the answer's code instead: tests/test_grading_handover.py)
+# from the answer's code instead: tests/test_grading_handover.py. An hvp that returns
+# grad's tuple, or an array, fails while grading too, but course/judge.py's GraphCall
+# reports it before the check can name it.)
 @pytest.mark.parametrize(("exercise", "namespace", "sentence"), [
     ("dual", {"Dual": _NoTangent}, NO_VALUE_OR_TANGENT),
     ("dual", {"Dual": _FloatsBack}, NOT_A_DUAL),
     ("hvp", {"hvp": _hvp_left_in_grad}, LEFT_IN_GRAD),
     ("hvp", {"hvp": _hvp_delegated}, USED_OWN_HVP),
+    # (RETURNED_TUPLE and NOT_A_TENSOR start with the call: their own words, then)
+    ("hvp", _hvp_returning(lambda found: found), "the tuple mg.autograd.grad returns"),
+    ("hvp", _hvp_returning(lambda found: found[0].numpy()), "return H v as a Tensor"),
     ("gradient_penalty", _penalty_with(mix=lambda r, f, e: f), AT_FAKE),
     ("gradient_penalty", _penalty_with(mix=lambda r, f, e: (1 - e) * r + e * f),
      EPSILON_SWAPPED),
     ("gradient_penalty", _penalty_with(norms=lambda g: (g * g).sum(dim=1)), SQUARED_NORM),
     ("gradient_penalty", _penalty_with(norms=lambda g: g.norm()), WHOLE_NORM),
     ("gradient_penalty", _penalty_with(backward=True), LEFT_IN_CRITIC),
-], ids=["no-tangent", "floats-back", "left-in-grad", "delegated", "at-fake", "epsilon-swapped",
+], ids=["no-tangent", "floats-back", "left-in-grad", "delegated", "returns-grad-s-tuple",
+        "returns-an-array", "at-fake", "epsilon-swapped",
         "squared-norm", "whole-norm", "left-in-critic"])
 def test_each_named_mistake_fails_with_its_sentence(exercise, namespace, sentence):
     assert _words(sentence) in _message(CHECKS[exercise], namespace)

@@ -50,10 +50,19 @@ NO_REFLECTED = (
     "{call} raised TypeError: Python tried the number's own {op} first, which does not "
     "know a Dual, then looked for Dual.{reflected}, which is missing. Define "
     "{reflected}(self, other) too (for + and *, the same as {forward}).")
+REFLECTED_RECURSION = (
+    "{call} raised RecursionError: Dual.{reflected} returns other {op} self, and for a "
+    "number `other` Python answers that by calling Dual.{reflected} again, without end. "
+    "Swap the operands: return self {op} other (for + and * the order does not matter), "
+    "which calls your {forward}.")
 NUMBER_NOT_HANDLED = (
     "{call} raised {error}: the other operand may be a plain number. Treat a number c "
     "as the dual number (c, 0): a constant does not change along any direction, so its "
     "tangent is 0.")
+CONSTANT_TANGENT_ONE = (
+    "a number was given the tangent 1: a number c is the dual number (c, 0), not (c, 1). "
+    "Its tangent says how fast c moves when the inputs move along the direction, and a "
+    "constant does not move (dc/dc = 1 is not what the tangent means).")
 SUM_ONE_TANGENT = (
     "the tangent of a + b is the sum of BOTH tangents, a.tangent + b.tangent: each "
     "summand moves along the direction.")
@@ -63,6 +72,10 @@ CONSTANT_HAS_TANGENT = (
 PRODUCT_OF_TANGENTS = (
     "the tangent of a * b is not a.tangent * b.tangent: by the product rule, "
     "(a b)' = a' b + a b', that is a.tangent * b.value + a.value * b.tangent.")
+EPSILON_SQUARED_KEPT = (
+    "the tangent of a * b has a third term, a.tangent * b.tangent: that is the "
+    "coefficient of eps^2 in (a + a' eps)(b + b' eps), and eps^2 = 0. The tangent is "
+    "a.tangent * b.value + a.value * b.tangent, nothing more.")
 HALF_PRODUCT_RULE = (
     "only half of the product rule: (a b)' = a' b + a b' has two terms, one for each "
     "factor moving; you kept one.")
@@ -95,17 +108,19 @@ def _dual_cases(rng: np.random.Generator) -> list:
         ("Dual(a, ta) + Dual(b, tb)", lambda x, y: x + y, a + b, ta + tb,
          {SUM_ONE_TANGENT: ta}),
         ("Dual(a, ta) * Dual(b, tb)", lambda x, y: x * y, a * b, ta * b + a * tb,
-         {PRODUCT_OF_TANGENTS: ta * tb, HALF_PRODUCT_RULE: ta * b}),
+         {PRODUCT_OF_TANGENTS: ta * tb, HALF_PRODUCT_RULE: ta * b,
+          EPSILON_SQUARED_KEPT: ta * b + a * tb + ta * tb}),
         ("Dual(a, ta) * Dual(a, ta), the same Dual twice", lambda x, y: x * x, a * a,
-         2 * a * ta, {PRODUCT_OF_TANGENTS: ta * ta, HALF_PRODUCT_RULE: ta * a}),
+         2 * a * ta, {PRODUCT_OF_TANGENTS: ta * ta, HALF_PRODUCT_RULE: ta * a,
+                      EPSILON_SQUARED_KEPT: 2 * a * ta + ta * ta}),
         (f"Dual(a, ta) + {c}", lambda x, y: x + c, a + c, ta,
-         {CONSTANT_HAS_TANGENT: ta + c}),
+         {CONSTANT_HAS_TANGENT: ta + c, CONSTANT_TANGENT_ONE: ta + 1}),
         (f"{c} + Dual(a, ta)", lambda x, y: c + x, a + c, ta,
-         {CONSTANT_HAS_TANGENT: ta + c}),
+         {CONSTANT_HAS_TANGENT: ta + c, CONSTANT_TANGENT_ONE: ta + 1}),
         (f"Dual(a, ta) * {c}", lambda x, y: x * c, a * c, c * ta,
-         {SCALED_VALUE_ONLY: ta}),
+         {SCALED_VALUE_ONLY: ta, CONSTANT_TANGENT_ONE: c * ta + a}),
         (f"{c} * Dual(a, ta)", lambda x, y: c * x, a * c, c * ta,
-         {SCALED_VALUE_ONLY: ta}),
+         {SCALED_VALUE_ONLY: ta, CONSTANT_TANGENT_ONE: c * ta + a}),
         ("Dual(a, ta).sin()", lambda x, y: x.sin(), np.sin(a), np.cos(a) * ta,
          {SIN_NO_CHAIN: np.cos(a), SIN_SIGN: -np.cos(a) * ta, SIN_NOT_COS: np.sin(a) * ta}),
         ("Dual(a, ta).exp()", lambda x, y: x.exp(), np.exp(a), np.exp(a) * ta,
@@ -121,7 +136,7 @@ def dual_example(x: Any, y: Any) -> Any:
 def _parts(dual: Any, call: str) -> tuple[np.ndarray, np.ndarray]:
     for attribute in ("value", "tangent"):
         if not hasattr(dual, attribute):
-            if isinstance(dual, (int, float, np.ndarray, np.generic)):
+            if isinstance(dual, (int, float, np.ndarray, np.generic, tuple, list)):
                 raise CheckFailed(NOT_A_DUAL.format(call=call, got=describe(dual)))
             raise CheckFailed(NO_VALUE_OR_TANGENT.format(call=call, missing=attribute))
     return np.asarray(dual.value, dtype=np.float64), np.asarray(dual.tangent,
@@ -133,6 +148,14 @@ def _dual_op(Dual: Any, call: str, op: Callable, arrays: list) -> Any:
     x, y = Dual(a, ta), Dual(b, tb)
     try:
         out = op(x, y)
+    except RecursionError as error:
+        if not call[0].isdigit():
+            raise _student_error(error, call) from None
+        symbol = "+" if "+" in call else "*"
+        forward, reflected = ("__add__", "__radd__") if symbol == "+" \
+            else ("__mul__", "__rmul__")
+        raise CheckFailed(REFLECTED_RECURSION.format(call=call, op=symbol, forward=forward,
+                                                     reflected=reflected)) from None
     except TypeError as error:
         text = str(error)
         if "unsupported operand" in text and call[0].isdigit():
@@ -387,6 +410,21 @@ USED_OWN_HVP = (
     "your hvp calls minigrad's own mg.autograd.functional.{name}: this exercise asks you "
     "to write the two passes yourself (grad with create_graph=True, the dot product with "
     "v, grad again).")
+GRAD_GIVES_A_TUPLE = (
+    "mg.autograd.grad returns a tuple, one gradient per input, even for a single "
+    "input: unpack it, (g,) = mg.autograd.grad(...), before computing with g.")
+RETURNED_TUPLE = (
+    "{call} returned {got}: the tuple mg.autograd.grad returns (one gradient per input), "
+    "not the gradient in it. Unpack it, (hv,) = mg.autograd.grad(...), and return hv.")
+NOT_A_TENSOR = (
+    "{call} returned {got}; return H v as a Tensor (the cells after the exercise call "
+    ".numpy() and .norm() on it): no .numpy() at the end.")
+NOT_EXACT = (
+    "H v is close, but not exact: off by up to {error:.1e}, where two backward passes "
+    "agree with the exact H v to about 1e-12. A finite difference of the gradient, "
+    "(grad f(x + eps v) - grad f(x)) / eps, gives such an approximation. This exercise "
+    "asks for the exact product: g = grad(f(x), x) with create_graph=True, then the "
+    "gradient of (g * v).sum().")
 LEFT_IN_GRAD = (
     "your hvp left a gradient in x.grad ({got}): it ran backward(), which accumulates "
     "into .grad (and, with create_graph=True, keeps the graph alive through it). Use "
@@ -485,16 +523,26 @@ def check_hvp(hvp: Callable, *, seed: int = 0) -> None:
                 raise CheckFailed(NO_CREATE_GRAPH.format(call=call, error=said)) from None
             if "one element" in text or "scalar" in text:
                 raise CheckFailed(NOT_REDUCED.format(call=call, error=said)) from None
-            raise _student_error(error, call) from None
+            failure = _student_error(error, call)
+            if "'tuple' object" in text or "the list holds a tensor" in text:
+                failure = CheckFailed(f"{failure}\n  {GRAD_GIVES_A_TUPLE}")
+            raise failure from None
         calls = _Counted.calls
         if used:
             raise CheckFailed(f"{call}: " + USED_OWN_HVP.format(name=used[0]))
         if got is None or as_array(got) is None:
             raise CheckFailed(f"{call} returned None: return H v, a Tensor of x's shape.")
+        if isinstance(got, (tuple, list)) and len(got) == 1:
+            raise CheckFailed(RETURNED_TUPLE.format(call=call, got=describe(got)))
         h, g = _hessian(x), _gradient(x)
         compare(got, h @ v, f"{call}: H v", atol=1e-6, variants=[
             Variant(GRADIENT_TIMES_V, g * v), Variant(ACCUMULATED, g + h @ v),
             Variant(SUM_NOT_DOT, (h @ np.ones(n)) * v)])
+        error = float(np.abs(as_array(got) - h @ v).max())
+        if error > 1e-9:
+            raise CheckFailed(f"{call}: " + NOT_EXACT.format(error=error))
+        if not isinstance(got, Tensor):
+            raise CheckFailed(NOT_A_TENSOR.format(call=call, got=describe(got)))
         if tx.grad is not None:
             raise CheckFailed(f"{call}: " + LEFT_IN_GRAD.format(got=describe(tx.grad)))
         if calls > 4:
@@ -508,8 +556,9 @@ def check_hvp(hvp: Callable, *, seed: int = 0) -> None:
 PENALTY_NO_HISTORY = (
     "the penalty has no history (requires_grad is False), so penalty.backward() cannot "
     "reach the critic's weights: the gradient of the scores with respect to x_hat was "
-    "taken without create_graph=True (or detached). Pass create_graph=True to "
-    "mg.autograd.grad: the penalty is then a function of the weights, as training needs.")
+    "taken without create_graph=True (or detached, or computed with .numpy()). Pass "
+    "create_graph=True to mg.autograd.grad, and compute the norms with Tensor operations: "
+    "the penalty is then a function of the weights, as training needs.")
 X_HAT_NO_GRAD = (
     "{call} raised {error}: x_hat, the points between real and fake, must require grad "
     "to take the critic's gradient with respect to them: x_hat.requires_grad_(True) "
@@ -537,6 +586,15 @@ AT_FAKE = (
     "BETWEEN real and fake, x_hat = epsilon * real + (1 - epsilon) * fake.")
 EPSILON_SWAPPED = (
     "epsilon and 1 - epsilon are swapped: x_hat = epsilon * real + (1 - epsilon) * fake.")
+MEAN_OF_SCORES = (
+    "the gradients are N times too small: they are those of scores.mean(), which divides "
+    "each sample's gradient by the batch size N. Take the gradient of scores.sum(): each "
+    "score depends on its own sample only, so that gives each sample its own gradient.")
+ABS_NOT_SQUARE = (
+    "|(||grad|| - 1)| was averaged: WGAN-GP's penalty squares it, (||grad|| - 1)^2.")
+ONE_SIDED = (
+    "only the norms above 1 were penalised (a one-sided penalty): WGAN-GP's penalty is "
+    "two-sided, (||grad|| - 1)^2 for every sample, below 1 too.")
 LEFT_IN_CRITIC = (
     "after {call}, the critic's parameters hold gradients ({which}): the penalty function "
     "ran backward(). Take the gradient with respect to x_hat with mg.autograd.grad (it "
@@ -603,7 +661,10 @@ def _check_gradient_penalty(gradient_penalty: Callable, name: str, seed: int) ->
         if "does not require grad" in text and "input" in text:
             said = f"{type(error).__name__} ({text.splitlines()[0]})"
             raise CheckFailed(X_HAT_NO_GRAD.format(call=call, error=said)) from None
-        raise _student_error(error, call) from None
+        failure = _student_error(error, call)
+        if "'tuple' object" in text:
+            failure = CheckFailed(f"{failure}\n  {GRAD_GIVES_A_TUPLE}")
+        raise failure from None
     held = [k for k, p in critic.named_parameters() if p.grad is not None]
     if held:
         raise CheckFailed(LEFT_IN_CRITIC.format(call=call, which=", ".join(held)))
@@ -630,7 +691,11 @@ def _check_gradient_penalty(gradient_penalty: Callable, name: str, seed: int) ->
         Variant(AT_REAL, mean_penalty(_score_gradients(reference, real))),
         Variant(AT_FAKE, mean_penalty(_score_gradients(reference, fake))),
         Variant(EPSILON_SWAPPED, mean_penalty(
-            _score_gradients(reference, (1 - epsilon) * real + epsilon * fake)))]
+            _score_gradients(reference, (1 - epsilon) * real + epsilon * fake))),
+        Variant(MEAN_OF_SCORES, mean_penalty(at / n)),
+        Variant(ABS_NOT_SQUARE, float(np.abs(np.sqrt((at ** 2).sum(axis=1)) - 1).mean())),
+        Variant(ONE_SIDED, float((np.maximum(np.sqrt((at ** 2).sum(axis=1)) - 1, 0) ** 2)
+                                 .mean()))]
     compare(penalty.detach().numpy().reshape(()), right, f"{call}: the penalty",
             variants=variants)
     if not penalty.requires_grad:
@@ -654,14 +719,17 @@ def _check_gradient_penalty(gradient_penalty: Callable, name: str, seed: int) ->
           "their gradients (through the gradient taken with create_graph=True).")
 
 
-__all__ = ["ACCUMULATED", "ARRAY_CONTRACT", "AT_FAKE", "AT_REAL", "CHANGED_OPERAND",
-           "CONSTANT_HAS_TANGENT", "EPSILON_SWAPPED", "EXP_NO_CHAIN", "FORMED_HESSIAN",
-           "GRADIENT_TIMES_V", "HALF_PRODUCT_RULE", "INPUTS_DETACHED", "LEFT_IN_CRITIC",
-           "LEFT_IN_GRAD", "NO_CREATE_GRAPH", "NO_HISTORY", "NO_MINUS_ONE", "NO_REFLECTED",
-           "NO_VALUE_OR_TANGENT", "NOT_A_DUAL", "NOT_REDUCED", "NUMBER_NOT_HANDLED",
-           "ONCE_DIFFERENTIABLE", "OUTPUT_DETACHED", "PENALTY_NO_HISTORY",
-           "PRODUCT_OF_TANGENTS", "RETURNED_ARRAYS", "SCALED_VALUE_ONLY", "SIN_NOT_COS",
-           "SIN_NO_CHAIN", "SIN_SIGN", "SQUARED_NORM", "SUM_NOT_DOT", "SUM_NOT_MEAN",
-           "SUM_ONE_TANGENT", "USED_OWN_HVP", "WHOLE_NORM", "WRONG_DIM", "X_HAT_NO_GRAD",
+__all__ = ["ABS_NOT_SQUARE", "ACCUMULATED", "ARRAY_CONTRACT", "AT_FAKE", "AT_REAL",
+           "CHANGED_OPERAND", "CONSTANT_HAS_TANGENT", "CONSTANT_TANGENT_ONE",
+           "EPSILON_SQUARED_KEPT", "EPSILON_SWAPPED", "EXP_NO_CHAIN", "FORMED_HESSIAN",
+           "GRAD_GIVES_A_TUPLE", "GRADIENT_TIMES_V", "HALF_PRODUCT_RULE", "INPUTS_DETACHED",
+           "LEFT_IN_CRITIC", "LEFT_IN_GRAD", "MEAN_OF_SCORES", "NO_CREATE_GRAPH",
+           "NO_HISTORY", "NO_MINUS_ONE", "NO_REFLECTED", "NO_VALUE_OR_TANGENT", "NOT_A_DUAL",
+           "NOT_A_TENSOR", "NOT_EXACT", "NOT_REDUCED", "NUMBER_NOT_HANDLED", "ONCE_DIFFERENTIABLE",
+           "ONE_SIDED", "OUTPUT_DETACHED", "PENALTY_NO_HISTORY", "PRODUCT_OF_TANGENTS",
+           "REFLECTED_RECURSION", "RETURNED_ARRAYS", "RETURNED_TUPLE", "SCALED_VALUE_ONLY",
+           "SIN_NOT_COS", "SIN_NO_CHAIN", "SIN_SIGN", "SQUARED_NORM", "SUM_NOT_DOT",
+           "SUM_NOT_MEAN", "SUM_ONE_TANGENT", "USED_OWN_HVP", "WHOLE_NORM", "WRONG_DIM",
+           "X_HAT_NO_GRAD",
            "check_double_backward", "check_dual", "check_gradient_penalty", "check_hvp",
            "dual_example", "hvp_example", "penalty_reference"]

@@ -63,6 +63,7 @@ def hvp(f, x, v):
     {body}
 '''
 FIRST = "(g,) = mg.autograd.grad(f(x), x, create_graph=True)\n    "
+SECOND = "(hv,) = mg.autograd.grad((g * v).sum(), x)\n    "
 
 PENALTY = '''
 def gradient_penalty(critic, real, fake, epsilon):
@@ -97,6 +98,15 @@ MISTAKES = {
     "dual-number-not-handled": ("dual", _dual().replace(
         "        other = other if isinstance(other, Dual) else Dual(other, 0.0)\n", ""),
         "Treat a number c as the dual number (c, 0)"),
+    "dual-radd-recursion": ("dual", _dual(radd="def __radd__(self, other):\n"
+                                            "        return other + self"),
+                            "calling Dual.__radd__ again, without end"),
+    "dual-number-tangent-one": ("dual", _dual().replace("Dual(other, 0.0)", "Dual(other, 1.0)"),
+                                "a number was given the tangent 1"),
+    "dual-epsilon-squared-kept": ("dual", _dual(
+        mul="self.tangent * other.value + self.value * other.tangent"
+            " + self.tangent * other.tangent"), "and eps^2 = 0"),
+    "dual-returns-tuple": ("dual", _dual().replace("return Dual(", "return ("), "not a Dual"),
     "hypot-numpy-backward": ("hypot_twice", _hypot(
         grads="(grad_output.numpy() * x.numpy() / r.numpy(), "
               "grad_output.numpy() * y.numpy() / r.numpy())"),
@@ -145,6 +155,13 @@ class MyHypot(mg.Function):
     return x.grad'''), "that is the gradient PLUS H v"),
     "hvp-forms-hessian": ("hvp", HVP.format(
         body="return mg.autograd.functional.hessian(f, x) @ v"), "it formed the Hessian"),
+    "hvp-grad-not-unpacked": ("hvp", HVP.format(
+        body=FIRST.replace("(g,) =", "g =") + SECOND + "return hv"),
+        "mg.autograd.grad returns a tuple"),
+    "hvp-finite-difference": ("hvp", HVP.format(body='''(g,) = mg.autograd.grad(f(x), x)
+    moved = (x.detach() + 1e-6 * v).requires_grad_(True)
+    (g_moved,) = mg.autograd.grad(f(moved), moved)
+    return (g_moved - g) / 1e-6'''), "close, but not exact"),
     "penalty-no-create-graph": ("gradient_penalty", _penalty(create=""),
                                 "the penalty has no history"),
     "penalty-x-hat-no-grad": ("gradient_penalty", _penalty(requires=""),
@@ -156,6 +173,16 @@ class MyHypot(mg.Function):
         penalty="(grads.norm(dim=1) ** 2).mean()"), "not towards 0"),
     "penalty-at-real": ("gradient_penalty", _penalty(mix="real"),
                         "the gradient was taken at the real samples"),
+    "penalty-mean-of-scores": ("gradient_penalty", _penalty().replace("scores.sum()",
+                                                                       "scores.mean()"),
+                               "the gradients are N times too small"),
+    "penalty-abs": ("gradient_penalty", _penalty(penalty="(grads.norm(dim=1) - 1).abs().mean()"),
+                    "WGAN-GP's penalty squares it"),
+    "penalty-one-sided": ("gradient_penalty", _penalty(
+        penalty="((grads.norm(dim=1) - 1).clamp(min=0) ** 2).mean()"), "a one-sided penalty"),
+    "penalty-grad-not-unpacked": ("gradient_penalty", _penalty().replace(
+        "(grads,) = mg.autograd.grad", "grads = mg.autograd.grad"),
+        "mg.autograd.grad returns a tuple"),
     "penalty-sum": ("gradient_penalty", _penalty(
         penalty="((grads.norm(dim=1) - 1) ** 2).sum()"),
         "the penalties of the samples were summed"),
