@@ -378,11 +378,13 @@ except GradcheckError as error:
     print("gradgradcheck:", "\n".join(str(error).splitlines()[:4]))
 
 # %% [markdown]
-# `gradgradcheck` differentiates the first derivatives with respect to $x$ and $y$ (its
-# inputs 0 and 1) and to the upstream gradient (inputs 2 and 3, right here: the first
-# derivatives are linear in it), and compares with finite differences of the first
-# derivatives: the missing $-x^2/r^3$ terms show. Run both on
-# any Function you mean to differentiate twice.
+# `gradgradcheck` differentiates the first derivatives again, with respect to $x$ and $y$
+# (its inputs 0 and 1) and to the upstream gradient (its inputs 2 and 3), and compares
+# with finite differences of the first derivatives. Inputs 2 and 3 would agree: the
+# first derivatives $G\,x/r$ are linear in $G$, and a constant $r$ gets that part
+# right. Inputs 0 and 1 fail (the report names the first), by the terms that come from
+# $r$ depending on $x$ and $y$, such as $-x^2/r^3$. Run both checks on any Function you
+# mean to differentiate twice.
 #
 # ## 5. Hessian-vector products
 #
@@ -396,14 +398,14 @@ except GradcheckError as error:
 # $$H v = \nabla_x \big( \nabla_x f(x) \cdot v \big),$$
 #
 # because $\partial_j (\sum_i g_i v_i) = \sum_i H_{ij} v_i$ and $H$ is symmetric. Two
-# backward passes, whatever $n$: the first with `create_graph=True`, to get
-# $g = \nabla f$ as a Tensor with history; the second through $g \cdot v$.
+# backward passes, whatever $n$: one to get $g = \nabla f$, one through $g \cdot v$.
+# (What must the first pass do, for the second to go through $g$? Section 3 showed it.)
 #
 # ### Exercise 3 (2 points): `hvp`
 #
 # Write `hvp(f, x, v)`: `f` takes a Tensor and returns a one-element Tensor, `x`
-# requires grad, `v` has `x`'s shape; return $H v$ without forming $H$, with
-# `mg.autograd.grad` (which leaves `x.grad` alone).
+# requires grad, `v` has `x`'s shape; return $H v$, a Tensor of `x`'s shape, without
+# forming $H$, with `mg.autograd.grad` (which leaves `x.grad` alone).
 
 # %% tags=["solution:hvp"]
 def hvp(f, x, v):
