@@ -197,6 +197,20 @@ def test_hvp_by_the_backward_of_a_vjp_passes(capsys):
     assert "two backward passes" in capsys.readouterr().out
 
 
+def test_an_hvp_that_never_differentiates_f_fails():
+    """The right numbers from this f's Hessian written out (it can be read in the
+    checks' source) are not an hvp: no backward pass went through f."""
+    from minigrad.exercises.higher_order import F_NOT_DIFFERENTIATED, _hessian
+
+    def hvp(f, x, v):
+        f(x)  # called, never differentiated
+        return mg.tensor(_hessian(x.detach().numpy()) @ v.numpy())
+
+    with pytest.raises(AssertionError) as caught, contextlib.redirect_stdout(io.StringIO()):
+        check_hvp(hvp)
+    assert _words(F_NOT_DIFFERENTIATED) in " ".join(str(caught.value).split())
+
+
 def test_a_hypot_recomputing_r_in_backward_passes(capsys):
     """Recomputing r from the saved inputs with Tensor ops is differentiable too."""
     class MyHypot(mg.autograd.Function):

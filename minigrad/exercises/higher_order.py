@@ -425,6 +425,11 @@ NOT_EXACT = (
     "(grad f(x + eps v) - grad f(x)) / eps, gives such an approximation. This exercise "
     "asks for the exact product: g = grad(f(x), x) with create_graph=True, then the "
     "gradient of (g * v).sum().")
+F_NOT_DIFFERENTIATED = (
+    "H v has the right numbers, but no backward pass went through f: they were not "
+    "computed by differentiating f (a formula for this f's Hessian?). hvp must work for "
+    "any f it is given: g = grad(f(x), x) with create_graph=True, then the gradient of "
+    "(g * v).sum().")
 LEFT_IN_GRAD = (
     "your hvp left a gradient in x.grad ({got}): it ran backward(), which accumulates "
     "into .grad (and, with create_graph=True, keeps the graph alive through it). Use "
@@ -547,6 +552,8 @@ def check_hvp(hvp: Callable, *, seed: int = 0) -> None:
             raise CheckFailed(f"{call}: " + LEFT_IN_GRAD.format(got=describe(tx.grad)))
         if calls > 4:
             raise CheckFailed(f"{call}: " + FORMED_HESSIAN.format(n=n, count=calls))
+        if calls == 0:
+            raise CheckFailed(f"{call}: " + F_NOT_DIFFERENTIATED)
     print(f"{name}: right H v for x of 5 and of 40 elements, with two backward passes "
           "whatever the size (the Hessian never formed), and x.grad left alone.")
 
@@ -721,7 +728,8 @@ def _check_gradient_penalty(gradient_penalty: Callable, name: str, seed: int) ->
 
 __all__ = ["ABS_NOT_SQUARE", "ACCUMULATED", "ARRAY_CONTRACT", "AT_FAKE", "AT_REAL",
            "CHANGED_OPERAND", "CONSTANT_HAS_TANGENT", "CONSTANT_TANGENT_ONE",
-           "EPSILON_SQUARED_KEPT", "EPSILON_SWAPPED", "EXP_NO_CHAIN", "FORMED_HESSIAN",
+           "EPSILON_SQUARED_KEPT", "EPSILON_SWAPPED", "EXP_NO_CHAIN", "F_NOT_DIFFERENTIATED",
+           "FORMED_HESSIAN",
            "GRAD_GIVES_A_TUPLE", "GRADIENT_TIMES_V", "HALF_PRODUCT_RULE", "INPUTS_DETACHED",
            "LEFT_IN_CRITIC", "LEFT_IN_GRAD", "MEAN_OF_SCORES", "NO_CREATE_GRAPH",
            "NO_HISTORY", "NO_MINUS_ONE", "NO_REFLECTED", "NO_VALUE_OR_TANGENT", "NOT_A_DUAL",
