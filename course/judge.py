@@ -63,7 +63,8 @@ from pathlib import Path
 import numpy as np
 
 from . import integrity, mirror, sandbox, wire
-from .student_process import _array_leaves, _tensors_in  # (the two sides list alike)
+from .student_process import (KeptGraph, _array_leaves, _tensors_in,  # (both sides)
+                              kept_graph_gradients, recorded_gradients)
 from .authoring import exercise_cells, exercise_of_tests, exercise_role
 
 # Checks that hand the student's code objects of their own (a model and its optimizer,
@@ -313,22 +314,10 @@ class Remote:
                 and all(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in arrays)):
             raise wire.WireError("one floating array per output of the graph, please")
         given = [mg.tensor(a, requires_grad=create_graph) for a in arrays]
-        pairs = [(o, g) for o, g in zip(outputs, given) if o.requires_grad]
-        wanted = [t for t in leaves if t.requires_grad]
-        retain = bool(request.get("retain")) or create_graph
-        found = {}
-        if pairs and request.get("accumulate"):
-            for t in wanted:
-                t.grad = None
-            mg.autograd.backward([o for o, _ in pairs], [g for _, g in pairs],
-                                 retain_graph=retain, create_graph=create_graph)
-            found = {id(t): t.grad for t in wanted}
-        elif pairs and wanted:
-            grads = mg.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
-                                     retain_graph=retain, create_graph=create_graph,
-                                     allow_unused=True)
-            found = {id(t): g for t, g in zip(wanted, grads)}
-        results = [found.get(id(t)) for t in leaves]
+        results = kept_graph_gradients(outputs, given, leaves,
+                                       accumulate=bool(request.get("accumulate")),
+                                       retain=bool(request.get("retain")),
+                                       create_graph=create_graph)
         reply = {"grads": wire.encode([None if r is None else np.array(r.detach().numpy())
                                        for r in results])}
         if create_graph:
@@ -455,7 +444,7 @@ class RemoteFunction:
                 leaves = [self._remote.mirrors.resolve(int(n)) for n in reply["leaves"]]
                 if not all(isinstance(t, mg.Tensor) and t.requires_grad for t in leaves):
                     raise wire.WireError("a graph's leaves that are not the check's Tensors")
-                kept = Kept(self._remote, int(reply["graph"]), [value.numpy()])
+                kept = KeptGraph(self._remote, int(reply["graph"]), [value.numpy()])
                 value = StudentGraph.apply(kept, *leaves)
             return value
         flat = [a for a in args if isinstance(a, mg.Tensor)]
@@ -964,17 +953,6 @@ def _graph_call():
     return GraphCall
 
 
-class Kept:
-    """A graph kept in the student's process, as a ``StudentGraph`` node holds it: the
-    channel, the graph's number there, the values of its outputs (``several``: the
-    gradients of a graph, one output each) and which of them have a history there."""
-
-    def __init__(self, remote: Remote, graph: int, values: list, several: bool = False,
-                 history: list | None = None):
-        self.remote, self.graph, self.values, self.several = remote, graph, values, several
-        self.history = [True] * len(values) if history is None else [bool(h) for h in history]
-
-
 def _student_graph():
     import minigrad as mg
 
@@ -987,17 +965,12 @@ def _student_graph():
 
         @staticmethod
         def forward(ctx, kept, *tensors):
-            ctx.kept = kept
-            values = [np.array(v) for v in kept.values]
-            constants = [v for v, history in zip(values, kept.history) if not history]
-            if constants:  # (a gradient with no history there: a constant here too)
-                ctx.mark_non_differentiable(*constants)
-            return tuple(values) if kept.several else values[0]
+            return kept.outputs(ctx)
 
         @staticmethod
         def backward(ctx, *grads):
             kept = ctx.kept
-            return (None, *_gradients_there(kept.remote, kept.graph, ctx.args[1:], grads))
+            return (None, *_gradients_there(kept.channel, kept.graph, ctx.args[1:], grads))
 
     return StudentGraph
 
@@ -1032,15 +1005,8 @@ def _gradients_there(remote: Remote, graph: int, inputs: tuple, grads: tuple,
     history = reply.get("history")
     if not (isinstance(history, list) and len(history) == len(present)):
         raise wire.WireError("recorded gradients without their history")
-    if not present:
-        return values
-    kept = Kept(remote, int(reply["graph"]), [values[i] for i in present], several=True,
-                history=history)
-    made = StudentGraph.apply(kept, *inputs, *grads)
-    results = [None] * len(values)
-    for i, tensor in zip(present, made):
-        results[i] = tensor
-    return results
+    return recorded_gradients(remote, StudentGraph, int(reply.get("graph") or 0), values,
+                              history, (*inputs, *grads))
 
 
 def _handles_in(value) -> list:

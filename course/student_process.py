@@ -597,17 +597,9 @@ class StudentSide:
                  for g in wire.decode(grads) if isinstance(g, wire.TensorData)]
         if len(given) != len(outputs):
             raise wire.WireError("one gradient per output of the graph, please")
-        pairs = [(o, g) for o, g in zip(outputs, given)
-                 if isinstance(o, mg.Tensor) and o.requires_grad]
-        wanted = [t for t in leaves if t.requires_grad]
-        found = {}
-        if pairs and wanted:
-            with mg.autograd.set_detect_anomaly(bool(anomaly)):
-                results = mg.autograd.grad([o for o, _ in pairs], wanted,
-                                           [g for _, g in pairs], retain_graph=True,
-                                           create_graph=bool(create_graph), allow_unused=True)
-            found = {id(t): r for t, r in zip(wanted, results)}
-        results = [found.get(id(t)) for t in leaves]
+        with mg.autograd.set_detect_anomaly(bool(anomaly)):
+            results = kept_graph_gradients(outputs, given, leaves,
+                                           create_graph=bool(create_graph))
         reply = {"grads": self.out([None if r is None else np.array(r.detach().numpy())
                                     for r in results])}
         if create_graph:
@@ -644,22 +636,50 @@ class JudgeCallable:
         if answer.get("graph") is None or not isinstance(value, mg.Tensor):
             return value
         tensors = _tensors_in((args, kwargs))
-        lent = _Lent(side, int(answer["graph"]), [value.detach().numpy()])
-        return _judge_op().apply(lent, *tensors)
+        kept = KeptGraph(side, int(answer["graph"]), [value.detach().numpy()])
+        return _judge_op().apply(kept, *tensors)
 
     def __repr__(self) -> str:
         return f"<the check's {self.__name__}>"
 
 
-class _Lent:
-    """What a ``JudgeOp`` node needs: the channel, the judge's graph, the values of its
-    outputs (``several``: the gradients of a graph there, one output each) and which of
-    them have a history there (the others are constants here too)."""
+class KeptGraph:
+    """A graph kept on the other side of the boundary, as the one op that stands for it
+    here holds it (``JudgeOp`` on the student's side, ``StudentGraph`` in the judge): the
+    channel to that side, the graph's number there, the values of its outputs
+    (``several``: the gradients of a graph, one output each) and which of them have a
+    history there (the others are constants here too)."""
 
-    def __init__(self, side: StudentSide, graph: int, values: list, several: bool = False,
+    def __init__(self, channel, graph: int, values: list, several: bool = False,
                  history: list | None = None):
-        self.side, self.graph, self.values, self.several = side, graph, values, several
-        self.history = [True] * len(values) if history is None else list(history)
+        self.channel, self.graph, self.values, self.several = channel, graph, values, several
+        self.history = [True] * len(values) if history is None else [bool(h) for h in history]
+
+    def outputs(self, ctx):
+        """The forward of the op that stands for the graph: the values, those without a
+        history marked non-differentiable."""
+        ctx.kept = self
+        values = [np.array(v) for v in self.values]
+        constants = [v for v, history in zip(values, self.history) if not history]
+        if constants:
+            ctx.mark_non_differentiable(*constants)
+        return tuple(values) if self.several else values[0]
+
+
+def recorded_gradients(channel, op, graph: int, grads: list, history: list,
+                       inputs: tuple) -> list:
+    """Gradients (arrays, or None) that the other side recorded as its graph ``graph``:
+    the outputs of one ``op`` here (``JudgeOp`` or ``StudentGraph``) over ``inputs``, so
+    that they are differentiable again, there; a None stays None."""
+    present = [i for i, g in enumerate(grads) if g is not None]
+    if not present:
+        return grads
+    kept = KeptGraph(channel, graph, [grads[i] for i in present], several=True,
+                     history=history)
+    results = [None] * len(grads)
+    for i, tensor in zip(present, op.apply(kept, *inputs)):
+        results[i] = tensor
+    return results
 
 
 def _tensors_in(value) -> list:
@@ -688,13 +708,8 @@ def _judge_op():
         twice_differentiable = True  # (its backward, recorded: tensor_backward)
 
         @staticmethod
-        def forward(ctx, lent, *arrays):
-            ctx.lent = lent
-            values = [np.array(v) for v in lent.values]
-            constants = [v for v, history in zip(values, lent.history) if not history]
-            if constants:
-                ctx.mark_non_differentiable(*constants)
-            return tuple(values) if lent.several else values[0]
+        def forward(ctx, kept, *arrays):
+            return kept.outputs(ctx)
 
         @staticmethod
         def backward(ctx, *grad_outputs):
@@ -715,43 +730,58 @@ def _judge_gradients(node, grad_outputs, create_graph: bool) -> list:
     this node's and the ``grad_outputs``."""
     import minigrad as mg
 
-    side = node.lent.side
+    side = node.kept.channel
     capturing, retain = side.passes[-1] if side.passes else (False, False)
     arrays = [np.asarray(g._data if isinstance(g, mg.Tensor) else g) for g in grad_outputs]
     answer = side.callback({
-        "op": "backward", "graph": node.lent.graph, "grads": wire.encode(arrays),
+        "op": "backward", "graph": node.kept.graph, "grads": wire.encode(arrays),
         "accumulate": not capturing, "retain": retain, "create_graph": create_graph,
         "rng": wire.encode(mg.get_rng_state())})
     mg.set_rng_state(wire.decode(answer["rng"]))
     grads = wire.decode(answer["grads"])
     if not create_graph:
         return grads
-    present = [i for i, g in enumerate(grads) if g is not None]
-    if not present:
-        return grads
-    lent = _Lent(side, int(answer["graph"]), [grads[i] for i in present], several=True,
-                 history=answer["history"])
-    made = _judge_op().apply(lent, *node.args[1:], *grad_outputs)
-    results = [None] * len(grads)
-    for i, tensor in zip(present, made):
-        results[i] = tensor
-    return results
+    return recorded_gradients(side, _judge_op(), int(answer.get("graph") or 0), grads,
+                              answer.get("history"), (*node.args[1:], *grad_outputs))
+
+
+def kept_graph_gradients(outputs, given, leaves, accumulate: bool = False,
+                         retain: bool = True, create_graph: bool = False) -> list:
+    """The gradients of a graph one side keeps, for the other side's gradients ``given``
+    of its ``outputs``, with respect to ``leaves`` (None where none arrives): by
+    ``mg.autograd.grad``, or by ``backward()`` into their ``.grad`` when ``accumulate``;
+    recorded with ``create_graph``. Both sides use it: the judge for the graph of a
+    function it lent, the student's side for the graph of a call the judge made."""
+    import minigrad as mg
+
+    pairs = [(o, g) for o, g in zip(outputs, given)
+             if isinstance(o, mg.Tensor) and o.requires_grad]
+    wanted = [t for t in leaves if t.requires_grad]
+    found = {}
+    if pairs and accumulate:
+        for t in wanted:
+            t.grad = None
+        mg.autograd.backward([o for o, _ in pairs], [g for _, g in pairs],
+                             retain_graph=retain or create_graph, create_graph=create_graph)
+        found = {id(t): t.grad for t in wanted}
+    elif pairs and wanted:
+        grads = mg.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                                 retain_graph=retain or create_graph,
+                                 create_graph=create_graph, allow_unused=True)
+        found = {id(t): g for t, g in zip(wanted, grads)}
+    return [found.get(id(t)) for t in leaves]
 
 
 def _leaves_of(node) -> list:
     """The leaves that require grad in the graph ending at ``node``, each once."""
     import minigrad as mg
+    from minigrad.graph import grad_parents, walk
 
-    seen, found, stack = set(), {}, [node]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        for arg, (parent, _) in zip(node.args, node.next_functions):
+    found = {}
+    for inner in walk([node], grad_parents):
+        for arg, (parent, _) in zip(inner.args, inner.next_functions):
             if parent is None and isinstance(arg, mg.Tensor) and arg.requires_grad:
                 found.setdefault(id(arg), arg)
-            stack.append(parent)
     return list(found.values())
 
 
