@@ -111,7 +111,7 @@ def inspect(cells: list[dict], exercise_of: dict[str, str],
                 protected |= {n for n, how in top_level(tree).items()
                               if how != "assign" and not n.startswith("_")}
     own_classes: set[str] = set()
-    references = {"use_reference"} | _aliases_of_use_reference(cells)
+    references = _names_of_use_reference(cells)
     flags: list[dict] = []
     current = None
     for cell in cells:
@@ -143,9 +143,10 @@ def _flag(exercise, kind: str, note: str) -> dict:
             "zero": kind in ("reference-used", "delegated")}
 
 
-def _aliases_of_use_reference(cells: list[dict]) -> set[str]:
-    """Other names the notebook gives ``use_reference`` (``import ... as load``,
-    ``load = use_reference``): a call of one loads the reference too."""
+def _names_of_use_reference(cells: list[dict]) -> set[str]:
+    """``use_reference`` and the other names the notebook gives it (``import ... as
+    load``, ``load = use_reference``, an alias of an alias): a call of any loads the
+    reference."""
     named: list[tuple[str, str]] = []  # (new name, the name it is given)
     for cell in cells:
         tree = _parse(_text(cell)) if cell.get("cell_type") == "code" else None
@@ -156,15 +157,14 @@ def _aliases_of_use_reference(cells: list[dict]) -> set[str]:
                 named += [(t.id, _last_name(node.value)) for t in node.targets
                           if isinstance(t, ast.Name)]
     aliases = {"use_reference"}
-    while True:  # an alias of an alias
+    while True:
         more = {new for new, old in named if old in aliases} - aliases
         if not more:
-            return aliases - {"use_reference"}
+            return aliases
         aliases |= more
 
 
-def _flags(tree, exercise, rebound, own_classes, exercise_of,
-           references=frozenset({"use_reference"})) -> list[dict]:
+def _flags(tree, exercise, rebound, own_classes, exercise_of, references) -> list[dict]:
     flags = []
     where = f"exercise {exercise}" if exercise else "a cell you added"
     for node in ast.walk(tree):
