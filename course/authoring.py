@@ -53,6 +53,15 @@ def exercise_role(cell: Any) -> dict | None:
     return meta
 
 
+def last_exercise_cell(cells: list) -> int:
+    """The index of the last cell an exercise marks (an answer, a check or a locked
+    cell: by its tags or its nbgrader metadata), -1 if none. The cells after it cannot
+    change a grade or a status: grading and ``status`` do not run them."""
+    marked = [i for i, cell in enumerate(cells) if exercise_role(cell) or any(
+        cell.get("metadata", {}).get("nbgrader", {}).get(k) for k in ("grade", "solution"))]
+    return marked[-1] if marked else -1
+
+
 def apply_exercise_tags(notebook: Any) -> int:
     """Write (or refresh) nbgrader metadata from each cell's exercise tag, and remove it
     from cells that no longer have one. Returns how many cells are exercise cells."""

@@ -65,7 +65,7 @@ import numpy as np
 from . import integrity, mirror, sandbox, wire
 from .student_process import (KeptGraph, _array_leaves, _tensors_in,  # (both sides)
                               kept_graph_gradients, recorded_gradients)
-from .authoring import exercise_cells, exercise_of_tests, exercise_role
+from .authoring import exercise_cells, exercise_of_tests, exercise_role, last_exercise_cell
 
 # Checks that hand the student's code objects of their own (a model and its optimizer,
 # parameters, a graph, a leaf and an array, a file, a model whose layers count their
@@ -1224,7 +1224,7 @@ def judge(submission: dict, source: dict, data_folder: Path | None, timeout: flo
     needed = sorted(teacher_cells_needed(teachers))
     position = {exercise_role(c)["grade_id"]: i for i, c in enumerate(teachers)
                 if c["cell_type"] == "code" and exercise_role(c)}
-    last = max((i for i, c in enumerate(cells) if exercise_role(c)), default=-1)
+    last = last_exercise_cell(cells)
     skipped = False
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="minigrad-grading-") as folder:

@@ -364,15 +364,14 @@ import json, sys
 from traitlets.config import Config
 import nbgrader.validator
 from nbgrader.validator import Validator
+from minigrad.course.authoring import last_exercise_cell
 read = nbgrader.validator.read_nb
 def read_up_to_the_last_check(*args, **kwargs):
     # the cells after the last answer and check cannot change the status: not run
     notebook = read(*args, **kwargs)
-    marked = [i for i, cell in enumerate(notebook.cells)
-              if cell.metadata.get("nbgrader", {}).get("grade")
-              or cell.metadata.get("nbgrader", {}).get("solution")]
-    if marked:
-        del notebook.cells[marked[-1] + 1:]
+    last = last_exercise_cell(notebook.cells)
+    if last >= 0:
+        del notebook.cells[last + 1:]
     return notebook
 nbgrader.validator.read_nb = read_up_to_the_last_check
 config = Config()
