@@ -9,6 +9,16 @@ jupytext's pairing; nbgrader's own metadata would be filtered out of the ``.py``
                                           (### BEGIN HIDDEN TESTS ... for hidden tests)
     # %% tags=["locked:mymul-intro"]      a read-only cell (students cannot edit it)
 
+and, for a question the teacher grades by hand, two markdown cells::
+
+    # %% [markdown] tags=["question:why-sum"]   the question, locked; its rubric between
+                                                === BEGIN MARK SCHEME === and
+                                                === END MARK SCHEME === lines (the
+                                                students' copies leave it out)
+    # %% [markdown] tags=["answer:why-sum:2"]   the model answer, worth 2 points: nbgrader's
+                                                "manually graded answer" (students get
+                                                "YOUR ANSWER HERE" in its place)
+
 ``apply_exercise_tags(notebook)`` writes nbgrader's schema-3 metadata for those cells
 (``scripts/execute_notebooks.py`` and ``minigrad-course init`` call it), and
 ``exercise_problems(notebook)`` lists what is inconsistent (the tests call it).
@@ -22,10 +32,18 @@ from typing import Any
 
 SCHEMA_VERSION = 3
 ID = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
-TAG = re.compile(rf"^(?:solution:(?P<solution>{ID})"
-                 rf"|tests:(?P<tests>{ID}):(?P<points>\d+(?:\.\d+)?)|locked:(?P<locked>{ID}))$")
+POINTS = r"\d+(?:\.\d+)?"
+TAG = re.compile(rf"^(?:solution:(?P<solution>{ID})|tests:(?P<tests>{ID}):(?P<points>{POINTS})"
+                 rf"|locked:(?P<locked>{ID})|question:(?P<question>{ID})"
+                 rf"|answer:(?P<answer>{ID}):(?P<answer_points>{POINTS}))$")
+KINDS = ("solution", "tests", "locked", "question", "answer")
 SOLUTION_MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
 HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+# nbgrader's ClearMarkScheme cuts the lines from the one holding the first to the one
+# holding the second (both included) out of the students' copies
+MARK_SCHEME_MARKERS = ("BEGIN MARK SCHEME", "END MARK SCHEME")
+ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's ClearSolutions.text_stub
+QUESTION_SUFFIX = "-question"
 
 
 def _source(cell: Any) -> str:
@@ -45,12 +63,60 @@ def exercise_role(cell: Any) -> dict | None:
     if match["solution"]:
         meta.update(grade_id=match["solution"], solution=True)
     elif match["tests"]:
-        points = float(match["points"])
         meta.update(grade_id=f"{match['tests']}-tests", grade=True, locked=True,
-                    points=int(points) if points.is_integer() else points)
+                    points=_points(match["points"]))
+    elif match["question"]:
+        meta.update(grade_id=match["question"] + QUESTION_SUFFIX, locked=True)
+    elif match["answer"]:  # nbgrader's "manually graded answer"
+        meta.update(grade_id=match["answer"], solution=True, grade=True,
+                    points=_points(match["answer_points"]))
     else:
         meta.update(grade_id=f"{match['locked']}-locked", locked=True)
     return meta
+
+
+def _points(text: str) -> int | float:
+    points = float(text)
+    return int(points) if points.is_integer() else points
+
+
+def is_written(cell: Any) -> bool:
+    """Whether ``cell`` belongs to a question graded by hand: its question (tag
+    ``question:ID``) or its answer (tag ``answer:ID:POINTS``, or, without tags,
+    nbgrader's metadata of a manually graded answer: a markdown solution cell that is
+    graded)."""
+    tags = cell.get("metadata", {}).get("tags", [])
+    if any(t.startswith(("question:", "answer:")) for t in tags):
+        return True
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(cell.get("cell_type") == "markdown" and meta.get("solution")
+                and meta.get("grade"))
+
+
+def is_written_answer(cell: Any) -> bool:
+    meta = exercise_role(cell) or cell.get("metadata", {}).get("nbgrader", {})
+    return is_written(cell) and bool(meta.get("solution"))
+
+
+def written_questions(notebook: Any) -> dict[str, float]:
+    """``{question: points}`` of the questions graded by hand, in the notebook's order
+    (a question's id is its answer cell's grade_id)."""
+    return {meta["grade_id"]: meta["points"] for cell in notebook["cells"]
+            if is_written_answer(cell)
+            and (meta := exercise_role(cell) or cell["metadata"]["nbgrader"])}
+
+
+def without_mark_scheme(text: str) -> str:
+    """``text`` without its mark-scheme lines, as nbgrader's ClearMarkScheme cuts them."""
+    kept, inside = [], False
+    for line in text.split("\n"):
+        if MARK_SCHEME_MARKERS[0] in line:
+            inside = True
+        elif MARK_SCHEME_MARKERS[1] in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def last_exercise_cell(cells: list) -> int:
@@ -83,11 +149,12 @@ def exercise_problems(notebook: Any) -> list[str]:
         tags = cell.get("metadata", {}).get("tags", [])
         where = f"cell {index}"
         roles = [t for t in tags if TAG.match(t)]
-        looks_like = [t for t in tags if t.split(":")[0] in ("solution", "tests", "locked")]
+        looks_like = [t for t in tags if t.split(":")[0] in KINDS]
         if len(looks_like) > len(roles):
             malformed = sorted(set(looks_like) - set(roles))
             problems.append(f"{where}: malformed exercise tag(s) {malformed} (write "
-                            "solution:ID, tests:ID:POINTS or locked:ID)")
+                            "solution:ID, tests:ID:POINTS, locked:ID, question:ID or "
+                            "answer:ID:POINTS)")
         if len(roles) > 1:
             problems.append(f"{where}: more than one exercise tag: {roles}")
         expected = exercise_role(cell)
@@ -98,6 +165,7 @@ def exercise_problems(notebook: Any) -> list[str]:
         if expected != actual:
             problems.append(f"{where}: nbgrader metadata {actual} does not match its tags "
                             f"{tags} (run scripts/execute_notebooks.py)")
+        problems += _mark_scheme_problems(cell, where, roles)
         if expected is None:
             continue
         grade_id = expected["grade_id"]
@@ -106,6 +174,10 @@ def exercise_problems(notebook: Any) -> list[str]:
                             f"{seen[grade_id]}")
         seen[grade_id] = index
         source = _source(cell)
+        written = roles[0].split(":")[0] in ("question", "answer")
+        if written:
+            problems += _written_problems(notebook["cells"], index, roles[0], where)
+            continue
         if expected["grade"] and not expected.get("points"):
             problems.append(f"{where}: test cell {grade_id!r} has no points")
         if expected["grade"] and cell["cell_type"] != "code":
@@ -122,17 +194,68 @@ def exercise_problems(notebook: Any) -> list[str]:
     return problems
 
 
+def _mark_scheme_problems(cell: Any, where: str, roles: list[str]) -> list[str]:
+    """A mark scheme outside a question cell, or its delimiters unbalanced."""
+    lines = _source(cell).split("\n")
+    marks = [m for line in lines for m in MARK_SCHEME_MARKERS if m in line]
+    if not marks:
+        return []
+    if not (roles and roles[0].startswith("question:")):
+        return [f"{where}: {MARK_SCHEME_MARKERS[0]} outside a question:ID cell (the students "
+                "would see it, or nbgrader would refuse the chapter)"]
+    if marks != list(MARK_SCHEME_MARKERS) * (len(marks) // 2) or len(marks) % 2:
+        return [f"{where}: unbalanced {MARK_SCHEME_MARKERS[0]} / {MARK_SCHEME_MARKERS[1]} "
+                "(each BEGIN needs its END below it, not nested)"]
+    return []
+
+
+def _written_problems(cells: list, index: int, tag: str, where: str) -> list[str]:
+    """A question graded by hand: a markdown question cell followed by its markdown answer
+    cell (the next cell with an exercise tag), with points and a rubric."""
+    kind, name = tag.split(":")[:2]
+    cell = cells[index]
+    problems = []
+    if cell["cell_type"] != "markdown":
+        problems.append(f"{where}: the {kind} cell of question {name!r} must be a markdown "
+                        "cell (# %% [markdown] tags=[...])")
+    partner_kind = "answer" if kind == "question" else "question"
+    step = 1 if kind == "question" else -1
+    partner = next((t for i in range(index + step, len(cells) if step > 0 else -1, step)
+                    for t in cells[i].get("metadata", {}).get("tags", []) if TAG.match(t)),
+                   None)
+    if partner is None or not partner.startswith(f"{partner_kind}:{name}:" if kind ==
+                                                 "question" else f"question:{name}"):
+        wanted = (f"answer:{name}:POINTS just below it" if kind == "question"
+                  else f"question:{name} just above it")
+        problems.append(f"{where}: question {name!r} has no {partner_kind} cell (add a "
+                        f"markdown cell tagged {wanted})")
+    if kind == "answer" and not float(tag.split(":")[2]):
+        problems.append(f"{where}: the answer to question {name!r} has no points")
+    if kind == "question" and MARK_SCHEME_MARKERS[0] not in _source(cell):
+        problems.append(f"{where}: question {name!r} has no rubric (write it between "
+                        f"=== {MARK_SCHEME_MARKERS[0]} === and === {MARK_SCHEME_MARKERS[1]} "
+                        "=== lines)")
+    if kind == "answer" and not _source(cell).strip():
+        problems.append(f"{where}: question {name!r} has no model answer")
+    return problems
+
+
 def graded_cells(notebook: Any) -> dict[str, float]:
-    """``{grade_id: points}`` of the autograded test cells."""
+    """``{grade_id: points}`` of the autograded test cells (not the questions graded by
+    hand: ``written_questions``)."""
     return {meta["grade_id"]: meta["points"] for cell in notebook["cells"]
-            if (meta := exercise_role(cell)) and meta["grade"]}
+            if (meta := exercise_role(cell)) and meta["grade"] and not meta["solution"]}
 
 
 def exercise_cells(notebook: dict) -> list[tuple[dict, dict]]:
-    """``(cell, nbgrader metadata)`` of the exercise cells, from their tags (as ``init``
-    writes them) or, failing that, from nbgrader's own metadata."""
+    """``(cell, nbgrader metadata)`` of the autograded exercises' cells (answers, checks,
+    locked cells), from their tags (as ``init`` writes them) or, failing that, from
+    nbgrader's own metadata. The questions graded by hand are not among them
+    (``written_questions``)."""
     found = []
     for cell in notebook["cells"]:
+        if is_written(cell):
+            continue
         meta = exercise_role(cell) or cell.get("metadata", {}).get("nbgrader")
         if meta and meta.get("grade_id"):
             found.append((cell, meta))

@@ -8,8 +8,10 @@ third makes the pages faster):
 - ``StudentFeedback``, an nbconvert preprocessor that ``init`` adds to the course's
   ``GenerateFeedback.preprocessors``: in the notebook before it is rendered, the code
   between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` is replaced by one
-  comment line, a traceback's frames that would quote it are left out, and the course
-  folder's path (and this Python's) in outputs is replaced by a short name.
+  comment line, a traceback's frames that would quote it are left out, the rubric of a
+  question graded by hand (its mark scheme, which nbgrader put back into the question for
+  the grader) is cut out again, and the course folder's path (and this Python's) in
+  outputs is replaced by a short name.
 - ``FeedbackHTML``, the exporter ``grade`` has nbgrader render the pages with: nbconvert's,
   without a second parse of the whole page.
 - ``tidy(page, exercise_of)``, on the HTML nbgrader wrote (``grade`` calls it through
@@ -29,7 +31,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool, List, Unicode
 
-from .authoring import HIDDEN_MARKERS
+from .authoring import HIDDEN_MARKERS, MARK_SCHEME_MARKERS, without_mark_scheme
 
 HIDDEN_NOTE = "# (more checks here, hidden: they run when your work is graded)"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -50,7 +52,8 @@ def without_hidden_tests(source: str) -> str:
 
 
 class StudentFeedback(Preprocessor):
-    """Hide hidden tests and the teacher's paths in the notebook a feedback page shows."""
+    """Hide hidden tests, rubrics and the teacher's paths in the notebook a feedback page
+    shows."""
 
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off by default
     course_root = Unicode("", help="the course folder, shown to students as 'course'"
@@ -75,6 +78,8 @@ class StudentFeedback(Preprocessor):
         return text
 
     def preprocess_cell(self, cell, resources, index):
+        if MARK_SCHEME_MARKERS[0] in cell.source:
+            cell.source = without_mark_scheme(cell.source)
         hidden = cell.cell_type == "code" and HIDDEN_MARKERS[0] in cell.source
         if hidden:
             cell.source = without_hidden_tests(cell.source)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .authoring import (  # noqa: F401  (exercises: part of what reports offers)
     HIDDEN_MARKERS, SOLUTION_MARKERS, exercise_cells, exercise_of_tests, exercise_role,
-    exercises)
+    exercises, written_questions)
 
 FLAGS = "flags.json"
 STUDENTS = "students.json"
@@ -133,15 +133,19 @@ def _notebook(course: Path, assignment: str) -> Path:
     return path
 
 
-def exercise_scores(course: Path, assignment: str) -> dict[str, dict[str, float]]:
+def exercise_scores(course: Path, assignment: str) -> dict[str, dict[str, float | None]]:
     """``{student: {exercise: score}}`` from nbgrader's gradebook: an exercise's score is
-    the sum of its test cells' scores."""
+    the sum of its test cells' scores; a question graded by hand's is the teacher's points
+    (``manual_score``), None while the answer waits for them (nbgrader gives 0 by itself
+    only to an answer left as handed out: "No response")."""
     from nbgrader.api import Gradebook, MissingEntry
 
     course = Path(course)
     path = _notebook(course, assignment)
-    owner = exercise_of_tests(json.loads(path.read_text(encoding="utf-8")))
-    scores: dict[str, dict[str, float]] = {}
+    source = json.loads(path.read_text(encoding="utf-8"))
+    owner = exercise_of_tests(source)
+    written = written_questions(source)
+    scores: dict[str, dict[str, float | None]] = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for student in gradebook.students:
             try:
@@ -149,10 +153,14 @@ def exercise_scores(course: Path, assignment: str) -> dict[str, dict[str, float]
                                                               student.id)
             except MissingEntry:
                 continue
-            by_exercise = {exercise: 0.0 for exercise in dict.fromkeys(owner.values())}
+            by_exercise: dict[str, float | None] = {
+                exercise: 0.0 for exercise in dict.fromkeys(owner.values())}
             for grade in notebook.grades:
                 if grade.name in owner:
                     by_exercise[owner[grade.name]] += grade.score or 0.0
+                elif grade.name in written:
+                    by_exercise[grade.name] = None if grade.manual_score is None and \
+                        grade.auto_score is None else grade.score
             scores[student.id] = by_exercise
     return scores
 
@@ -203,6 +211,12 @@ def write_grades(course: Path, rows: list[dict], path: Path, format: str = "csv"
     return [path]
 
 
+def _final(row: dict) -> str:
+    """The score an LMS gets: blank while a written answer waits for the teacher's points
+    (an LMS keeps a number as the grade; a partial one would pass for the total)."""
+    return "" if row["status"] == "needs manual grading" else row["score"]
+
+
 def _write_canvas(course: Path, rows: list[dict], path: Path) -> Path:
     """Canvas's gradebook import: one row per student (``Student, ID, SIS User ID, SIS
     Login ID, Section``, then one column per assignment), the Canvas user id from the
@@ -211,7 +225,7 @@ def _write_canvas(course: Path, rows: list[dict], path: Path) -> Path:
     students = read_students(course)
     assignments = list(dict.fromkeys(row["assignment"] for row in rows))
     max_scores = {row["assignment"]: row["max_score"] for row in rows}
-    scores = {(row["student"], row["assignment"]): row["score"] for row in rows}
+    scores = {(row["student"], row["assignment"]): _final(row) for row in rows}
     with open(path, "w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
         writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
@@ -256,7 +270,7 @@ def _write_moodle(course: Path, rows: list[dict], path: Path) -> list[Path]:
                 participant = known.get("moodle_participant", {}).get(assignment)
                 writer.writerow([f"Participant {participant}" if participant
                                  else row["student"], known.get("name", row["student"]), "",
-                                 row["status"], row["score"], row["max_score"], "Yes", "",
+                                 row["status"], _final(row), row["max_score"], "Yes", "",
                                  now, "; ".join(n for n in (row["note"], row["flags"]) if n)])
         written.append(target)
     return written

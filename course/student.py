@@ -94,6 +94,7 @@ def _strip_answers(notebook: dict) -> dict:
 
     config = Config()
     config.ClearSolutions.code_stub = {"python": STUB}
+    config.ClearMarkScheme.enforce_metadata = False  # rubrics sit in question cells
     made, resources = nbformat.reads(json.dumps(notebook), nbformat.NO_CONVERT), {}
     for step in (LockCells, ClearSolutions, CheckCellMetadata, ComputeChecksums,
                  ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata):
@@ -470,6 +471,20 @@ def progress(exercise_version: dict, notebook: dict, failed: set[str]) -> dict[s
             and not (set(tests[e]) & failed) for e in tests}
 
 
+def answered(exercise_version: dict, notebook: dict) -> dict[str, bool]:
+    """``{question: answered}`` for the questions graded by hand (no verdict: the
+    teacher grades them): answered when the student's answer cell (found by grade_id) is
+    there and holds text other than the stub it was handed out with."""
+    mine = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c
+            for c in notebook["cells"]}
+    found = {}
+    for question in authoring.written_questions(exercise_version):
+        cell = mine.get(question)
+        text = _source_text(cell).strip() if cell is not None else ""
+        found[question] = bool(text) and text != authoring.ANSWER_STUB
+    return found
+
+
 def _source_text(cell: dict) -> str:
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
@@ -481,8 +496,10 @@ def _has_code(cell: dict) -> bool:
 
 @dataclass
 class Chapter:
-    """One chapter's progress: ``passed`` is ``{exercise: passed}`` (None when it could
-    not be checked: ``problem`` says why); ``notes`` name exercises not counted and why."""
+    """One chapter's progress: ``passed`` is ``{exercise: passed}`` for the exercises its
+    checks grade (None when it could not be checked: ``problem`` says why), ``answered``
+    ``{question: answered}`` for the questions the teacher grades by hand; ``notes`` name
+    exercises not counted and why."""
 
     stem: str
     path: Path
@@ -490,10 +507,15 @@ class Chapter:
     passed: dict[str, bool] | None = None
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    answered: dict[str, bool] = field(default_factory=dict)
 
     @property
     def todo(self) -> list[str]:
-        return [e for e, ok in (self.passed or {}).items() if not ok]
+        """The exercises not passed yet and the questions not answered yet, in the
+        notebook's order."""
+        left = {e for e, ok in {**(self.passed or {}), **self.answered}.items() if not ok}
+        return [e for e in self.exercises if e in left] + \
+            [e for e in sorted(left) if e not in self.exercises]
 
 
 def not_their_work(exercise_version: dict, notebook: dict) -> dict[str, str]:
@@ -625,6 +647,7 @@ def _count(chapter: Chapter, version: dict, notebook: dict, failed: set[str]) ->
     """Fill ``chapter.passed`` and its notes from the failing cells of its notebook."""
     path = chapter.path
     chapter.passed = progress(version, notebook, failed)
+    chapter.answered = answered(version, notebook)
     owners = _owners(version)
     edited, deleted = changed_test_cells(version, notebook)
     for grade_id in edited + deleted:
@@ -648,12 +671,19 @@ def status_table(chapters: list[Chapter]) -> list[tuple[str, str, str]]:
     rows = []
     for chapter in chapters:
         if chapter.passed is None:
-            rows.append((chapter.stem, f"- / {len(chapter.exercises)}",
-                         "cannot check: see below"))
+            checked = len(chapter.exercises) - len(chapter.answered)
+            rows.append((chapter.stem, f"- / {checked}", "cannot check: see below"))
             continue
         done = sum(chapter.passed.values())
-        rows.append((chapter.stem, f"{done} / {len(chapter.passed)}",
-                     "done" if not chapter.todo else "to do: " + ", ".join(chapter.todo)))
+        failing = [e for e in chapter.todo if e in chapter.passed]
+        note = "done" if not failing else "to do: " + ", ".join(failing)
+        if chapter.answered:
+            unanswered = [q for q, ok in chapter.answered.items() if not ok]
+            note += (f"; written: {sum(chapter.answered.values())} of "
+                     f"{len(chapter.answered)} answered"
+                     + (f" (to answer: {', '.join(unanswered)})" if unanswered else "")
+                     + ", graded by your teacher")
+        rows.append((chapter.stem, f"{done} / {len(chapter.passed)}", note))
     return rows
 
 
@@ -711,17 +741,23 @@ def next_exercise(args: argparse.Namespace) -> int:
                  f"\"{_heading_before(notebook, found[0])}\"" if found
                  else f"its cell is missing: minigrad-course reset {chapter.stem} "
                  f"{exercise} restores it")
-        print(f"next: exercise {exercise} of {chapter.stem} "
-              f"({len(chapter.passed) - len(chapter.todo)} of {len(chapter.passed)} done)")
+        done = len(chapter.passed) + len(chapter.answered) - len(chapter.todo)
+        what = (f"question {exercise} (a written answer, graded by your teacher)"
+                if exercise in chapter.answered else f"exercise {exercise}")
+        print(f"next: {what} of {chapter.stem} "
+              f"({done} of {len(chapter.passed) + len(chapter.answered)} done)")
         print(f"open  {chapter.path}")
         print(f"      {where}")
         for note in chapter.notes:
             print(f"note: {note}")
-        print(f"stuck? minigrad-course hint {chapter.stem} {exercise}")
+        if exercise not in chapter.answered:
+            print(f"stuck? minigrad-course hint {chapter.stem} {exercise}")
         return 0
-    total = sum(len(c.exercises) for c in chapters)
-    print(f"all {total} exercises of the {len(chapters)} chapters with exercises pass: "
-          "well done")
+    total = sum(len(c.passed or {}) for c in chapters)
+    written = sum(len(c.answered) for c in chapters)
+    print(f"all {total} exercises of the {len(chapters)} chapters with exercises pass"
+          + (f", and your {written} written answer(s) are there for your teacher to grade"
+             if written else "") + ": well done")
     return 0
 
 
@@ -828,6 +864,10 @@ def solution(args: argparse.Namespace) -> int:
     (cell,) = [c for c in notebook["cells"]
                if (m := exercise_role(c)) and m["solution"] and m["grade_id"] == name]
     text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    if authoring.is_written(cell):  # the model answer, as the teacher wrote it
+        print(f"model answer to question {name} of {stem} (your teacher grades yours by "
+              f"hand):\n{text.strip()}")
+        return 0
     lines = [line for line in text.splitlines()
              if not any(marker in line for marker in SOLUTION_MARKERS)]
     print(f"# reference answer to exercise {name} of {stem}\n" + "\n".join(lines))

@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 from . import reports, sandbox
-from .authoring import apply_exercise_tags, graded_cells
+from .authoring import ANSWER_STUB, apply_exercise_tags, graded_cells, written_questions
 from .grading import AUTOGRADE_CONFIG
 
 DEFAULT_TIMEOUT = 60
@@ -119,6 +119,10 @@ c.CourseDirectory.db_url = {db_url!r}
 c.Execute.timeout = {timeout}
 c.Execute.interrupt_on_timeout = True
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+# a question graded by hand keeps its rubric (between BEGIN and END MARK SCHEME) in its
+# locked question cell: nbgrader cuts it from the students' copy, and by default accepts
+# it only in a "task" cell
+c.ClearMarkScheme.enforce_metadata = False
 # the feedback pages students get show no hidden test's source and none of this folder's
 # paths (minigrad/course/feedback_page.py)
 c.GenerateFeedback.preprocessors = {preprocessors!r}
@@ -249,6 +253,11 @@ def _read(path: Path) -> dict:
 
 def release(args: argparse.Namespace) -> int:
     course = _course(args)
+    config = course / "nbgrader_config.py"
+    if "ClearMarkScheme" not in config.read_text(encoding="utf-8"):  # a course made before
+        with open(config, "a", encoding="utf-8") as file:
+            file.write("\n# rubrics of the questions graded by hand sit in their question "
+                       "cells\nc.ClearMarkScheme.enforce_metadata = False\n")
     exchange = _exchange(course) if _assignments(course) else None
     for assignment in _assignments(course):
         _nbgrader(course, "generate_assignment", assignment, "--force")
@@ -724,11 +733,17 @@ def _note(course: Path, problems: dict, student: str, assignment: str) -> str:
     return " ".join(n for n in notes if n)
 
 
+NEEDS_MANUAL_GRADING = "needs manual grading"  # a row's status: a written answer waits
+
+
 def rows(course: Path) -> list[dict]:
     """One row per student and assignment: the score from nbgrader's gradebook, the
-    maximum, a status (graded, not graded, not returned), what went wrong, if anything,
-    ``exercises`` (``{exercise: score}``, every exercise of the assignment, blank when not
-    graded) and ``flags`` (what grading flagged, as one line: ``reports.flags_text``)."""
+    maximum, a status (graded, needs manual grading, not graded, not returned), what went
+    wrong, if anything, ``exercises`` (``{exercise: score}``, every exercise of the
+    assignment, blank when not graded, then every question graded by hand: the points the
+    teacher gave, ``pending`` while none) and ``flags`` (what grading flagged, as one
+    line: ``reports.flags_text``). While a written answer waits for the teacher's points,
+    the score is the points given so far and the status says it is incomplete."""
     problems = _problems(course)
     flags = reports.read_flags(course)
     students = set(problems)
@@ -739,29 +754,40 @@ def rows(course: Path) -> list[dict]:
     made = []
     for assignment in _assignments(course):
         source = _read(course / "source" / assignment / _notebook_of(course, assignment))
-        max_score = sum(graded_cells(source).values())
-        exercises = reports.exercises(source)
+        written = written_questions(source)
+        max_score = sum(graded_cells(source).values()) + sum(written.values())
+        exercises = [*reports.exercises(source), *written]
         by_exercise = reports.exercise_scores(course, assignment) if graded else {}
         for student in sorted(students):
             score = scores.get((student, assignment))
             note = _note(course, problems, student, assignment)
             returned = (course / "submitted" / student / assignment).is_dir()
+            theirs = by_exercise.get(student, {}) if score is not None else {}
+            waiting = [q for q in written if q in theirs and theirs[q] is None]
             if score is not None:
-                status = "graded"
+                status = NEEDS_MANUAL_GRADING if waiting else "graded"
             elif returned or note:
                 status = "not graded"
                 note = note or "nbgrader could not grade it (see nbgrader.log)"
             else:
                 status = "not returned"
-            theirs = by_exercise.get(student, {}) if score is not None else {}
+            if waiting:
+                note = " ".join(n for n in (note, f"{', '.join(waiting)}: to grade by hand "
+                                           "(formgrader); the score counts the points "
+                                           "given so far") if n)
             made.append({"student": student, "assignment": assignment,
                          "score": "" if score is None else f"{score:g}",
                          "max_score": f"{max_score:g}", "status": status, "note": note,
-                         "exercises": {e: f"{theirs[e]:g}" if e in theirs else ""
-                                       for e in exercises},
+                         "exercises": {e: _cell_score(theirs, e) for e in exercises},
                          "flags": reports.flags_text(flags.get(student, {})
                                                      .get(assignment, []))})
     return made
+
+
+def _cell_score(theirs: dict, exercise: str) -> str:
+    if exercise not in theirs:
+        return ""
+    return "pending" if theirs[exercise] is None else f"{theirs[exercise]:g}"
 
 
 def print_grades(course: Path) -> None:
@@ -769,6 +795,7 @@ def print_grades(course: Path) -> None:
     for row in rows(course):
         score = row["score"] or "-"
         print(f"{row['student']:<20} {row['assignment']:<28} {score:>5} / {row['max_score']}"
+              + (f"   ({row['status']})" if row["status"] == NEEDS_MANUAL_GRADING else "")
               + (f"   {row['note']}" if row["note"] else "")
               + (f"   FLAGGED: {row['flags']}" if row["flags"] else ""))
 
@@ -838,6 +865,15 @@ def export(args: argparse.Namespace) -> int:
     written = reports.write_grades(course, made, Path(args.csv), args.format)
     print(f"wrote {len(made)} row(s) to {', '.join(map(str, written))}"
           + ("" if args.format == "csv" else f" ({args.format}'s import format)"))
+    waiting = [r for r in made if r["status"] == NEEDS_MANUAL_GRADING]
+    if waiting:
+        left = ("their score counts the points given so far (status: "
+                f"{NEEDS_MANUAL_GRADING})" if args.format == "csv" else
+                f"their grade is left blank in the {args.format} file, so that no "
+                "incomplete total is uploaded")
+        print(f"note: {len(waiting)} submission(s) have written answers not graded yet: "
+              f"{left}. Grade them in the formgrader (JupyterLab's Nbgrader menu > Manual "
+              "Grading), then export again.")
     return 0
 
 
@@ -856,6 +892,14 @@ print(json.dumps(Validator(config=config).validate(sys.argv[1])))
 """
 FRAME = re.compile(r"^(File |Cell In|Input In|-{20,})")
 EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
+
+
+def _written_answers(notebook: dict) -> dict[str, dict]:
+    """``{question: its answer cell}`` of the questions graded by hand."""
+    from .authoring import is_written_answer
+
+    return {c["metadata"]["nbgrader"]["grade_id"]: c for c in notebook["cells"]
+            if is_written_answer(c) and c.get("metadata", {}).get("nbgrader")}
 
 
 def _message(error: str) -> str:
@@ -900,7 +944,17 @@ def check(args: argparse.Namespace) -> int:
         for cell in found.get("type_changed", []) + found.get("changed", []):
             print("\n" + textwrap.indent(cell["source"], "    "))
         return 1
-    failed = found.get("failed", [])
+    # nbgrader counts an answer to a written question left as handed out as failed:
+    # named here as not answered (no verdict on the others: the teacher grades them)
+    written = written_questions(_read(notebook))
+    unanswered = [q for q, cell in _written_answers(_read(notebook)).items()
+                  if _text(cell["source"]).strip() in ("", ANSWER_STUB)]
+    failed = [cell for cell in found.get("failed", [])
+              if cell["source"].strip() not in ("", ANSWER_STUB)]
+    if written:
+        print(f"written question(s) {', '.join(written)}: "
+              + (f"not answered yet: {', '.join(unanswered)}" if unanswered
+                 else "answered") + " (graded by your teacher, not by the checks)")
     if not failed:
         print(f"Success! Every check of {notebook.name} passes.")
         return 0

@@ -490,6 +490,47 @@ print("b.grad.shape     =", b.grad.shape)
 print("b.grad           =", fmt(b.grad.numpy()))
 print("X summed over i  =", fmt(X.numpy().sum(axis=0)))
 
+# %% [markdown] tags=["question:why-sum"]
+# ### Question (2 points, graded by your teacher)
+#
+# Why does the gradient of the broadcast input `b` need a *sum* over the rows of `X`,
+# rather than, say, the gradient of the first row alone, or the whole `(2, 3)` array
+# that `MyMul.backward` returns? Answer in the cell below, in a few sentences; name the
+# rule of calculus you use.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+#
+# - **2 points**: the answer gives both reasons: (1) broadcasting *uses* each $b_j$ once
+#   per row, in every $z_{ij}$, and by the chain rule a variable that feeds several
+#   outputs gets the *sum* of the gradients through each of its uses (the same rule as
+#   for a variable used twice in a graph); (2) a gradient has the shape of its input,
+#   `(3,)`, while `grad_output * X` has the output's shape `(2, 3)`: summing over the
+#   stretched dimension (the rows, `axis=0`) is what brings it back.
+# - **1 point**: only one of the two: e.g. "the shapes must match, so sum" without saying
+#   why a sum (and not a mean or one row) is the right number, or "each $b_j$ is used
+#   several times, so its gradients add up" without linking it to the shape.
+# - **0 points**: neither; or a wrong reason ("to average the rows", "because NumPy
+#   cannot store a `(2, 3)` gradient", "to save memory").
+#
+# A full answer names: each $b_j$ used once per row; the chain rule summing over every
+# use (the multivariable chain rule); the input's shape `(3,)` against the output's
+# `(2, 3)`; the sum over the broadcast dimension, $\partial L / \partial b_j = \sum_i
+# \partial L / \partial z_{ij} \, X_{ij}$. Taking the first row only counts one use
+# (wrong by a factor of about the number of rows); the `(2, 3)` array keeps the uses
+# apart and cannot be added to `b`.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-sum:2"]
+# Broadcasting uses each $b_j$ once per row of $X$: it appears in $z_{0j}$ and in
+# $z_{1j}$. The chain rule for a variable that feeds several outputs says its gradient is
+# the sum of the gradients through each use, $\partial L/\partial b_j = \sum_i
+# \partial L/\partial z_{ij}\, X_{ij}$, just as for a variable used twice in a graph.
+# `MyMul.backward` returns `grad_output * X`, one gradient per use, with the output's
+# shape `(2, 3)`; `b` has shape `(3,)`, and its gradient must have that shape. Summing
+# over the broadcast dimension (the rows) adds the uses together and gives that shape.
+# The first row alone would count only one of the uses.
+
 # %% [markdown]
 # Chapter 2 (tensors and broadcasting) works this out in full: the broadcasting rules,
 # why the sum runs over exactly the stretched dimensions (leading ones summed away,
