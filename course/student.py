@@ -460,7 +460,7 @@ def progress(exercise_version: dict, notebook: dict, failed: set[str]) -> dict[s
     expected = {e: 0 for e in tests}
     for cell in exercise_version["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") and _has_code(cell):
+        if meta.get("grade") and _has_code(cell) and not authoring.is_written(cell):
             expected[owner[meta["grade_id"]]] += 1
     for cell in notebook["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})

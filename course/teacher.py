@@ -771,10 +771,6 @@ def rows(course: Path) -> list[dict]:
                 note = note or "nbgrader could not grade it (see nbgrader.log)"
             else:
                 status = "not returned"
-            if waiting:
-                note = " ".join(n for n in (note, f"{', '.join(waiting)}: to grade by hand "
-                                           "(formgrader); the score counts the points "
-                                           "given so far") if n)
             made.append({"student": student, "assignment": assignment,
                          "score": "" if score is None else f"{score:g}",
                          "max_score": f"{max_score:g}", "status": status, "note": note,

@@ -68,10 +68,13 @@ CHAPTERS = {p.stem: _read(p) for p in sorted(NOTEBOOKS.glob("[0-9]*_*.ipynb"))
 
 
 def exercises(notebook: dict) -> dict[str, list[str]]:
-    """``{exercise: [its test cells]}``, in order: the test cells after each solution."""
+    """``{exercise: [its test cells]}``, in order: the test cells after each solution (the
+    questions graded by hand are no exercise of the checks)."""
     found, current = {}, None
     for cell in notebook["cells"]:
         meta = _meta(cell)
+        if authoring.is_written(cell):
+            continue
         if meta.get("solution"):
             current = meta["grade_id"]
             found[current] = []
@@ -260,7 +263,9 @@ def _points(stem: str) -> dict[str, float]:
 def _lost(graded, stem: str, student: str) -> dict[str, float]:
     """``{test cell: points lost}`` for the cells that lost points."""
     scores = graded[stem][student]
-    assert set(scores) == set(_points(stem)), f"{student}: graded cells {sorted(scores)}"
+    written = authoring.written_questions(CHAPTERS[stem])  # for the teacher, by hand
+    assert set(scores) == set(_points(stem)) | set(written), \
+        f"{student}: graded cells {sorted(scores)}"
     return {cell: points - scores[cell] for cell, points in _points(stem).items()
             if scores[cell] < points}
 

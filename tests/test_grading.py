@@ -67,8 +67,11 @@ def _with_cell(notebook: dict, grade_id: str, source: str) -> dict:
 
 
 def _cells(notebook: dict, solution: bool) -> list[str]:
+    """The grade_ids of the code exercises' solution (or test) cells (not the written
+    questions')."""
     return [c["metadata"]["nbgrader"]["grade_id"] for c in notebook["cells"]
-            if c["metadata"].get("nbgrader", {}).get("solution" if solution else "grade")]
+            if c["metadata"].get("nbgrader", {}).get("solution" if solution else "grade")
+            and not authoring.is_written(c)]
 
 
 def _class(chapter: pathlib.Path, release: pathlib.Path) -> dict[str, str | dict]:
@@ -158,13 +161,24 @@ def _feedback(graded, chapter: str, name: str) -> str:
 
 
 def _max(chapter: str) -> float:
+    """The automatic points (the written questions wait for the teacher's)."""
     return sum(authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb")).values())
+
+
+def _answered(chapter: str) -> str:
+    """The status of a notebook made from the chapter itself, its written answers
+    filled in: complete once the teacher has graded them by hand."""
+    written = authoring.written_questions(_read(NOTEBOOKS / f"{chapter}.ipynb"))
+    return "needs manual grading" if written else "graded"
 
 
 @chapters
 def test_the_chapter_itself_gets_full_marks(graded, chapter):
     row = _row(graded, chapter, "perfect")
-    assert (row["status"], float(row["score"]), row["note"]) == ("graded", _max(chapter), "")
+    assert (row["status"], float(row["score"]), row["note"]) == \
+        (_answered(chapter), _max(chapter), "")
+    for question in authoring.written_questions(_read(NOTEBOOKS / f"{chapter}.ipynb")):
+        assert row[question] == "pending"  # for the teacher to grade, not a silent 0
     assert "right" in _feedback(graded, chapter, "perfect")
 
 
@@ -172,6 +186,8 @@ def test_the_chapter_itself_gets_full_marks(graded, chapter):
 def test_the_blank_copy_gets_zero_and_says_where_to_write(graded, chapter):
     row = _row(graded, chapter, "blank")
     assert (row["status"], float(row["score"])) == ("graded", 0.0)
+    for question in authoring.written_questions(_read(NOTEBOOKS / f"{chapter}.ipynb")):
+        assert row[question] == "0"  # left as handed out: nbgrader's "No response"
     assert "Write your solution where the exercise says so" in _feedback(graded, chapter,
                                                                          "blank")
 
@@ -195,7 +211,7 @@ def _cell_scores(graded, chapter: str, name: str) -> dict[str, float]:
 def test_a_classic_mistake_gets_partial_marks_and_its_name_in_the_feedback(graded, chapter,
                                                                            mistake):
     row = _row(graded, chapter, mistake)
-    assert row["status"] == "graded"
+    assert row["status"] == _answered(chapter)
     assert 0 < float(row["score"]) < _max(chapter)
     words = MISTAKES[chapter][mistake][2]
     assert words in _feedback(graded, chapter, mistake)
@@ -214,7 +230,8 @@ def test_a_classic_mistake_loses_points_on_its_own_exercise_s_checks_only(graded
     must, may = _allowed_to_lose(chapter, exercise)
     points = authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb"))
     scores = _cell_scores(graded, chapter, mistake)
-    assert set(scores) == set(points)
+    written = authoring.written_questions(_read(NOTEBOOKS / f"{chapter}.ipynb"))
+    assert set(scores) == set(points) | set(written)
     lost = {cell: points[cell] - scores[cell] for cell in points if scores[cell] < points[cell]}
     assert set(lost) & must, f"{mistake}: the checks of {exercise} ({sorted(must)}) kept " \
         "all their points"
@@ -233,7 +250,7 @@ def test_every_chapter_with_exercises_has_classic_mistakes_to_grade(chapter):
 @machinery
 def test_an_endless_loop_is_cut_off_and_the_rest_is_graded(graded, chapter):
     row = _row(graded, chapter, "loop")
-    assert row["status"] == "graded" and 0 < float(row["score"]) < _max(chapter)
+    assert row["status"] == _answered(chapter) and 0 < float(row["score"]) < _max(chapter)
     assert "CellTimeoutError" in _feedback(graded, chapter, "loop")
     # the teacher's table and the student's page say which cell was stopped, and why
     last = _cells(_read(NOTEBOOKS / f"{chapter}.ipynb"), solution=True)[-1]
@@ -247,14 +264,14 @@ def test_a_truncated_notebook_gets_a_note_and_the_class_is_still_graded(graded, 
     row = _row(graded, chapter, "truncated")
     assert row["status"] == "not graded" and row["score"] == ""
     assert "not a readable notebook" in row["note"] and "new copy" in row["note"]
-    assert _row(graded, chapter, "perfect")["status"] == "graded"
+    assert _row(graded, chapter, "perfect")["status"] == _answered(chapter)
 
 
 @machinery
 def test_deleted_and_edited_test_cells_are_noted_and_the_teacher_s_tests_run(graded,
                                                                               chapter):
     row = _row(graded, chapter, "tampered")
-    assert (row["status"], float(row["score"])) == ("graded", _max(chapter))
+    assert (row["status"], float(row["score"])) == (_answered(chapter), _max(chapter))
     assert "was deleted" in row["note"]
     if len(authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb"))) > 1:
         assert "was edited" in row["note"]
@@ -264,14 +281,15 @@ def test_deleted_and_edited_test_cells_are_noted_and_the_teacher_s_tests_run(gra
 @machinery
 def test_widget_output_in_a_returned_notebook_does_not_break_grading(graded, chapter):
     row = _row(graded, chapter, "widgets")
-    assert (row["status"], float(row["score"])) == ("graded", _max(chapter))
+    assert (row["status"], float(row["score"])) == (_answered(chapter), _max(chapter))
 
 
 @machinery
 def test_cells_after_the_last_check_do_not_run_and_the_feedback_says_so(graded, chapter):
     # a loop there costs nothing: those cells cannot change a grade
     row = _row(graded, chapter, "after")
-    assert (row["status"], float(row["score"]), row["note"]) == ("graded", _max(chapter), "")
+    assert (row["status"], float(row["score"]), row["note"]) == \
+        (_answered(chapter), _max(chapter), "")
     assert "Not run while grading: this cell and the ones after it come after the last " \
         "check" in _feedback(graded, chapter, "after")
 
