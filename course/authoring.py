@@ -94,6 +94,7 @@ def is_written(cell: Any) -> bool:
 
 
 def is_written_answer(cell: Any) -> bool:
+    """Whether ``cell`` is the answer cell of a question graded by hand."""
     meta = exercise_role(cell) or cell.get("metadata", {}).get("nbgrader", {})
     return is_written(cell) and bool(meta.get("solution"))
 

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from . import student, teacher
-from .authoring import SOLUTION_MARKERS, exercise_cells, exercise_role, exercises
+from .authoring import SOLUTION_MARKERS, exercise_cells, exercise_role, exercises, is_written
 from .teacher import CourseError
 
 
@@ -56,6 +56,10 @@ def _chapter_of(exercise: str, chapter: str | int | None,
         for cell in notebook["cells"]:
             meta = exercise_role(cell)
             if meta and meta["solution"] and meta["grade_id"] == exercise:
+                if is_written(cell):
+                    raise CourseError(
+                        f"{exercise!r} is a question you answer in words, with no code to "
+                        f"load; its model answer: minigrad-course solution {stem} {exercise}")
                 found.append((stem, notebook))
     if not found:
         known = sorted({e for s in stems

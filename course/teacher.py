@@ -27,7 +27,8 @@ import threading
 from pathlib import Path
 
 from . import reports, sandbox
-from .authoring import ANSWER_STUB, apply_exercise_tags, graded_cells, written_questions
+from .authoring import (ANSWER_STUB, apply_exercise_tags, graded_cells, is_written,
+                        without_mark_scheme, written_questions)
 from .grading import AUTOGRADE_CONFIG
 
 DEFAULT_TIMEOUT = 60
@@ -401,7 +402,7 @@ def _inspect(path: Path, handed_out: dict) -> tuple[dict | None, list[str]]:
         if theirs is None:
             problems.append(f"the {kind} {meta['grade_id']!r} was deleted; it was put back "
                             "from the teacher's copy for grading.")
-        elif _text(theirs["source"]).strip() != _text(cell["source"]).strip():
+        elif _as_handed_out(theirs) != _as_handed_out(cell):
             problems.append(f"the {kind} {meta['grade_id']!r} was edited; the teacher's "
                             "version was used for grading.")
     return notebook, problems
@@ -413,6 +414,13 @@ HIDDEN_TESTS = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", r
 def _text(source: str | list) -> str:
     """A cell's source, without hidden tests (the students' copy has none)."""
     return HIDDEN_TESTS.sub("", "".join(source) if isinstance(source, list) else source)
+
+
+def _as_handed_out(cell: dict) -> str:
+    """A locked cell's text as the students' copy has it: without hidden tests, and a
+    question without its rubric (a notebook handed in from the chapter itself has it)."""
+    text = _text(cell["source"])
+    return (without_mark_scheme(text) if is_written(cell) else text).strip()
 
 
 def _restore_locked_cells(notebook: dict, source: dict) -> None:
@@ -429,6 +437,12 @@ def _restore_locked_cells(notebook: dict, source: dict) -> None:
                              .get("nbgrader", {}).get("grade_id") == previous_id), None)
             restored = json.loads(json.dumps(cell))
             restored.pop("id", None)
+            # a question's rubric stays in the teacher's copy (nbgrader puts it back for
+            # the grader when it grades)
+            text = "".join(cell["source"]) if isinstance(cell["source"], list) \
+                else cell["source"]
+            if is_written(cell):
+                restored["source"] = without_mark_scheme(text)
             notebook["cells"].insert(len(notebook["cells"]) if position is None else position,
                                      restored)
             ids.add(grade_id)
@@ -869,7 +883,8 @@ def export(args: argparse.Namespace) -> int:
                 "incomplete total is uploaded")
         print(f"note: {len(waiting)} submission(s) have written answers not graded yet: "
               f"{left}. Grade them in the formgrader (JupyterLab's Nbgrader menu > Manual "
-              "Grading), then export again.")
+              "Grading), then run minigrad-course grade again (nothing is judged again; "
+              "the feedback pages then show your points) and export again.")
     return 0
 
 

@@ -118,15 +118,22 @@ class Exercises:
     written: list[str]  # what the student writes: each solution cell's first class or def
     points: float
     widgets: list[str]  # the views of minigrad.widgets the notebook uses
+    questions: int = 0  # questions answered in words, graded by the teacher
+    question_points: float = 0.0
 
 
 def exercises(path: Path) -> Exercises:
     """What a notebook has the student write, its points and its widgets, read from its
     cells (nbgrader's metadata: solution cells and graded test cells)."""
     written, points, widgets = [], 0.0, []
+    questions, question_points = 0, 0.0
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
         source = "".join(cell["source"])
         meta = cell["metadata"].get("nbgrader", {})
+        if meta.get("solution") and cell["cell_type"] == "markdown":  # a written answer
+            questions += 1
+            question_points += meta.get("points", 0)
+            continue
         if meta.get("solution"):
             names = (re.findall(r"^(?:class|def) (\w+)", source, re.M)
                      or re.findall(r"^(\w+) =", source, re.M) or [meta["grade_id"]])
@@ -136,7 +143,7 @@ def exercises(path: Path) -> Exercises:
         if cell["cell_type"] == "code":
             widgets += [name for name, call in WIDGETS.items()
                         if name not in widgets and call.search(source)]
-    return Exercises(written, points, widgets)
+    return Exercises(written, points, widgets, questions, question_points)
 
 
 def readme_table(course: Course) -> str:
@@ -150,6 +157,9 @@ def readme_table(course: Course) -> str:
         found = exercises(notebook.path)
         written = (", ".join(f"`{name}`" for name in found.written)
                    + f" ({found.points:g})" if found.written else "-")
+        if found.questions:
+            written += (f"; {found.questions} written question"
+                        f"{'s' if found.questions > 1 else ''} ({found.question_points:g})")
         rows.append(f"| [{notebook.title}]({course.page_url(notebook)}) | {written} "
                     f"| {', '.join(found.widgets) or '-'} "
                     f"| [on Binder]({course.binder_url(notebook)}) "

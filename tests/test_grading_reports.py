@@ -33,6 +33,9 @@ CHAPTER = "01_autograd_from_scratch"
 NOTEBOOK = f"{CHAPTER}.ipynb"
 TIMEOUT = 10
 POINTS = {"mymul": 2, "myexp": 2, "myexpmulplus": 3, "mydiv": 2, "mysin": 1}
+WRITTEN = {"why-sum": 2}  # chapter 1's question graded by hand
+# the points the teacher gives those written answers by hand (the others wait)
+BY_HAND = {"Ada_Lovelace": 2, "Mia_Stake": 1}
 HIDDEN_CASE = "HIDDEN-CASE-7f3a"  # a comment inside the hidden tests: never on a page
 HIDDEN = f"""
 ### BEGIN HIDDEN TESTS
@@ -123,6 +126,13 @@ def graded(tmp_path_factory):
         path.write_text(json.dumps(notebooks[who]), encoding="utf-8")
     assert _run(course, "collect", str(returned))[0] == 0
     assert _run(course, "grade")[0] == 0
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for student, points in BY_HAND.items():  # as the formgrader's grade box does
+            grade = gradebook.find_grade("why-sum", CHAPTER, CHAPTER, student)
+            grade.manual_score, grade.needs_manual_grade = points, False
+        gradebook.db.commit()
     # what the lead's grading code and the end of grade do
     reports.add_flag(course, STUDENT["mistake"], CHAPTER, "myexp", "reference-used",
                      "use_reference('myexp') in the answer cell")
@@ -153,7 +163,7 @@ def _page(graded, who: str) -> str:
 def test_the_grades_csv_has_a_column_per_exercise_and_one_for_flags(graded):
     header = graded["files"]["csv"][0]
     assert header == ["student", "assignment", "score", "max_score", "status", "note",
-                      *POINTS, "flags"]
+                      *POINTS, *WRITTEN, "flags"]
 
 
 def test_an_exercise_s_column_is_the_sum_of_its_test_cells(graded):
@@ -162,7 +172,18 @@ def test_an_exercise_s_column_is_the_sum_of_its_test_cells(graded):
     assert {e: float(grades["Blank_Page"][e]) for e in POINTS} == dict.fromkeys(POINTS, 0)
     mistake = {e: float(grades["Mia_Stake"][e]) for e in POINTS}
     assert mistake == {**POINTS, "myexp": 0}
-    assert float(grades["Mia_Stake"]["score"]) == sum(mistake.values())
+    assert float(grades["Mia_Stake"]["score"]) == sum(mistake.values()) + BY_HAND["Mia_Stake"]
+
+
+def test_a_written_answer_s_column_has_the_teacher_s_points_or_says_it_waits(graded):
+    grades = _grades(graded)
+    written = {s: (g["why-sum"], g["status"]) for s, g in grades.items()}
+    assert written == {"Ada_Lovelace": ("2", "graded"), "Mia_Stake": ("1", "graded"),
+                       "Blank_Page": ("0", "graded"),  # left as handed out: no response
+                       "Cop_Ier": ("pending", "needs manual grading"),
+                       "hopper": ("pending", "needs manual grading")}
+    assert float(grades["Ada_Lovelace"]["score"]) == sum(POINTS.values()) + 2
+    assert grades["Ada_Lovelace"]["max_score"] == "12"
 
 
 def test_a_flag_from_grading_is_in_the_csv_and_the_table_and_changes_no_score(graded):
@@ -203,10 +224,11 @@ def test_an_answer_like_the_reference_is_flagged_when_answers_are_long_enough(gr
 def test_canvas_import_file(graded):
     header, points, *rows = graded["files"]["canvas"]
     assert header == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", CHAPTER]
-    assert points[0].strip() == "Points Possible" and points[-1] == "10"
+    assert points[0].strip() == "Points Possible" and points[-1] == "12"
     by_name = {row[0]: row for row in rows}
     assert by_name["hopper"][1] == "77"  # Canvas's user id, from the file's name
-    assert by_name["Ada Lovelace"][-1] == "10" and by_name["Blank Page"][-1] == "0"
+    assert by_name["Ada Lovelace"][-1] == "12" and by_name["Blank Page"][-1] == "0"
+    assert by_name["hopper"][-1] == ""  # its written answer waits: no partial total
 
 
 def test_moodle_import_file_keeps_the_participant_ids(graded):
@@ -215,8 +237,10 @@ def test_moodle_import_file_keeps_the_participant_ids(graded):
     assert {"Identifier", "Grade", "Last modified (grade)", "Feedback comments"} <= set(header)
     by_id = {row[0]: dict(zip(header, row)) for row in rows}
     ada = by_id["Participant 101"]
-    assert (ada["Full name"], ada["Grade"], ada["Maximum Grade"]) == ("Ada Lovelace", "10", "10")
-    assert by_id["Participant 103"]["Grade"] == "8"
+    assert (ada["Full name"], ada["Grade"], ada["Maximum Grade"]) == ("Ada Lovelace", "12", "12")
+    assert by_id["Participant 103"]["Grade"] == "9"
+    waiting = by_id["Participant 104"]
+    assert (waiting["Grade"], waiting["Status"]) == ("", "needs manual grading")
     assert "reference-used" in by_id["Participant 103"]["Feedback comments"]
 
 
@@ -224,6 +248,7 @@ def test_the_feedback_page_never_shows_a_hidden_test(graded):
     for who in STUDENT:
         page = _page(graded, who)
         assert HIDDEN_CASE not in page and "inputs=[(2, 5)]" not in page
+        assert "MARK SCHEME" not in page and "Rubric" not in page  # the written question's
     assert "hidden: they run when your work is graded" in _page(graded, "right")
     # and the hidden test ran: a wrong MySin would have lost its point
     assert float(_grades(graded)["Ada_Lovelace"]["mysin"]) == 1

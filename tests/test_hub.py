@@ -278,11 +278,13 @@ class Terminal:
 
 
 def _solutions() -> dict[str, str]:
-    """``{grade_id: answer}`` of the chapter's exercises, as a student would type them."""
+    """``{grade_id: answer}`` of the chapter's code exercises, as a student would type
+    them (the class leaves the written questions unanswered: nbgrader's "No response",
+    0 points, and nothing waits for the teacher's grading by hand)."""
     answers = {}
     for cell in _read(CHAPTER)["cells"]:
         meta = cell["metadata"].get("nbgrader", {})
-        if meta.get("solution"):
+        if meta.get("solution") and cell["cell_type"] == "code":
             lines = "".join(cell["source"]).splitlines(keepends=True)
             answers[meta["grade_id"]] = "".join(
                 line for line in lines if "BEGIN SOLUTION" not in line
@@ -328,7 +330,8 @@ def _expected_scores() -> dict[str, float | None]:
     from test_grading import MISTAKES
 
     points = {m["grade_id"]: m["points"] for c in _read(CHAPTER)["cells"]
-              if (m := c["metadata"].get("nbgrader", {})).get("grade")}
+              if (m := c["metadata"].get("nbgrader", {})).get("grade")
+              and c["cell_type"] == "code"}  # (the written questions: 0, unanswered)
     full = sum(points.values())
 
     def without(exercise):

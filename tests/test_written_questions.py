@@ -127,6 +127,19 @@ def test_what_is_wrong_with_a_written_question_is_named(cells, named):
     assert named in _problems(cells)
 
 
+def test_the_course_table_counts_a_written_question_apart_from_the_code(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
+    import course_index
+
+    path = tmp_path / f"{STEM}.ipynb"
+    path.write_text(json.dumps(chapter()), encoding="utf-8")
+    found = course_index.exercises(path)
+    assert (found.written, found.points, found.questions, found.question_points) == \
+        (["double"], 1, 1, 2)
+
+
 # --- the course: release, grade, grade by hand, export, feedback ---------------------------
 
 # A student's own cell: every file the student's process can read, searched for the
@@ -220,8 +233,11 @@ def course(tmp_path_factory):
     snoop = copy.deepcopy(solved)
     at = snoop["cells"].index(_by_id(snoop, "double-tests"))
     snoop["cells"].insert(at, _cell("code", SNOOP))
+    erased = copy.deepcopy(answered)  # the question cell deleted
+    erased["cells"].remove(_by_id(erased, "why-sum-question"))
     returned = root / "returned"
-    for student, notebook in {"ada": answered, "blank": released, "snoop": snoop}.items():
+    class_ = {"ada": answered, "blank": released, "snoop": snoop, "erased": erased}
+    for student, notebook in class_.items():
         (returned / student).mkdir(parents=True)
         (returned / student / f"{STEM}.ipynb").write_text(json.dumps(notebook),
                                                           encoding="utf-8")
@@ -265,6 +281,19 @@ def test_the_formgrader_shows_the_grader_the_rubric_and_the_student_s_answer(cou
                              / f"{STEM}.ipynb").read_text(encoding="utf-8"))
     assert RUBRIC in _text(_by_id(autograded, "why-sum-question"))
     assert _text(_by_id(autograded, "why-sum")) == STUDENT_ANSWER
+
+
+def test_a_deleted_question_comes_back_without_its_rubric_but_the_grader_has_it(course):
+    folder = course["course"]
+    submitted = (folder / "submitted" / "erased" / STEM / f"{STEM}.ipynb").read_text(
+        encoding="utf-8")
+    assert "Why does the gradient" in submitted and RUBRIC not in submitted
+    autograded = json.loads((folder / "autograded" / "erased" / STEM / f"{STEM}.ipynb")
+                            .read_text(encoding="utf-8"))
+    assert RUBRIC in _text(_by_id(autograded, "why-sum-question"))
+    page = (folder / "feedback" / "erased" / STEM / f"{STEM}.html").read_text(
+        encoding="utf-8")
+    assert RUBRIC not in page and "was deleted" in page
 
 
 def test_the_student_s_code_cannot_read_the_rubric_in_the_sandbox(course):
