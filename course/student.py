@@ -12,11 +12,13 @@ which ``reset`` restores. ``status`` runs the checks of the student's own notebo
 (``nbgrader``'s validator, a fresh kernel each, with a time limit, one line per notebook
 as it starts; the results are kept in ``checks.json`` and reused while a notebook is
 unchanged), and does not count an exercise whose locked test cell was edited (nbgrader's
-checksum) or whose reference is loaded (``use_reference``); ``next`` names the first
-exercise still to do, running the checks only up to it; ``hint`` shows the next step of
-an exercise's hints (``notebooks/hints/<chapter>.toml``, progress in ``hints.json``);
-``solution`` prints a reference answer from the repository's chapter. No command
-overwrites a student's notebook without a backup.
+checksum) or whose reference is loaded (``use_reference``); a question answered in words
+(graded by the teacher) counts as answered or not, with no verdict. ``next`` names the
+first exercise or question still to do, running the checks only up to it; ``hint`` shows
+the next step of an exercise's hints (``notebooks/hints/<chapter>.toml``, progress in
+``hints.json``); ``solution`` prints a reference answer (or a question's model answer)
+from the repository's chapter. No command overwrites a student's notebook without a
+backup.
 """
 
 from __future__ import annotations
@@ -671,8 +673,8 @@ def status_table(chapters: list[Chapter]) -> list[tuple[str, str, str]]:
     rows = []
     for chapter in chapters:
         if chapter.passed is None:
-            checked = len(chapter.exercises) - len(chapter.answered)
-            rows.append((chapter.stem, f"- / {checked}", "cannot check: see below"))
+            rows.append((chapter.stem, f"- / {len(chapter.exercises)}",
+                         "cannot check: see below"))
             continue
         done = sum(chapter.passed.values())
         failing = [e for e in chapter.todo if e in chapter.passed]
