@@ -752,8 +752,7 @@ def next_exercise(args: argparse.Namespace) -> int:
         print(f"      {where}")
         for note in chapter.notes:
             print(f"note: {note}")
-        if exercise not in chapter.answered:
-            print(f"stuck? minigrad-course hint {chapter.stem} {exercise}")
+        print(f"stuck? minigrad-course hint {chapter.stem} {exercise}")
         return 0
     total = sum(len(c.passed or {}) for c in chapters)
     written = sum(len(c.answered) for c in chapters)
