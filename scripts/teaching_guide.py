@@ -289,8 +289,10 @@ def _anchor(chapter: Chapter) -> str:
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
-def chapter_block(chapter: Chapter) -> str:
-    """The generated part of a chapter's section: exercises, written questions, mistakes."""
+def chapter_block(chapter: Chapter, times: dict) -> str:
+    """The generated part of a chapter's section: exercises, written questions, times,
+    the earlier chapters it names, mistakes."""
+    run = times["chapters"].get(chapter.notebook.stem)
     lines = [f"*Graded exercises* ({_points(chapter.points)} points): "
              + ", ".join(f"`{e}` ({_points(p)})" for e, p in chapter.exercises.items())
              + ".",
@@ -302,7 +304,9 @@ def chapter_block(chapter: Chapter) -> str:
              "",
              f"*Working time* (derived, see [the rule](#working-times)): about "
              f"{_hours(chapter.working_minutes())} for {chapter.words} words, "
-             f"{chapter.code_cells} code cells and {_points(chapter.points)} points.",
+             f"{chapter.code_cells} code cells and {_points(chapter.points)} points; "
+             + (f"the solved chapter runs in {run['seconds']:g} s (measured)."
+                if run else "its run time is not measured yet."),
              "",
              "*Earlier chapters its text names* (times): "
              + (", ".join(f"{n} ({times})" for n, times in chapter.refers_back.items())
@@ -339,8 +343,8 @@ def guide_with_tables(guide: str, found: list[Chapter], times: dict) -> str:
         if end < 0:
             raise SystemExit(f"teaching_guide: chapter {number}'s block has no end marker "
                              f"{end_marker}")
-        guide = (guide[:match.end()] + "\n\n" + chapter_block(by_number[number]) + "\n\n"
-                 + guide[end:])
+        guide = (guide[:match.end()] + "\n\n" + chapter_block(by_number[number], times)
+                 + "\n\n" + guide[end:])
     return guide
 
 

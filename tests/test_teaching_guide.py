@@ -94,7 +94,7 @@ def test_written_questions_are_read_from_their_tags_and_are_not_code_exercises(t
     assert chapter.exercises == before.exercises  # the answer is not a code exercise
     row = teaching_guide.chapter_table([chapter], {"chapters": {}}).splitlines()[2]
     assert "| `why-sum` 2 (2) |" in row
-    assert "`why-sum` (2)" in teaching_guide.chapter_block(chapter)
+    assert "`why-sum` (2)" in teaching_guide.chapter_block(chapter, {"chapters": {}})
     added_words = 11 + 3  # the question's words and the answer cell's
     assert chapter.words == before.words + added_words
     assert chapter.working_minutes() == pytest.approx(
