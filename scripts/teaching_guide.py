@@ -16,8 +16,9 @@ the chapters, as ``course_index.py --write-readme`` makes the README's course ta
 
 Run times are measured, not guessed: ``--measure`` executes every solved chapter in a
 fresh kernel with one BLAS thread, as ``scripts/execute_notebooks.py`` does (nbclient;
-the notebook is not written back), and records the seconds in
-``docs/teaching_times.json`` with the machine's load average; ``--write`` reads them.
+the notebook is not written back), and records in ``docs/teaching_times.json`` the
+kernel's CPU time (which the machine's load changes little), the time on the clock and
+the load average; ``--write`` reads them.
 
     .venv/bin/python scripts/teaching_guide.py               # the chapter table, printed
     .venv/bin/python scripts/teaching_guide.py --measure     # time every chapter (minutes)
@@ -178,9 +179,24 @@ def chapters(course: course_index.Course | None = None) -> list[Chapter]:
 
 # -- run times ---------------------------------------------------------------------------
 
-def run_seconds(path: Path) -> float:
-    """Seconds to run a chapter as committed (its answers in) from a fresh kernel, kernel
-    start included, with one BLAS thread; the notebook is not written back."""
+# The kernel's own CPU time (and its finished child processes', e.g. Graphviz's dot), read
+# by one more cell at the end: unlike the time on the clock, it changes little with the
+# machine's load.
+CPU_CELL = ("import resource as _resource\n"
+            "print(sum(getattr(_resource.getrusage(who), field) for who in "
+            "(_resource.RUSAGE_SELF, _resource.RUSAGE_CHILDREN) "
+            "for field in ('ru_utime', 'ru_stime')))")
+
+
+@dataclass(frozen=True)
+class RunTime:
+    seconds: float  # on the clock, from the kernel's start to its shutdown
+    cpu_seconds: float  # the kernel's CPU time
+
+
+def run_time(path: Path) -> RunTime:
+    """Run a chapter as committed (its answers in) from a fresh kernel with one BLAS
+    thread, as scripts/execute_notebooks.py does; the notebook is not written back."""
     import nbclient
     import nbformat
     import sandbox  # course/sandbox.py: reads course/one_thread.env
@@ -190,12 +206,15 @@ def run_seconds(path: Path) -> float:
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     notebook = nbformat.read(path, as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell(CPU_CELL))
     client = nbclient.NotebookClient(notebook, kernel_name="python3", timeout=300,
                                      record_timing=False,
                                      resources={"metadata": {"path": str(path.parent)}})
     started = time.perf_counter()
     client.execute(env=environment)  # a new kernel, given this environment
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    printed = "".join(output.get("text", "") for output in notebook.cells[-1].outputs)
+    return RunTime(seconds, float(printed))
 
 
 def recorded_times() -> dict:
@@ -214,11 +233,13 @@ def measure(selected: list[str]) -> None:
                                 else stem == s for s in selected):
             continue
         load_before = os.getloadavg()[0]
-        seconds = run_seconds(chapter.notebook.path)
-        record["chapters"][stem] = {"seconds": round(seconds, 1),
+        run = run_time(chapter.notebook.path)
+        record["chapters"][stem] = {"seconds": round(run.seconds, 1),
+                                    "cpu_seconds": round(run.cpu_seconds, 1),
                                     "load_average": round(
                                         (load_before + os.getloadavg()[0]) / 2, 1)}
-        print(f"{stem}: {seconds:.1f} s (load average {load_before:.1f})", flush=True)
+        print(f"{stem}: {run.cpu_seconds:.1f} s of CPU, {run.seconds:.1f} s on the clock "
+              f"(load average {load_before:.1f})", flush=True)
         record.update(measured=time.strftime("%Y-%m-%d"), machine=(
             f"{os.cpu_count()} cores, Python {platform.python_version()}, "
             f"one BLAS thread, a fresh kernel per chapter"))
@@ -239,13 +260,13 @@ def _hours(minutes: float) -> str:
 
 def chapter_table(found: list[Chapter], times: dict) -> str:
     rows = ["| chapter | graded exercises (points) | written questions (points) "
-            "| words | code cells | run time, measured | working time, derived |",
+            "| words | code cells | run time, measured (CPU) | working time, derived |",
             "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for chapter in found:
         exercises = ", ".join(f"`{e}` {_points(p)}" for e, p in chapter.exercises.items())
         written = ", ".join(f"`{q}` {_points(p)}" for q, p in chapter.written.items())
         run = times["chapters"].get(chapter.notebook.stem)
-        seconds = f"{run['seconds']:g} s" if run else "not measured"
+        seconds = f"{run['cpu_seconds']:g} s" if run else "not measured"
         rows.append(
             f"| [{chapter.number}: {_short_title(chapter)}](#{_anchor(chapter)}) "
             f"| {exercises or '-'} ({_points(chapter.points)}) "
@@ -256,7 +277,7 @@ def chapter_table(found: list[Chapter], times: dict) -> str:
     total_points = sum(c.points for c in found)
     total_written = sum(c.written_points for c in found)
     total_minutes = sum(c.working_minutes() for c in found)
-    total_seconds = sum(times["chapters"].get(c.notebook.stem, {}).get("seconds", 0)
+    total_seconds = sum(times["chapters"].get(c.notebook.stem, {}).get("cpu_seconds", 0)
                         for c in found)
     rows.append(f"| all {len(found)} chapters | ({_points(total_points)}) "
                 f"| ({_points(total_written)}) | {sum(c.words for c in found)} "
@@ -275,8 +296,10 @@ def measured_on(found: list[Chapter], times: dict) -> str:
     if not runs:
         return "Run times: not measured yet (`python scripts/teaching_guide.py --measure`)."
     loads = [run["load_average"] for run in runs]
-    return (f"Run times measured on {times['measured']} ({times['machine']}), with the "
-            f"machine's load average at {min(loads):g} to {max(loads):g} while they ran.")
+    return (f"Run times measured on {times['measured']} ({times['machine']}): the "
+            f"kernel's CPU time, kernel start included. On the clock the chapters took "
+            f"{sum(run['seconds'] for run in runs):.0f} s in all, the machine's load "
+            f"average at {min(loads):g} to {max(loads):g} while they ran.")
 
 
 def _short_title(chapter: Chapter) -> str:
@@ -305,7 +328,9 @@ def chapter_block(chapter: Chapter, times: dict) -> str:
              f"*Working time* (derived, see [the rule](#working-times)): about "
              f"{_hours(chapter.working_minutes())} for {chapter.words} words, "
              f"{chapter.code_cells} code cells and {_points(chapter.points)} points; "
-             + (f"the solved chapter runs in {run['seconds']:g} s (measured)."
+             + (f"the solved chapter runs in {run['cpu_seconds']:g} s of CPU time "
+                f"({run['seconds']:g} s on the clock, load average {run['load_average']:g}; "
+                "measured)."
                 if run else "its run time is not measured yet."),
              "",
              "*Earlier chapters its text names* (times): "
