@@ -509,6 +509,50 @@ check_array_function(
            (hidden.standard_normal((2, 2, 3)), ()), (hidden.standard_normal(5), ())])
 ### END HIDDEN TESTS
 
+# %% [markdown] tags=["question:why-sum-broadcast"]
+# ### Question (3 points, graded by your teacher)
+#
+# In $z = X + b$ with $X$ of shape $(2, 3)$ and $b$ of shape $(3,)$, `grad_output` $=
+# \partial L / \partial z$ has shape $(2, 3)$. Why is $b$'s gradient `grad_output`
+# summed over the rows, and not, say, one row of it or the mean of the rows? And why
+# does `unbroadcast` sum a dimension that broadcasting *added* away, but sum a
+# *stretched* size-1 dimension with `keepdims=True`? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: explains that broadcasting uses each $b_j$ in every row, so its gradient
+#   is the sum of the gradients of all its uses (the chain rule); that the sum runs over
+#   exactly the broadcast dimensions and gives back $b$'s shape; and why added
+#   dimensions disappear while stretched size-1 ones stay with size 1.
+# - 2 points: the first two (used several times, so the gradients add, back to $b$'s
+#   shape) without the difference between added and stretched dimensions.
+# - 1 point: only that the gradient must have the input's shape, without why it is a
+#   sum; or "sum" with no reason.
+# - 0 points: a mean, one row, or no reason.
+#
+# A full answer names: (1) $b_j$ is used by $z_{0j}$ and $z_{1j}$: a number used several
+# times gets the sum of the gradients of its uses, $\partial L/\partial b_j = \sum_i
+# \partial L / \partial z_{ij}$; (2) so the sum runs over the dimensions broadcasting
+# stretched or added, and the result has $b$'s shape $(3,)$, as a gradient of $b$ must
+# (it is added into `b.grad` and used to update $b$); (3) an added leading dimension was
+# never part of the input's shape, so it is summed away; a size-1 dimension is part of
+# it, so it is summed with `keepdims=True` and stays as size 1 ($(2, 1)$ stays $(2,
+# 1)$). Accept "each $b_j$ is counted twice, once per row"; do not accept the mean
+# (dividing by the number of rows gives a gradient half as large).
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-sum-broadcast:3"]
+# Broadcasting does not copy $b$; it uses each $b_j$ twice, once in each row: $z_{0j} =
+# X_{0j} + b_j$ and $z_{1j} = X_{1j} + b_j$. By the chain rule a number used in several
+# places gets the sum of the gradients of all its uses, so $\partial L/\partial b_j =
+# \sum_i \partial L/\partial z_{ij}$: the sum over the rows, which also gives the
+# gradient $b$'s own shape $(3,)$. In general the sum runs over exactly the dimensions
+# that broadcasting stretched. A leading dimension that broadcasting added was never in
+# the input's shape, so it is summed away; a dimension of size 1 that was stretched is
+# part of the input's shape, so it is summed with `keepdims=True` and stays there with
+# size 1.
+
 # %% [markdown]
 # Your `unbroadcast` gives what the engine gave `b` above:
 #
