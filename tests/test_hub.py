@@ -47,6 +47,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
@@ -79,8 +80,9 @@ USERS = [TEACHER, *STUDENTS]
 MISTAKE = "not-accumulated"  # from tests/test_grading.py's table of classic mistakes
 MiB = 1024 ** 2
 # each role's server with its kernels (MINIGRAD_HUB_[TEACHER_]MEM/CPU_LIMIT): the teacher
-# grades in theirs, so gets the machine's 2 cores; a student gets half a core
-LIMITS = {"student": (600 * MiB, 0.5), "teacher": (2048 * MiB, 2.0)}
+# grades in theirs, so gets the machine's 2 cores; a student gets a quarter of a core, less
+# than a busy loop gets here even while other tests keep both cores busy
+LIMITS = {"student": (600 * MiB, 0.25), "teacher": (2048 * MiB, 2.0)}
 CGROUPS = Path("/sys/fs/cgroup")
 
 
@@ -339,7 +341,7 @@ class Kernel:
                 return "died", printed
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
-            if kind == "stream":
+            if kind == "stream" and content["name"] == "stdout":
                 printed += content["text"]
             elif kind == "error":
                 printed += "\n".join(content["traceback"])
@@ -446,6 +448,7 @@ def hub():
               "--disable-pip-version-check", "--no-deps", "--force-reinstall", "--", str(source)],
              log, 300)
         _users(run, CACHE / "home")
+        _remove_groups(_groups_of(os.getpid()))  # the hub's will be ours: from a killed run
         (run / "state").mkdir(mode=0o700)
         cert, key = _certificate(run / "tls")
         token = secrets.token_hex(32)
@@ -477,9 +480,12 @@ def hub():
             _wait("the hub", 90, lambda: process.poll() is None
                   and admin("GET", "/hub/api/")[0] == 200 or process.poll() is not None)
             assert process.poll() is None, (run / "hub.log").read_text()[-3000:]
-            for user in USERS:
-                status, body = admin("POST", f"/hub/api/users/{user}/server")
-                assert status in (201, 202), (user, status, body)
+            # all at once, as a class logging in (each request waits for its spawn, 10 s
+            # at most, before the hub answers 202 and goes on in the background)
+            with ThreadPoolExecutor(len(USERS)) as pool:
+                for user, (status, body) in zip(USERS, pool.map(
+                        lambda u: admin("POST", f"/hub/api/users/{u}/server"), USERS)):
+                    assert status in (201, 202), (user, status, body)
             for user in USERS:
                 _wait(f"{user}'s server", 300, lambda u=user: admin(
                     "GET", f"/hub/api/users/{u}")[1]["servers"].get("", {}).get("ready"))
@@ -499,6 +505,19 @@ def hub():
         assert not left, f"processes of the class users left after the hub stopped: {left}"
         kept = [str(folder) for folder in (groups or {}).values() if folder.exists()]
         assert not kept, f"control groups left after the hub stopped: {kept}"
+
+
+def _remove_groups(groups: dict[str, Path]) -> None:
+    """Stop what is in the servers' groups and remove them (a run cut short leaves them)."""
+    for parent in groups.values():
+        for group in ([p for p in parent.iterdir() if p.is_dir()] if parent.exists() else []):
+            for pid in (group / "cgroup.procs").read_text().split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+            _wait(f"{group} to empty", 20, lambda g=group: not (g / "cgroup.procs").read_text())
+            group.rmdir()
+        if parent.exists():
+            parent.rmdir()
 
 
 def _groups_of(hub_pid: int) -> dict[str, Path]:
@@ -738,6 +757,25 @@ SPINNER = "mg-mistake"  # spins past the CPU limit
 NEIGHBOUR = "mg-right"  # keeps working
 
 
+# two processes spinning for 4 s (asking for 2 cores); the cores they got, measured by the
+# kernel that started them
+SPIN = """\
+import os, time
+start = time.monotonic()
+spinners = []
+for _ in range(2):
+    if (pid := os.fork()) == 0:
+        while time.monotonic() - start < 4:
+            pass
+        os._exit(0)
+    spinners.append(pid)
+for pid in spinners:
+    os.waitpid(pid, 0)
+used = os.times()
+print((used.children_user + used.children_system) / (time.monotonic() - start))
+"""
+
+
 def _group(hub, controller: str, user: str) -> Path:
     return hub["groups"][controller] / user
 
@@ -765,12 +803,7 @@ def runaway(hub, semester):
         seen["hog_alive"] = Path(f"/proc/{pids[HOG]}").exists()
         spin = _group(hub, "cpu", SPINNER) / "cpu.stat"
         before = dict(line.split() for line in spin.read_text().splitlines())
-        seen["spin"] = kernels[SPINNER].run(
-            "import time\n"
-            "start, used = time.monotonic(), time.process_time()\n"
-            "while time.monotonic() - start < 4:\n"
-            "    pass\n"
-            "print((time.process_time() - used) / (time.monotonic() - start))")
+        seen["spin"] = kernels[SPINNER].run(SPIN)
         after = dict(line.split() for line in spin.read_text().splitlines())
         seen["throttled"] = int(after["nr_throttled"]) - int(before["nr_throttled"])
         seen["neighbour"] = kernels[NEIGHBOUR].run("print(kept + 1, os.getpid())")
@@ -814,8 +847,8 @@ def test_a_busy_loop_gets_its_share_of_the_cpu_and_no_more(runaway):
     status, printed = runaway["spin"]
     assert status == "ok", printed
     share = float(printed)
-    assert share <= LIMITS["student"][1] * 1.15, share  # half a core, measured in the kernel
-    assert runaway["throttled"] > 0
+    assert share <= LIMITS["student"][1] * 1.2, share  # measured by the kernel
+    assert runaway["throttled"] > 0  # the group's quota is what held it back
 
 
 def test_another_student_s_kernel_keeps_its_state_and_answers(runaway):
