@@ -63,7 +63,7 @@ def check(config_file, settings):
         app.config.Spawner.pre_spawn_hook(spawner)
         servers[name] = {"mem_limit": spawner.mem_limit, "cpu_limit": spawner.cpu_limit,
                          "config_path": spawner.environment.get("JUPYTER_CONFIG_PATH")}
-    return {"authenticator": type(authenticator).__name__,
+    return {"prefix": sys.prefix, "authenticator": type(authenticator).__name__,
             "spawner": app.spawner_class.__name__,
             "allowed_users": sorted(authenticator.allowed_users),
             "bind_url": app.bind_url, "ssl": [app.ssl_cert, app.ssl_key],

@@ -129,9 +129,7 @@ def _environment(source: Path, log: Path) -> Path:
     """The hub's Python environment: jupyterhub, nbgrader, JupyterLab (pinned in
     deploy/jupyterhub/requirements.txt) and minigrad's dependencies, from Debian's Python.
     ``source`` is the copy of the tree (pip would write build files into the tree)."""
-    key = hashlib.sha256((DEPLOY / "requirements.txt").read_bytes()
-                         + (ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
-    env = CACHE / f"env-{key}"
+    env = _environment_folder()
     if (env / ".complete").exists():
         return env
     if env.exists():
@@ -141,8 +139,15 @@ def _environment(source: Path, log: Path) -> Path:
            "--disable-pip-version-check"]
     # the pins, and minigrad's own dependencies (its grading extra) around them
     _run([*pip, "-r", str(DEPLOY / "requirements.txt"), f"{source}[grading]"], log, 1500)
-    (env / ".complete").write_text(key)
+    (env / ".complete").write_text(env.name)
     return env
+
+
+def _environment_folder() -> Path:
+    """Where the environment of these pins and this pyproject.toml is (or will be)."""
+    key = hashlib.sha256((DEPLOY / "requirements.txt").read_bytes()
+                         + (ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    return CACHE / f"env-{key}"
 
 
 def _proxy(log: Path) -> Path:

@@ -6,8 +6,10 @@ the limits, and the message for each setting a deployer can get wrong.
 the hub's environment (the one tests/test_hub.py builds from the pinned requirements, so
 the packages are the versions the recipe installs); every setting the config makes must
 be a trait of the class it configures (traitlets only warns about unknown ones: here
-that fails), and traitlets' warnings fail too. Needs root, as tests/test_hub.py does
-(the environment is the hub's, in a root-owned cache).
+that fails), and traitlets' warnings fail too. The config writes a few files under its
+environment (the exchange's place): it runs from a bare environment that sees the hub's
+packages, so a hub test running at the same time keeps its own. Needs root, as
+tests/test_hub.py does (the environment is the hub's, in a root-owned cache).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from conftest import need
-from test_hub import DEPLOY, SYSTEM_PYTHON, _copy_tree, _environment, _lock
+from test_hub import (DEPLOY, SYSTEM_PYTHON, _copy_tree, _environment, _environment_folder,
+                      _lock)
 
 CLASS = "turing teacher\nada student\ngrace student\n"
 OAUTH = {"MINIGRAD_HUB_AUTH": "oauth",
@@ -75,16 +78,35 @@ def loaded(tmp_path_factory):
                     "c.CgroupSpawner.mem_limitt = '1G'\n")
     files = {name: DEPLOY / "jupyterhub_config.py" for name in runs}
     runs["typo"], files["typo"] = {**OAUTH}, typo
-    with _lock():  # the config writes the exchange's place into the environment
-        env = _environment(_copy_tree(folder / "src"), folder / "setup.log")
-        result = subprocess.run(
-            [str(env / "bin" / "python"), str(Path(__file__).with_name("hub_config_check.py"))],
-            input=json.dumps({name: {"config": str(files[name]),
-                                     "settings": {**common, **settings}}
-                              for name, settings in runs.items()}),
-            capture_output=True, text=True, timeout=300, cwd=folder)
+    python = _overlay(_hub_environment(folder), folder / "overlay")
+    result = subprocess.run(
+        [str(python), str(Path(__file__).with_name("hub_config_check.py"))],
+        input=json.dumps({name: {"config": str(files[name]), "settings": {**common, **settings}}
+                          for name, settings in runs.items()}),
+        capture_output=True, text=True, timeout=300, cwd=folder)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
+
+
+def _hub_environment(folder: Path) -> Path:
+    """The hub's environment, built by whichever of the two hub tests comes first (a
+    finished one is used without waiting for the other's lock)."""
+    env = _environment_folder()
+    if (env / ".complete").exists():
+        return env
+    with _lock():
+        return _environment(_copy_tree(folder / "src"), folder / "setup.log")
+
+
+def _overlay(env: Path, overlay: Path) -> Path:
+    """A bare environment that sees ``env``'s packages: the config writes its files under
+    sys.prefix, which is then this one, not the environment a running hub test uses."""
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(overlay)], check=True,
+                   timeout=120)
+    (site,) = (env / "lib").glob("python3*/site-packages")
+    (own,) = (overlay / "lib").glob("python3*/site-packages")
+    (own / "hub_environment.pth").write_text(f"{site}\n")
+    return overlay / "bin" / "python"
 
 
 @pytest.mark.parametrize("run", ["default", "university", "workshop"])
@@ -126,7 +148,9 @@ def test_limits_by_role_and_students_settings(loaded):
     default = loaded["default"]["servers"]
     assert default["ada"]["mem_limit"] == GiB and default["ada"]["cpu_limit"] == 1.0
     assert default["turing"]["mem_limit"] == 2 * GiB and default["turing"]["cpu_limit"] == 2.0
-    assert default["ada"]["config_path"].endswith("jupyter-student")
+    assert default["ada"]["config_path"] == \
+        str(Path(loaded["default"]["prefix"]) / "etc" / "jupyter-student")
+    assert Path(loaded["default"]["prefix"]).name == "overlay"  # not the hub test's files
     assert default["turing"]["config_path"] is None
     university = loaded["university"]["servers"]
     assert university["ada"]["mem_limit"] == int(1.5 * GiB)
