@@ -1,5 +1,5 @@
 """A class on a real JupyterHub: a teacher and six students, real Unix users, nbgrader's
-exchange, the whole cycle over HTTP (the hub's REST API, and each user's own server as
+exchange, the whole cycle over HTTPS (the hub's REST API, and each user's own server as
 JupyterLab's front end calls it).
 
 The hub runs ``deploy/jupyterhub/jupyterhub_config.py`` (the one-machine setup a teacher

@@ -27,7 +27,9 @@
 #                          NAME (on the login button) [your university]
 #   MINIGRAD_HUB_SPAWNER   how each server runs: cgroup (a Unix process in its own control
 #                          group, limits enforced: cgroupspawner.py), systemd (a systemd
-#                          unit: jupyterhub-systemdspawner) or local (no limits) [cgroup]
+#                          unit: jupyterhub-systemdspawner) or local (no limits) [cgroup
+#                          where the cgroup v1 memory and cpu controllers are, else systemd
+#                          where it runs]
 #   MINIGRAD_HUB_MEM_LIMIT, MINIGRAD_HUB_CPU_LIMIT   each student's server with its kernels:
 #                          bytes (K, M, G suffixes) and cores, or none [1G, 1]
 #   MINIGRAD_HUB_TEACHER_MEM_LIMIT, MINIGRAD_HUB_TEACHER_CPU_LIMIT   the same for teachers,
@@ -125,11 +127,13 @@ c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 
 # --- each person's server: their own Unix process, in their home folder ------------------
 # (a Unix process started as the user: not everyone as root), within the limits below
-SPAWNER = setting("SPAWNER", "cgroup")
-if SPAWNER == "cgroup":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # cgroupspawner.py, next to us
-    from cgroupspawner import missing_controllers
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # cgroupspawner.py, next to us
+from cgroupspawner import missing_controllers  # noqa: E402 (found through the line above)
 
+# the default: the cgroup v1 controllers where they are, else systemd where it runs
+SYSTEMD = Path("/run/systemd/system").is_dir()  # as sd_booted() tells
+SPAWNER = setting("SPAWNER", "systemd" if SYSTEMD and missing_controllers() else "cgroup")
+if SPAWNER == "cgroup":
     if missing := missing_controllers():
         raise SystemExit(
             f"MINIGRAD_HUB_SPAWNER=cgroup needs the cgroup v1 {' and '.join(missing)} "
