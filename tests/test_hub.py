@@ -20,8 +20,9 @@ teacher collects, grades and returns feedback; each student fetches their own. T
 student's cell allocates past the memory limit and another's spins past the CPU limit,
 while a third student's kernel keeps its state and answers.
 
-Needs root (it makes Unix users; they stay on the machine, their processes do not); skips
-otherwise, except in CI (MINIGRAD_STRICT=1), where it fails instead.
+Needs root (it makes Unix users; they stay on the machine, their processes do not) and
+the cgroup v1 memory and cpu controllers (the spawner's limits); skips otherwise, except
+in CI (MINIGRAD_STRICT=1), where it fails instead.
 """
 
 from __future__ import annotations
