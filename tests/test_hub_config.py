@@ -14,17 +14,19 @@ tests/test_hub.py does (the environment is the hub's, in a root-owned cache).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import need
-from test_hub import (DEPLOY, SYSTEM_PYTHON, _copy_tree, _environment, _environment_folder,
-                      _lock)
+from test_hub import (CACHE, DEPLOY, SYSTEM_PYTHON, _copy_tree, _environment,
+                      _environment_folder)
 
 CLASS = "turing teacher\nada student\ngrace student\n"
 OAUTH = {"MINIGRAD_HUB_AUTH": "oauth",
@@ -88,14 +90,26 @@ def loaded(tmp_path_factory):
     return json.loads(result.stdout)
 
 
-def _hub_environment(folder: Path) -> Path:
-    """The hub's environment, built by whichever of the two hub tests comes first (a
-    finished one is used without waiting for the other's lock)."""
-    env = _environment_folder()
-    if (env / ".complete").exists():
-        return env
-    with _lock():
-        return _environment(_copy_tree(folder / "src"), folder / "setup.log")
+def _hub_environment(folder: Path, seconds: float = 1800) -> Path:
+    """The hub's environment, built by whichever of the two hub tests comes first: while
+    tests/test_hub.py holds the lock, wait until the environment is complete (not until
+    its hub has finished)."""
+    env, deadline = _environment_folder(), time.monotonic() + seconds
+    CACHE.mkdir(parents=True, exist_ok=True)
+    while not (env / ".complete").exists():
+        with open(CACHE / "lock", "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"no complete {env} after {seconds} s")
+                time.sleep(2)
+                continue
+            try:
+                return _environment(_copy_tree(folder / "src"), folder / "setup.log")
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+    return env
 
 
 def _overlay(env: Path, overlay: Path) -> Path:
