@@ -616,7 +616,8 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; co
 table { border-collapse: collapse; margin: 1em 0 } td, th { border: 1px solid #ccc;
 padding: 0.3em 0.7em; text-align: left } th { background: #f0f0f0 }
 section { border-top: 1px solid #ddd; margin-top: 1.5em; display: flex; gap: 2em;
-flex-wrap: wrap } .plot svg { width: 26em; height: auto } .note { color: #a60 }
+flex-wrap: wrap } section > div:first-child { flex: 0 0 26em }
+.plot svg { width: 26em; height: auto } .note { color: #a60 }
 """
 
 

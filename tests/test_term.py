@@ -227,6 +227,69 @@ def test_the_late_policy_plugin_per_assignment():
     assert penalty(10, 0, 50) == 0
 
 
+def _collect_into_a_copy(term_course, tmp_path, *options: str) -> pathlib.Path:
+    """``collect`` two returned notebooks into a copy of the course (its ``submitted/``
+    is the copy's own); returns the copy."""
+    import shutil
+
+    course = tmp_path / "copy"
+    shutil.copytree(term_course["course"], course)
+    returned = tmp_path / "returned"
+    returned.mkdir()
+    for student in ("gus", "hal"):
+        shutil.copy(term_course["course"] / "release" / CHAPTER / NOTEBOOK,
+                    returned / f"{student}.ipynb")
+    os.utime(returned / "gus.ipynb", (0, datetime.datetime(2026, 1, 11, 8, 30).replace(
+        tzinfo=datetime.timezone.utc).timestamp()))
+    assert cli.main(["collect", str(returned), *options, "--course", str(course)]) == 0
+    return course
+
+
+def _stamp(course: pathlib.Path, student: str) -> str | None:
+    path = course / "submitted" / student / CHAPTER / "timestamp.txt"
+    return path.read_text() if path.exists() else None
+
+
+def test_collect_takes_one_time_for_the_whole_folder(term_course, tmp_path):
+    course = _collect_into_a_copy(term_course, tmp_path, "--submitted-at", "2026-01-11 09:30",
+                                  "--timezone", "Europe/Berlin")
+    assert _stamp(course, "gus") == _stamp(course, "hal") == "2026-01-11 08:30:00.000000 UTC"
+
+
+def test_collect_takes_file_times_with_a_warning(term_course, tmp_path, capsys):
+    course = _collect_into_a_copy(term_course, tmp_path, "--file-times")
+    assert _stamp(course, "gus") == "2026-01-11 08:30:00.000000 UTC"
+    assert "modification times" in capsys.readouterr().err
+
+
+def test_collect_without_times_says_they_count_as_on_time(term_course, tmp_path, capsys):
+    course = _collect_into_a_copy(term_course, tmp_path)
+    assert _stamp(course, "gus") is None
+    assert "count as on time" in capsys.readouterr().err
+
+
+def test_a_cutoff_in_the_course_config_scores_late_work_zero(term_course, tmp_path):
+    import argparse
+    import shutil
+
+    from nbgrader.preprocessors import AssignLatePenalties
+
+    from minigrad.course.late import LatePolicy
+
+    course = tmp_path / "copy"
+    shutil.copytree(term_course["course"], course)
+    args = argparse.Namespace(chapters=["1"], due=None, timezone=None, late_penalty=None,
+                              cutoff=True, no_late_penalty=False)
+    assert term.before_release(course, args) == [CHAPTER]
+    assert term.policies(course) == {CHAPTER: "cutoff"}
+    parent = AssignLatePenalties(config=teacher._settings(course))  # as autograde makes it
+    parent.assignment_id = CHAPTER
+    assert parent.plugin_class is LatePolicy
+    assert LatePolicy(parent=parent).late_submission_penalty("bob", 8.0, 60) == 8.0
+    assert "nothing handed in after the due date" not in term.policy_text(10)
+    assert "scores 0" in term.policy_text("cutoff")
+
+
 @pytest.mark.parametrize("options, says", [
     (["--due", "next friday"], "write the date and time as"),
     (["--due", "2026-12-07 17:00", "--timezone", "Mars/Olympus"], "unknown time zone"),
