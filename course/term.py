@@ -101,9 +101,7 @@ def policy_text(policy: str | float | None) -> str:
 # --- due dates ---------------------------------------------------------------------------
 
 
-def _zone(name: str | None) -> datetime.tzinfo:
-    if not name:
-        return datetime.datetime.now().astimezone().tzinfo
+def _zone(name: str) -> datetime.tzinfo:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
@@ -123,13 +121,17 @@ def parse_time(text: str, zone: str | None = None, what: str = "--due") -> datet
             continue
         if format == "%Y-%m-%d":
             parsed = parsed.replace(hour=23, minute=59, second=59)
-        return parsed.replace(tzinfo=_zone(zone))
-    try:  # ISO 8601 with an offset: 2026-12-07T17:00+01:00
-        parsed = datetime.datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise CourseError(f"{what} {text!r}: write the date and time as \"2026-12-07 17:00\" "
-                          "(in --timezone, default this machine's)") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=_zone(zone))
+        break
+    else:
+        try:  # ISO 8601 with an offset: 2026-12-07T17:00+01:00
+            parsed = datetime.datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise CourseError(f"{what} {text!r}: write the date and time as \"2026-12-07 "
+                              "17:00\" (in --timezone, default this machine's)") from None
+    if parsed.tzinfo:
+        return parsed
+    # this machine's zone as it is on that date (summer time or not)
+    return parsed.replace(tzinfo=_zone(zone)) if zone else parsed.astimezone()
 
 
 def _utc(moment: datetime.datetime) -> datetime.datetime:
@@ -151,7 +153,7 @@ def _term(course: Path) -> dict:
 
 def due_dates(course: Path) -> dict[str, datetime.datetime]:
     """``{assignment: due date}`` from the gradebook, as aware datetimes in the time zone
-    the teacher gave (UTC if none was kept)."""
+    the teacher gave (this machine's if none was given)."""
     if not (course / "gradebook.db").exists():
         return {}
     zones = _term(course)
@@ -161,8 +163,7 @@ def due_dates(course: Path) -> dict[str, datetime.datetime]:
             if assignment.duedate is not None:
                 zone = zones.get(assignment.name, {}).get("timezone")
                 moment = assignment.duedate.replace(tzinfo=datetime.timezone.utc)
-                found[assignment.name] = moment.astimezone(_zone(zone) if zone else
-                                                           datetime.timezone.utc)
+                found[assignment.name] = moment.astimezone(_zone(zone) if zone else None)
     return found
 
 
@@ -179,19 +180,24 @@ def _set_due(course: Path, assignment: str, due: datetime.datetime, zone: str | 
     (course / TERM).write_text(json.dumps(term, indent=1, sort_keys=True), encoding="utf-8")
 
 
+def _number(assignment: str) -> int | None:
+    prefix = assignment.split("_")[0]
+    return int(prefix) if prefix.isdigit() else None
+
+
 def chapters_named(course: Path, names: list[str]) -> list[str]:
     """The assignments given by name or number (``1``, ``01``, ``01_autograd_...``)."""
     assignments = _assignments(course)
     chosen = []
     for name in names:
-        found = [a for a in assignments if a == name or (name.isdigit() and
-                                                         a.split("_")[0].isdigit() and
-                                                         int(a.split("_")[0]) == int(name))]
+        number = int(name) if name.isdigit() else None
+        found = [a for a in assignments
+                 if a == name or (number is not None and _number(a) == number)]
         if not found:
             raise CourseError(f"no chapter {name!r} in this course; there are "
                               f"{', '.join(assignments)}")
         chosen += found
-    return chosen
+    return list(dict.fromkeys(chosen))
 
 
 def release_options(parser: argparse.ArgumentParser) -> None:
@@ -248,15 +254,12 @@ def after_generate(course: Path, assignment: str, args: argparse.Namespace) -> N
     print(f"{assignment}: due {due_text(due)}; {policy}")
     path = course / "release" / assignment / _notebook_of(course, assignment)
     notebook = _read(path)
-    notebook["cells"] = [c for c in notebook["cells"] if c.get("id") != DUE_CELL_ID]
-    cell = {"cell_type": "markdown", "id": DUE_CELL_ID, "metadata": {},
+    cell = {"cell_type": "markdown", "metadata": {"minigrad": DUE_CELL_ID},
             "source": f"**Due: {due_text(due)}.** Late work: {policy}."}
-    if notebook.get("nbformat_minor", 0) < 5:
-        del cell["id"]
-        cell["metadata"] = {"minigrad": DUE_CELL_ID}
-        notebook["cells"] = [c for c in notebook["cells"]
-                             if c.get("metadata", {}).get("minigrad") != DUE_CELL_ID]
-    notebook["cells"].insert(0, cell)
+    if notebook.get("nbformat_minor", 0) >= 5:  # cells have ids from nbformat 4.5 on
+        cell["id"] = DUE_CELL_ID
+    notebook["cells"] = [cell] + [c for c in notebook["cells"]
+                                  if c.get("metadata", {}).get("minigrad") != DUE_CELL_ID]
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -547,7 +550,8 @@ def class_report(course: Path, assignment: str) -> dict:
                     else:
                         entry["students"][student] = grade.score
     return {"assignment": assignment, "students": students, "exercises": exercises,
-            "written": written}
+            "written": written, "returned": [s for s in students
+                                             if (submitted / s / assignment).is_dir()]}
 
 
 def _written_outcome(score, points) -> str:
@@ -563,7 +567,8 @@ def _score_text(score) -> str:
 
 
 def report_text(report: dict, most: int = 3) -> str:
-    lines = [f"{report['assignment']}: {len(report['students'])} student(s)", "",
+    lines = [f"{report['assignment']}: {len(report['returned'])} of "
+             f"{len(report['students'])} student(s) returned it", "",
              f"{'exercise':<22}{'points':>7}" + "".join(f"{o:>15}" for o in OUTCOMES)]
     for exercise, entry in report["exercises"].items():
         lines.append(f"{exercise:<22}{entry['points']:>7g}"
@@ -626,8 +631,9 @@ def report_html(reports: list[dict]) -> str:
     parts = []
     plots_missing = False
     for report in reports:
-        parts.append(f"<h1>{esc(report['assignment'])}</h1><p>{len(report['students'])} "
-                     "student(s) returned it.</p><table><tr><th>exercise</th><th>points</th>"
+        parts.append(f"<h1>{esc(report['assignment'])}</h1><p>{len(report['returned'])} of "
+                     f"{len(report['students'])} student(s) returned it.</p><table><tr>"
+                     "<th>exercise</th><th>points</th>"
                      + "".join(f"<th>{o}</th>" for o in OUTCOMES) + "</tr>")
         for exercise, entry in report["exercises"].items():
             parts.append(f"<tr><td>{esc(exercise)}</td><td>{entry['points']:g}</td>"

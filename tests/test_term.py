@@ -417,3 +417,10 @@ def test_report_before_grading_says_what_to_do(tmp_path, capsys):
     assert cli.main(["init", str(course), "--chapters", "1"]) == 0
     assert cli.main(["report", "--course", str(course)]) == 2
     assert "grade first" in capsys.readouterr().err
+
+
+def test_without_matplotlib_the_page_has_no_plots_and_says_why(term_course, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    page = term.report_html([term.class_report(term_course["course"], CHAPTER)])
+    assert "<svg" not in page and "matplotlib is not installed" in page
+    assert "backward ignores grad_output: 2 (bob, eve)" in page
