@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import reports, student, teacher, term
+from . import class_report, reports, student, teacher, term
 
 
 @dataclass
@@ -221,8 +221,9 @@ COMMANDS: dict[str, Command] = {
     "solutions": Command(term.solutions, "publish a chapter's solution notebooks after its "
                          "due date (a folder, and the exchange on a hub)",
                          term.solutions_options),
-    "report": Command(term.report, "per exercise: who passed, the mistakes the checks "
-                      "named (terminal, and an HTML page with --html)", term.report_options),
+    "report": Command(class_report.report, "per exercise: who passed, the mistakes the "
+                      "checks named (terminal, and an HTML page with --html)",
+                      class_report.report_options),
     "check": Command(_check, "(students) run the checks of your notebook",
                      _check_arguments),
     "workspace": Command(student.workspace, "(learning alone) make or complete your "

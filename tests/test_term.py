@@ -27,7 +27,7 @@ from conftest import STRICT
 if not STRICT:
     pytest.importorskip("nbgrader", reason="pip install -e '.[grading]'")
 
-from minigrad.course import cli, teacher, term  # noqa: E402
+from minigrad.course import class_report, cli, teacher, term  # noqa: E402
 from mistakes import MISTAKES  # noqa: E402
 
 CHAPTER = "01_autograd_from_scratch"
@@ -421,6 +421,7 @@ def test_report_before_grading_says_what_to_do(tmp_path, capsys):
 
 def test_without_matplotlib_the_page_has_no_plots_and_says_why(term_course, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
-    page = term.report_html([term.class_report(term_course["course"], CHAPTER)])
+    report = class_report.class_report(term_course["course"], CHAPTER)
+    page = class_report.report_html([report])
     assert "<svg" not in page and "matplotlib is not installed" in page
     assert "backward ignores grad_output: 2 (bob, eve)" in page
