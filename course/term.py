@@ -215,6 +215,8 @@ def before_release(course: Path, args: argparse.Namespace) -> list[str]:
     """Check ``release``'s options and write the late policy; the assignments to release."""
     chosen = chapters_named(course, args.chapters) if getattr(args, "chapters", None) \
         else _assignments(course)
+    if not chosen:
+        return chosen  # nothing to release (nor nbgrader needed)
     late = getattr(args, "late_penalty", None)
     if late is not None and not 0 <= late <= 100:
         raise CourseError(f"--late-penalty is a percentage per day late, 0 to 100 (got {late:g})")
