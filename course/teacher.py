@@ -248,10 +248,14 @@ def _read(path: Path) -> dict:
 
 
 def release(args: argparse.Namespace) -> int:
+    from . import term  # due dates and the late policy
+
     course = _course(args)
-    exchange = _exchange(course) if _assignments(course) else None
-    for assignment in _assignments(course):
+    chosen = term.before_release(course, args)
+    exchange = _exchange(course) if chosen else None
+    for assignment in chosen:
         _nbgrader(course, "generate_assignment", assignment, "--force")
+        term.after_generate(course, assignment, args)
         print(f"{assignment}: students' copy in {course / 'release' / assignment}")
         if exchange.is_dir():
             _nbgrader(course, "release_assignment", assignment, "--force")
@@ -437,6 +441,9 @@ def collect(args: argparse.Namespace) -> int:
     submissions = Path(args.submissions).resolve()
     if not submissions.is_dir():
         raise CourseError(f"{submissions} is not a folder of returned notebooks")
+    from . import term
+
+    times = term.SubmissionTimes(course, args, assignments)  # for the late policy
     problems = _problems(course)
     filed, seen = 0, {}
     for student, path, written in _returned(submissions):
@@ -455,6 +462,7 @@ def collect(args: argparse.Namespace) -> int:
             shutil.rmtree(target)
         target.mkdir(parents=True)
         filed += _file(course, student, assignment, path, target, problems)
+        times.record(target, student, written, path)
         reports.remember_student(course, student, assignment, **_lms_names(written))
     _save_problems(course, problems)
     print(f"filed {filed} notebook(s) in {course / 'submitted'}. Next: minigrad-course grade")
@@ -761,7 +769,9 @@ def rows(course: Path) -> list[dict]:
                                        for e in exercises},
                          "flags": reports.flags_text(flags.get(student, {})
                                                      .get(assignment, []))})
-    return made
+    from . import term
+
+    return term.with_lateness(course, made)  # late_by, late_penalty where due dates are set
 
 
 def print_grades(course: Path) -> None:
