@@ -4,13 +4,16 @@ For teachers (an nbgrader course folder; nbgrader's own commands and gradebook d
 work underneath)::
 
     minigrad-course init COURSE_DIR [--chapters 1,2]   the course: config, chapters, data
-    minigrad-course release                            the students' copies (release/,
+    minigrad-course release [CHAPTER...] [--due "2026-12-07 17:00"] [--late-penalty 10 |
+                            --cutoff]              the students' copies (release/,
                                                        and the exchange on a hub)
     minigrad-course collect SUBMISSIONS_DIR            file returned notebooks (submitted/)
     minigrad-course collect                            on a hub: from nbgrader's exchange
     minigrad-course grade [--timeout 60] [--student ID]  sandboxed autograde, feedback
     minigrad-course feedback                           on a hub: return it through the exchange
     minigrad-course export grades.csv                  one row per student and assignment
+    minigrad-course solutions CHAPTER [--to DIR]       its solutions, after the due date
+    minigrad-course report [CHAPTER] [--html FILE]     per exercise: passed, failed, mistakes
     minigrad-course export --format canvas FILE        the grades for Canvas's (or Moodle's)
                                                        gradebook import
 
@@ -47,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import reports, student, teacher
+from . import class_report, reports, student, teacher, term
 
 
 @dataclass
@@ -83,6 +86,12 @@ def _collect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--assignment", default=None,
                         help="the assignment they are for (default: from the notebook's name, "
                              "or the only one)")
+    term.collect_options(parser)
+    _course_option(parser)
+
+
+def _release_arguments(parser: argparse.ArgumentParser) -> None:
+    term.release_options(parser)
     _course_option(parser)
 
 
@@ -199,8 +208,8 @@ def _kernel(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Command] = {
     "init": Command(teacher.init, "make a course folder with the chosen chapters",
                     _init_arguments),
-    "release": Command(teacher.release, "generate the students' copies (solutions removed)",
-                       _course_option),
+    "release": Command(teacher.release, "generate the students' copies (solutions removed), "
+                       "with a due date and a late policy if given", _release_arguments),
     "collect": Command(teacher.collect, "file a folder of returned notebooks for grading (no "
                        "folder: collect the submissions from nbgrader's exchange)",
                        _collect_arguments),
@@ -209,6 +218,12 @@ COMMANDS: dict[str, Command] = {
     "feedback": Command(teacher.feedback, "(on a hub) return each student's feedback "
                         "through nbgrader's exchange", _course_option),
     "export": Command(teacher.export, "write the grades as CSV", _export_arguments),
+    "solutions": Command(term.solutions, "publish a chapter's solution notebooks after its "
+                         "due date (a folder, and the exchange on a hub)",
+                         term.solutions_options),
+    "report": Command(class_report.report, "per exercise: who passed, the mistakes the "
+                      "checks named (terminal, and an HTML page with --html)",
+                      class_report.report_options),
     "check": Command(_check, "(students) run the checks of your notebook",
                      _check_arguments),
     "workspace": Command(student.workspace, "(learning alone) make or complete your "

@@ -202,12 +202,13 @@ def write_grades(course: Path, rows: list[dict], path: Path, format: str = "csv"
     if format == "moodle":
         return _write_moodle(course, rows, path)
     exercise_columns = list(dict.fromkeys(e for row in rows for e in row["exercises"]))
+    late = [c for c in ("late_by", "late_penalty") if any(c in row for row in rows)]
     with open(path, "w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, COLUMNS + exercise_columns + ["flags"])
+        writer = csv.DictWriter(file, COLUMNS + late + exercise_columns + ["flags"])
         writer.writeheader()
         for row in rows:
-            writer.writerow({**{c: row[c] for c in COLUMNS}, **row["exercises"],
-                             "flags": row["flags"]})
+            writer.writerow({**{c: row.get(c, "") for c in COLUMNS + late},
+                             **row["exercises"], "flags": row["flags"]})
     return [path]
 
 

@@ -253,15 +253,19 @@ def _read(path: Path) -> dict:
 
 
 def release(args: argparse.Namespace) -> int:
+    from . import term  # due dates and the late policy
+
     course = _course(args)
     config = course / "nbgrader_config.py"
     if "ClearMarkScheme" not in config.read_text(encoding="utf-8"):  # a course made before
         with open(config, "a", encoding="utf-8") as file:
             file.write("\n# rubrics of the questions graded by hand sit in their question "
                        "cells\nc.ClearMarkScheme.enforce_metadata = False\n")
-    exchange = _exchange(course) if _assignments(course) else None
-    for assignment in _assignments(course):
+    chosen = term.before_release(course, args)
+    exchange = _exchange(course) if chosen else None
+    for assignment in chosen:
         _nbgrader(course, "generate_assignment", assignment, "--force")
+        term.after_generate(course, assignment, args)
         print(f"{assignment}: students' copy in {course / 'release' / assignment}")
         if exchange.is_dir():
             _nbgrader(course, "release_assignment", assignment, "--force")
@@ -460,6 +464,9 @@ def collect(args: argparse.Namespace) -> int:
     submissions = Path(args.submissions).resolve()
     if not submissions.is_dir():
         raise CourseError(f"{submissions} is not a folder of returned notebooks")
+    from . import term
+
+    times = term.SubmissionTimes(course, args, assignments)  # for the late policy
     problems = _problems(course)
     filed, seen = 0, {}
     for student, path, written in _returned(submissions):
@@ -478,6 +485,7 @@ def collect(args: argparse.Namespace) -> int:
             shutil.rmtree(target)
         target.mkdir(parents=True)
         filed += _file(course, student, assignment, path, target, problems)
+        times.record(target, student, written, path)
         reports.remember_student(course, student, assignment, **_lms_names(written))
     _save_problems(course, problems)
     print(f"filed {filed} notebook(s) in {course / 'submitted'}. Next: minigrad-course grade")
@@ -791,7 +799,9 @@ def rows(course: Path) -> list[dict]:
                          "exercises": {e: _cell_score(theirs, e) for e in exercises},
                          "flags": reports.flags_text(flags.get(student, {})
                                                      .get(assignment, []))})
-    return made
+    from . import term
+
+    return term.with_lateness(course, made)  # late_by, late_penalty where due dates are set
 
 
 def _cell_score(theirs: dict, exercise: str) -> str:

@@ -396,6 +396,44 @@ for _ in range(3):
 check_value(predicted_grad, w_check.grad, "your predicted w.grad",
             mistakes=accumulation_mistakes(w_check.detach().numpy(), x_check.numpy(), calls=3))
 
+# %% [markdown] tags=["question:why-zero-grad"]
+# ### Question (2 points, graded by your teacher)
+#
+# `backward()` adds into a parameter's `.grad` instead of replacing it (exercise 2). Why
+# must a training step therefore call `optimizer.zero_grad()`, and why must that call
+# come before `loss.backward()`, not between `loss.backward()` and `optimizer.step()`?
+# Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: says that without clearing, each backward adds the new gradient to the old
+#   ones, so `step()` moves the parameters by the sum of the gradients of every batch so
+#   far instead of this batch's; AND that a `zero_grad()` between backward and step
+#   throws away the gradient just computed, so the step updates nothing.
+# - 1 point: explains only one of the two (the pile-up, or why the place of the call
+#   matters).
+# - 0 points: neither, or only "it resets the gradients" with no consequence named.
+#
+# A full answer names: (1) `.grad` after $k$ backward calls without clearing is the sum
+# of $k$ gradients (exercise 2's loop gives three times $x$); (2) the step then uses
+# gradients of earlier batches, so it is not a step of gradient descent on this batch;
+# (3) `zero_grad()` after backward erases the fresh gradients (minigrad sets `.grad` to
+# `None`, and `step()` skips a parameter without one), so the parameters do not move.
+# Accept "the gradients accumulate / pile up" for (1) and (2), and a remark that adding
+# is what makes a tensor used twice, or several batches on purpose, work; do not accept
+# "backward overwrites `.grad`".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-zero-grad:2"]
+# Because `backward()` adds its result into `.grad`, a second step without clearing
+# would use the sum of this batch's gradient and every earlier one: after three backward
+# passes `.grad` is three times the gradient, and the step goes in a direction that
+# belongs to no single batch. `zero_grad()` clears the gradients so that the next
+# backward leaves exactly this batch's gradient. It must come before the backward:
+# called between `loss.backward()` and `optimizer.step()` it erases the gradient that
+# was just computed (in minigrad `.grad` becomes `None`), and `step()` then finds
+# nothing to apply, so the parameters do not move.
+
 # %% [markdown]
 # ### Exercise 3 (2 points): one training step
 #

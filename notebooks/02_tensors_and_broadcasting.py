@@ -224,7 +224,59 @@ for dtype in (np.float32, np.float64):
 # - check gradients in **float64**. `mg.gradcheck` does its differences in float64:
 #   it copies float inputs to float64 before it starts, so create them as float64
 #   (`dtype=mg.float64`) to check the Function on the dtype it is really checked in.
+
+# %% [markdown] tags=["question:why-float64-check"]
+# ### Question (3 points, graded by your teacher)
 #
+# Why does a gradient check by central differences, $\big(f(x + \varepsilon) - f(x -
+# \varepsilon)\big) / 2\varepsilon$, need float64, when float32 is precise enough to
+# train with? Name the two errors of the estimate and how each depends on $\varepsilon$,
+# and use the table for $f(x) = x^3$ at $x = 1.1$. Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names the formula's own error, about $\varepsilon^2$, which shrinks with
+#   $\varepsilon$; the rounding error, about (machine precision)$/\varepsilon$, which
+#   grows as $\varepsilon$ shrinks; and that float32's precision (about 7 digits) makes
+#   the rounding error win already around $\varepsilon = 10^{-4}$ (an error of
+#   $10^{-3}$, and wrong in the first decimal at $10^{-6}$), too loose to catch small
+#   mistakes, while float64 (about 16 digits) gets errors of $10^{-8}$ and below.
+# - 2 points: both errors and their opposite dependence on $\varepsilon$, without what
+#   float32's precision makes of them; or float32's failure in the table with only one
+#   of the two errors explained.
+# - 1 point: only "float64 is more precise".
+# - 0 points: nothing correct, or "the gradient itself must be float64 to train".
+#
+# A full answer names: (1) the central difference is off by a term of order
+# $\varepsilon^2$ (Taylor), smaller for smaller $\varepsilon$; (2) $f(x \pm
+# \varepsilon)$ are rounded, and their difference, divided by $2\varepsilon$, carries an
+# error of order (machine precision)$/\varepsilon$, larger for smaller $\varepsilon$;
+# (3) float32 has a 24-bit mantissa, about $10^{-7}$ relative (its spacing near 1.1 is
+# about $1.2 \cdot 10^{-7}$), so no $\varepsilon$ gives both errors small: the table's
+# float32 error grows from $10^{-4}$ to $10^{-3}$ to $0.17$ as $\varepsilon$ shrinks;
+# float64, about $10^{-16}$, reaches $10^{-8}$ and $3 \cdot 10^{-10}$; (4) a check that
+# had to accept errors of $10^{-3}$ would miss small mistakes, so check in float64 and
+# train in float32 (faster, half the memory, and precise enough for a step of gradient
+# descent). Accept "catastrophic cancellation" for (2); do not accept "float32 cannot
+# represent small numbers" (it can; it cannot represent small *differences* of numbers
+# near 1).
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-float64-check:3"]
+# The central difference has two errors pulling in opposite directions. Its own error,
+# from the Taylor expansion, is of order $\varepsilon^2$ and shrinks with $\varepsilon$;
+# but $f(x + \varepsilon)$ and $f(x - \varepsilon)$ are each rounded, and dividing their
+# nearly equal difference by a tiny $2\varepsilon$ blows the rounding up into an error
+# of order (machine precision)$/\varepsilon$, which grows as $\varepsilon$ shrinks. With
+# float32's 7 or so significant digits there is no good $\varepsilon$: in the table its
+# error grows from $10^{-4}$ to $10^{-3}$ and then to $0.17$, wrong in the first
+# decimal, while float64 with 16 digits gets down to $10^{-8}$ and below. A check in
+# float32 would have to accept errors of $10^{-3}$ and would let small mistakes through,
+# so gradients are checked in float64, while training, which only needs a good enough
+# direction, runs in float32.
+
+# %% [markdown]
 # ## 3. Shapes, views and copies
 #
 # A tensor's **shape** is a tuple: `x.shape`, `x.ndim` (its length), `x.numel()` (the
@@ -576,6 +628,46 @@ check_function(MyMul, inputs=[[(2, 1, 5), (4, 1)], [(5,), (3, 2, 5)], [(), (2, 3
                seed=7,
                uses={"unbroadcast": "minigrad.exercises.broadcasting:builtin_unbroadcast"})
 ### END HIDDEN TESTS
+
+# %% [markdown] tags=["question:why-multiply-then-sum"]
+# ### Question (2 points, graded by your teacher)
+#
+# In the broadcasting `MyMul`, $\partial L/\partial y$ = `unbroadcast(grad_output * x,
+# y.shape)`: multiply first, then sum back to $y$'s shape. Take $x$ of shape $(3, 4)$
+# and $y$ of shape $(4,)$. Why would `unbroadcast(grad_output, y.shape) * x` be wrong,
+# even where its shape could be made to fit? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: explains that $y_j$ is used once per row $i$, each use with its own local
+#   derivative $x_{ij}$, so the chain rule's sum is $\sum_i g_{ij}\,x_{ij}$: every
+#   gradient must be multiplied by its own $x_{ij}$ before the uses are added; summing
+#   $g$ first adds numbers that belong to different $x_{ij}$ and cannot be weighted
+#   correctly afterwards (and the result does not even have $y$'s shape).
+# - 1 point: says the order matters, or names the sum over uses, without the per-use
+#   factor $x_{ij}$.
+# - 0 points: neither, or "the two are equal because multiplication commutes".
+#
+# A full answer names: (1) $z_{ij} = x_{ij}\,y_j$: $y_j$ is used by every row, and the
+# use in row $i$ has the local derivative $x_{ij}$; (2) so $\partial L/\partial y_j =
+# \sum_i g_{ij}\,x_{ij}$, a sum of products, with $g$ = `grad_output`; (3) summing first
+# gives $\sum_i g_{ij}$, and multiplying that by $x$ gives $(\sum_i g_{ij})\, x_{kj}$
+# for each row $k$: a $(3, 4)$ array, not $y$'s shape, and no way of summing it back
+# gives $\sum_i g_{ij} x_{ij}$ unless every row of $x$ is the same. Accept "the sum of
+# products is not the product of sums"; do not accept "it is only a matter of the
+# shape".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-multiply-then-sum:2"]
+# Each $y_j$ is used once in every row, $z_{ij} = x_{ij}\,y_j$, and each of those uses
+# has its own local derivative, $x_{ij}$. The chain rule adds the contributions of the
+# uses, so $\partial L/\partial y_j = \sum_i g_{ij}\,x_{ij}$: each upstream gradient has
+# to be multiplied by its own $x_{ij}$ before the sum. Summing `grad_output` first
+# throws away which row each number came from, and multiplying the sum $\sum_i g_{ij}$
+# by $x$ afterwards weights it with the wrong numbers (it even gives back a $(3, 4)$
+# array); a sum of products is not a product of sums unless all rows of $x$ are equal.
+# So the product, with the output's shape, comes first and `unbroadcast` second.
 
 # %% [markdown]
 # And `gradcheck` in float64, on a column times a row:

@@ -267,6 +267,48 @@ check_function(MySigmoid, inputs=[[(2, 5, 3)], [()]], reference=lambda x: x.sigm
 check_saves_output(MySigmoid, inputs=[(4, 2)], seed=3)
 ### END HIDDEN TESTS
 
+# %% [markdown] tags=["question:why-save-output"]
+# ### Question (2 points, graded by your teacher)
+#
+# `MySigmoid` saves its output $s$, and `SoftplusKeeps` saves $\sigma(x)$, which is
+# neither its input nor its output. Why does saving the output cost the sigmoid no extra
+# memory and no extra computation, while `SoftplusKeeps` holds another 8 MB until
+# backward for a $(1000, 1000)$ float64 input? What does `SoftplusRecomputes` pay
+# instead? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: names that the sigmoid's derivative $s(1 - s)$ is written with the output,
+#   which forward has computed anyway and whose memory its Tensor holds (a saved input
+#   or output is not a copy); AND that an intermediate such as $\sigma(x)$ in softplus
+#   is a new array held until backward, which recomputing it avoids at the price of
+#   computing the exponential again in backward.
+# - 1 point: one of the two halves.
+# - 0 points: neither, or "saving the output is faster" with no reason.
+#
+# A full answer names: (1) $\sigma'(x) = s\,(1 - s)$: backward needs only $s$, so
+# nothing is recomputed; (2) what `save_for_backward` keeps of an input or an output is
+# the same memory the Tensor holds (a read-only view), free while that Tensor is alive
+# (in a network the next operation keeps it); (3) $\sigma(x)$ in softplus is a new
+# $(1000, 1000)$ array of float64, 8 MB, held until backward runs; (4)
+# `SoftplusRecomputes` saves only $x$ (free) and computes $\sigma(x)$, an exponential
+# and a division, again in backward. Accept the refinement that a dropped output's saved
+# array does cost memory (the node holds its output only by a weak reference); do not
+# accept "saving the output copies less data" without saying that the input or output
+# memory exists anyway.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-save-output:2"]
+# The sigmoid's derivative is $s\,(1 - s)$, written with its output, so backward needs
+# nothing but the $s$ forward has just computed: no exponential is computed again.
+# Saving it costs no memory either, because `save_for_backward` keeps the very array the
+# output Tensor holds, not a copy, and that Tensor is alive anyway as long as the next
+# operation holds it. Softplus's derivative $\sigma(x)$ is neither its input nor its
+# output, so `SoftplusKeeps` keeps a brand-new array, 8 MB for a million float64
+# numbers, alive until backward. `SoftplusRecomputes` saves only $x$, which is free, and
+# pays with computation instead: it evaluates $\sigma(x)$ a second time in backward.
+# That is the memory-or-compute trade every Function makes.
+
 # %% [markdown]
 # The inspector confirms it: saved array 0 *is* output 0.
 #
@@ -724,6 +766,50 @@ check_in_place_safety(MyScaleRows, inputs=[(5, 2), (5,)],
                       reference=lambda x, s: x * s.unsqueeze(1), modified=(1, 0),
                       mistakes=SCALE_ROWS_MISTAKES, seed=3)
 ### END HIDDEN TESTS
+
+# %% [markdown] tags=["question:why-version-counter"]
+# ### Question (3 points, graded by your teacher)
+#
+# `MySquare` saves $x$; after forward, `x.mul_(10)` under `no_grad` changes $x$, and
+# then `backward()` raises instead of returning a gradient. Why would backward's result
+# be wrong without the error, how does the engine notice the edit, and why must
+# `MyScaleRows` save $x$ and $s$ with `ctx.save_for_backward` rather than as attributes
+# (`ctx.x = x`) for that protection to work? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that the saved array shares the tensor's memory, so the edit changes
+#   what backward reads (a wrong gradient, $2 \cdot 10$ instead of $2 \cdot 1$, with no
+#   error); that in-place operations increment the tensor's version counter and the
+#   engine compares it with the version at save time before running the node's backward;
+#   and that only arrays saved with `save_for_backward` are checked.
+# - 2 points: two of the three.
+# - 1 point: only that the gradient would be wrong.
+# - 0 points: none of them.
+#
+# A full answer names: (1) saving does not copy: the saved array is the tensor's memory,
+# so an in-place edit between forward and backward changes the numbers backward computes
+# with, silently; (2) every in-place write (`mul_`, `add_`, `x[i] = v`, an optimizer
+# step) increments `x._version`; the node remembers the versions when it saved its
+# arrays, and the engine checks them before calling its backward; (3) the check covers
+# what went through `ctx.save_for_backward` (compared by memory with the node's inputs
+# and outputs, so a view counts too); an attribute is invisible to it, and the edit
+# passes unnoticed. Accept "clone before editing" as the fix; do not accept "the engine
+# copies the saved arrays".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-version-counter:3"]
+# `save_for_backward` does not copy: the saved array is the memory of the tensor $x$
+# itself, so `x.mul_(10)` also changes what backward reads, and backward would return $2
+# \cdot 10 = 20$ instead of $2 \cdot 1 = 2$ with no sign that anything is wrong. To
+# catch this, every in-place operation increments the tensor's version counter
+# (`x._version`); the node records the versions of what it saved, and before running its
+# backward the engine checks that none of them changed, raising if one did. That check
+# only knows about the arrays saved with `ctx.save_for_backward`, which it matches by
+# memory with the node's inputs and outputs; an array kept as `ctx.x` is just an
+# attribute, so an edit of it would go unnoticed and give the wrong gradient. Hence
+# `MyScaleRows` saves $x$ and $s$ with `save_for_backward`, as they are.
 
 # %% [markdown]
 # ## Summary

@@ -226,6 +226,51 @@ from minigrad.exercises.backward_engine import MORE_GRAPHS  # noqa: E402
 check_topological_order(topological_order, graphs=MORE_GRAPHS)
 ### END HIDDEN TESTS
 
+# %% [markdown] tags=["question:why-topological-order"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why may a node's backward run only after every node that consumes its output has run?
+# Use the diamond, where $a = e^x$ is used by `Sin` and by the product $d = a \cdot b$:
+# what goes wrong when the nodes run in the pre-order of `pre_order`, and why does a
+# reversed post-order (your `topological_order`) avoid it? Answer in the cell below, in
+# a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that $\partial L/\partial a$ is the sum of one term per use of $a$
+#   and `Exp`'s backward needs the complete sum; that the pre-order reaches `Exp` before
+#   `Sin`, so `Exp` would run with only one term (a wrong gradient, no error); and that
+#   a post-order appends a node after all the nodes that made its inputs, so reversed,
+#   every node comes after all its consumers.
+# - 2 points: the first two, or the first and the third.
+# - 1 point: only "the order matters" with the sum over uses, or only the post-order
+#   rule.
+# - 0 points: none of them.
+#
+# A full answer names: (1) $a$ feeds two nodes, so $\partial L/\partial a$ is the sum of
+# the term arriving from the `Mul` of $d = ab$ and the term arriving through `Sin`;
+# `Exp` must have both before it passes the gradient to $x$; (2) the pre-order goes from
+# the `Mul` down its first input and lists `Exp` before `Sin`: run in that order, `Exp`
+# fires with only the first term, a wrong gradient and no error; (3) in a post-order a
+# node is appended only after all its parents, so in the reversed list each node comes
+# before the nodes that made its inputs, that is after all its consumers; the visited
+# set lists `Exp` once although it is reached twice. Accept "newest first" (nodes
+# numbered in creation order) as another correct order; do not accept "breadth-first" or
+# "any order, the engine adds".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-topological-order:3"]
+# The tensor $a$ is used twice, so $\partial L/\partial a$ is the sum of two terms: one
+# that the product $d = a\,b$ sends back directly and one that arrives through $\sin a$.
+# `Exp`'s backward turns that sum into $x$'s gradient, so it must wait until both terms
+# have arrived, that is until every consumer of $a$ has run. The pre-order walk goes
+# from the `Mul` straight down its first input and lists `Exp` before `Sin`; a loop
+# running in that order would fire `Exp` with only the first term and give a wrong
+# gradient without any error. A post-order appends a node only after all the nodes that
+# made its inputs, so after reversing it every node comes before its inputs' nodes,
+# which means after all the nodes that use its output, and the visited set keeps the
+# shared `Exp` to one entry.
+
 # %% [markdown]
 # minigrad finds its order differently: it numbers nodes as they are made, and a node's
 # inputs are always made before it, so **newest first** (the highest number first) is
@@ -376,7 +421,44 @@ print(f"x.grad after two passes is twice that after one: {np.allclose(x.grad.num
 # %% [markdown]
 # (Nodes that saved nothing, like `Add` or `Sum`, have nothing to release: as in PyTorch,
 # a graph made only of those could be walked again.)
+
+# %% [markdown] tags=["question:why-retain-graph"]
+# ### Question (2 points, graded by your teacher)
 #
+# Why does a second `loss.backward()` on the same graph raise, and what does
+# `retain_graph=True` change? After two passes, the first with `retain_graph=True`, why
+# is `x.grad` twice the gradient of one pass? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: names that backward releases the arrays the nodes saved (to free the
+#   memory of the activations), so a second pass has nothing to compute with, and that
+#   `retain_graph=True` keeps them; AND that each pass adds into `.grad`, hence the
+#   doubling.
+# - 1 point: one of the two.
+# - 0 points: neither.
+#
+# A full answer names: (1) after a node's backward has run, minigrad (like PyTorch)
+# releases what its forward saved: the saved activations are most of a network's memory
+# and a training loop builds a new graph for every batch; (2) a second backward reaches
+# nodes whose saved arrays are gone and raises a `RuntimeError`; `retain_graph=True`
+# keeps them, so the graph can be walked again; (3) backward accumulates into `.grad`,
+# so the second pass adds the same gradient again. Accept the remark that nodes that
+# saved nothing (`Add`, `Sum`) could be walked twice anyway; do not accept "the graph is
+# deleted" without saying what backward would miss.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-retain-graph:2"]
+# After a node's backward has used what its forward saved, minigrad releases those
+# arrays, as PyTorch does: saved activations are most of a network's memory, and a
+# training loop builds a fresh graph for every batch anyway. A second backward through
+# the same graph therefore reaches nodes such as `Exp` whose saved arrays are gone, and
+# raises. `retain_graph=True` tells the first pass to keep them, so the graph can be
+# walked again. Each pass adds its gradient into the leaves' `.grad`, and nothing
+# cleared it in between, so after two passes `x.grad` holds the gradient twice.
+
+# %% [markdown]
 # ## 5. Hooks and `retain_grad`: looking at, and changing, a gradient on its way
 #
 # After `loss.backward()`, only the **leaves** have a `.grad`. The gradients of the

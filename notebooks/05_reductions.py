@@ -221,6 +221,44 @@ check_function(MySum, inputs=[[(5, 2)]], kwargs={"dim": 0, "keepdim": False},
                      ({"dim": None, "keepdim": True}, [(4, 2)])])
 ### END HIDDEN TESTS
 
+# %% [markdown] tags=["question:why-expand-dims"]
+# ### Question (2 points, graded by your teacher)
+#
+# The backward of $y$ = `x.sum(dim=1)`, for $x$ of shape $(m, n)$, receives
+# `grad_output` of shape $(m,)$. Why must it first put the summed dimension back with
+# size 1 (`np.expand_dims`) before broadcasting to $x$'s shape, and why does skipping
+# that step raise no error when $x$ is square? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: explains that row $i$ of the gradient must be filled with
+#   `grad_output[i]`, that broadcasting lines shapes up from the right so a bare $(m,)$
+#   becomes a row and is copied down the columns (the wrong way round), and that for a
+#   square $x$ the wrong result has the right shape.
+# - 1 point: the right-alignment of broadcasting or the square case, but not both.
+# - 0 points: only "the shapes must match".
+#
+# A full answer names: (1) each $x_{ij}$ is used once, by $y_i$, with weight 1, so
+# $\partial L/\partial x_{ij} = \partial L/\partial y_i$: row $i$ gets `grad_output[i]`;
+# (2) broadcasting aligns shapes from the right, so $(m,)$ is read as $(1, m)$ and
+# `grad_output[j]` lands in column $j$; `expand_dims` to $(m, 1)$ says the numbers
+# belong to dimension 0; (3) when $m = n$ the wrong broadcast has the right shape, so
+# nothing complains; with $m \ne n$ NumPy would refuse. Accept "the reduced dimension
+# must be restored where it was" for (2) if the row/column mix-up is named; do not
+# accept "expand_dims is needed for `keepdim=True`" (there it is already there).
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-expand-dims:2"]
+# Each $x_{ij}$ enters only $y_i$, with weight 1, so its gradient is $\partial
+# L/\partial y_i$: the whole row $i$ must hold `grad_output[i]`. NumPy lines shapes up
+# from the right, so a bare $(m,)$ array is treated as a row of shape $(1, m)$ and
+# copied down the columns: column $j$ would get `grad_output[j]`, the wrong way round.
+# Putting the summed dimension back as $(m, 1)$ says the numbers belong to the rows, and
+# then broadcasting copies each along its own row. When $x$ is square, $(m,)$ also fits
+# the last dimension, so the wrong broadcast has exactly the right shape and no error is
+# raised; only a check with a random upstream gradient shows the wrong values.
+
 # %% [markdown]
 # Now the two checks you will run on every Function you write: `mg.gradcheck` in float64
 # (finite differences, as in chapter 1) and a comparison with minigrad's own `sum`.
@@ -612,6 +650,43 @@ check_function(MyVar, inputs=[[(6, 3)]],
                      ({"dim": -1, "keepdim": False, "correction": 2}, [(3, 5)])],
                uses={"variance": "minigrad.exercises.reductions:reference_variance"})
 ### END HIDDEN TESTS
+
+# %% [markdown] tags=["question:why-var-mean-path"]
+# ### Question (2 points, graded by your teacher)
+#
+# The mean $\bar{x}$ inside the variance depends on every $x_k$, yet `MyVar`'s backward
+# is only $2\,(x_k - \bar{x})/(N - c)$ times the upstream gradient, with no term for the
+# path through the mean. Why does that path contribute nothing, so that backward needs
+# only the saved deviations? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: says that the path exists ($x_k$ moves $\bar{x}$ and with it every
+#   deviation $d_j$, by $-1/N$) and that its total is $-\frac{2}{N(N-c)}\sum_j d_j$,
+#   which is zero because deviations from the mean add up to zero (or, equivalently,
+#   that $\bar{x}$ minimises $\sum_j (x_j - a)^2$ over $a$, so moving it a little does
+#   not change the sum).
+# - 1 point: names one of the two: the extra path, or that the deviations sum to zero,
+#   without joining them.
+# - 0 points: "the mean is a constant" or no reason.
+#
+# A full answer names: (1) $\partial d_j/\partial x_k = \delta_{jk} - 1/N$: $x_k$
+# reaches every deviation through $\bar{x}$; (2) the chain rule sums over $j$, and the
+# mean's part is proportional to $\sum_j d_j$; (3) $\sum_j (x_j - \bar{x}) = 0$, so that
+# part vanishes and only $2 d_k/(N - c)$ is left. Accept the argument that $a = \bar{x}$
+# minimises $\sum_j (x_j - a)^2$, so its derivative in $a$ is zero there; do not accept
+# "the mean does not depend on $x$" (it does; its contribution cancels).
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-var-mean-path:2"]
+# The path through the mean is there: $x_k$ moves $\bar{x}$ by $1/N$, so it changes
+# every deviation $d_j = x_j - \bar{x}$, and $\partial d_j/\partial x_k = \delta_{jk} -
+# 1/N$. Summing over $j$ with the chain rule, the direct part gives $2 d_k/(N - c)$ and
+# the part through the mean gives $-\frac{2}{N (N - c)} \sum_j d_j$. Deviations from the
+# mean always add up to zero, so that second part is exactly zero. (Another way to see
+# it: $\bar{x}$ is the point that minimises $\sum_j (x_j - a)^2$, so nudging it does not
+# change the sum to first order.) Backward therefore needs only the deviations, which
+# forward saves.
 
 # %% [markdown]
 # **The standard deviation** needs no Function of its own: it is the square root of the

@@ -285,6 +285,45 @@ check_function(
     reference=lambda x, dims: x.permute(dims), seed=6)
 ### END HIDDEN TESTS
 
+# %% [markdown] tags=["question:why-inverse-permute"]
+# ### Question (2 points, graded by your teacher)
+#
+# Why is the backward of `x.permute(dims)` a permutation of `grad_output` by the inverse
+# permutation, `np.argsort(dims)`, and why does the mistake of applying `dims` again go
+# unnoticed for a matrix transpose (and, for a cycle, on a cube of shape $(3, 3, 3)$)?
+# Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: explains that each number moves to exactly one place and is not copied, so
+#   its gradient must be moved back to where the number came from (the inverse
+#   permutation); AND why the wrong version hides: a swap is its own inverse, and when
+#   all sizes are equal a wrong permutation keeps the shape.
+# - 1 point: one of the two.
+# - 0 points: neither.
+#
+# A full answer names: (1) $y_{b,c,a} = x_{a,b,c}$: every element of $x$ goes to one
+# place of $y$ and none is copied, so $\partial L/\partial x_{a,b,c} = \partial
+# L/\partial y_{b,c,a}$, `grad_output` moved back by the permutation that undoes `dims`;
+# (2) a transpose swaps two dimensions, and a swap undone is the same swap, so applying
+# `dims` again happens to be right there; for a cycle such as $(1, 2, 0)$ it turns one
+# step further; (3) on a cube every permutation of the dimensions has the same shape, so
+# a wrong one raises nothing and only the values (a check with a random upstream
+# gradient, `gradcheck`) show it. Do not accept "transpose `grad_output`" for a general
+# `dims`.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-inverse-permute:2"]
+# A permutation only moves numbers: each element of $x$ goes to exactly one place of $y$
+# and none is copied, so the gradient of each element of $x$ is the gradient of the
+# place it was moved to, and backward must move `grad_output` back. Moving back is the
+# permutation that undoes `dims`, whose entry for dimension `dims[k]` is `k`, and that
+# is `np.argsort(dims)`. For a matrix transpose the permutation is a swap, which is its
+# own inverse, so applying `dims` again happens to give the right answer and the mistake
+# stays hidden until a cycle like $(1, 2, 0)$ turns one step too far. On a cube every
+# arrangement of the dimensions has the same shape $(3, 3, 3)$, so the wrong permutation
+# raises no error; only the values are wrong.
+
 # %% [markdown]
 # Now `gradcheck`, on the 4-cycle. In minigrad, `x.transpose(d0, d1)`, `x.T` and
 # `x.permute(...)` all make the same node, `Permute`, with the order of the dimensions as
@@ -483,6 +522,48 @@ check_function(
                      [(5,), np.array([4, 0])]],
     reference=lambda x, index: x[index], seed=6)
 ### END HIDDEN TESTS
+
+# %% [markdown] tags=["question:why-scatter-add"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why must the backward of `x[idx]` with integer indices *add* each gradient at its
+# index (`np.add.at`), and why does `grad[idx] += g` give a wrong gradient, without any
+# error, when `idx` repeats an index? Use the embedding lookup `E[ids]`, where token 1
+# is read twice. Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that a row read $k$ times is used $k$ times, so it gets the sum of
+#   the $k$ gradients (for token 1, $(1, 2, 3) + (100, 200, 300)$); that `grad[idx] +=
+#   g` reads all the positions first and then writes, so a repeated position is written
+#   twice and the last write wins; and that `np.add.at` adds one element at a time, so
+#   repeats accumulate (rows never read get zero).
+# - 2 points: two of the three.
+# - 1 point: only "indices can repeat, so gradients add", with no reason for the failure
+#   of `+=`.
+# - 0 points: none of them.
+#
+# A full answer names: (1) $\partial L/\partial x_i = \sum_{k: idx_k = i} \partial
+# L/\partial y_k$: a number read several times is used several times, and its gradients
+# add (chapter 1's rule), so `E`'s row 1 gets $(101, 202, 303)$; (2) `grad[idx] += g`
+# means `grad[idx] = grad[idx] + g`: NumPy reads the (zero) values at all the indices,
+# adds `g`, and writes the results back one after another, so for a repeated index only
+# the last write survives and the other gradients are lost silently; (3) `np.add.at` is
+# unbuffered: it adds each element in turn, so repeats accumulate. Accept a correct
+# Python loop for 1-D indices as an alternative to `np.add.at`; do not accept `grad[idx]
+# = g`.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-scatter-add:3"]
+# When `ids` holds token 1 twice, row 1 of `E` is used twice, and like any number used
+# in several places it must get the sum of the gradients of its uses: $(1, 2, 3) + (100,
+# 200, 300) = (101, 202, 303)$, while row 3 gets its one gradient and the rows never
+# read get zero. `grad[idx] += g` looks like that but is `grad[idx] = grad[idx] + g`:
+# NumPy first reads the current values at all the indices (zeros), adds `g`, and then
+# writes the results back one by one, so the second write to a repeated index replaces
+# the first and that gradient is lost. No error is raised, because every write is legal.
+# `np.add.at` does the addition element by element, so repeated indices accumulate as
+# the chain rule requires.
 
 # %% [markdown]
 # Your `MyIndex` on the embedding table of the picture, with `gradcheck` and against

@@ -228,6 +228,46 @@ check_function(MyMatMul, inputs=[[(5, 2), (2, 3)], [(1, 4), (4, 1)], [(2, 2), (2
                reference=lambda a, b: a @ b, mistakes=MATMUL_NOT_SQUARE_MISTAKES, seed=7)
 ### END HIDDEN TESTS
 
+# %% [markdown] tags=["question:why-matmul-transposes"]
+# ### Question (2 points, graded by your teacher)
+#
+# For $Z = AB$ with $A$ of shape $(m, n)$ and $B$ of shape $(n, k)$, why are the
+# gradients $G B^\top$ and $A^\top G$ (with $G = \partial L/\partial Z$), and why does a
+# backward that forgets both transposes (`grad_output @ b`, `a @ grad_output`) pass
+# unnoticed on $3 \times 3$ matrices but not on a $(2, 3) @ (3, 4)$ product? Answer in
+# the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: justifies the formula (by the chain rule on $Z_{ij} = \sum_p A_{ip}
+#   B_{pj}$, or by the shapes: the only product of $G$ with $B$ that has $A$'s shape)
+#   AND explains that on square matrices every arrangement has the right shape, so the
+#   wrong one runs, while with all sizes different it cannot even multiply.
+# - 1 point: one of the two.
+# - 0 points: neither.
+#
+# A full answer names: (1) $A_{ip}$ appears in every $Z_{ij}$ of row $i$ with weight
+# $B_{pj}$, so $\partial L/\partial A_{ip} = \sum_j G_{ij} B_{pj} = (G B^\top)_{ip}$,
+# and likewise $\partial L/\partial B_{pj} = (A^\top G)_{pj}$; or: the gradient must
+# have $A$'s shape $(m, n)$, and $G B^\top$, $(m, k)(k, n)$, is the only product that
+# fits; (2) with $3 \times 3$ matrices $G B$ is also $3 \times 3$: right shapes, wrong
+# numbers, no error (only `gradcheck` sees it); (3) with $(2, 3)$ and $(3, 4)$,
+# `grad_output @ b` multiplies $(2, 4)$ by $(3, 4)$ and NumPy raises. So test matrix
+# code where every size differs. Accept the shape argument alone for (1) if it says the
+# shapes leave one choice; do not accept "transpose because it is a matrix".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-matmul-transposes:2"]
+# $A_{ip}$ enters every $Z_{ij}$ of row $i$, with weight $B_{pj}$, so the chain rule
+# gives $\partial L/\partial A_{ip} = \sum_j G_{ij} B_{pj}$, which is element $(i, p)$
+# of $G B^\top$; in the same way $\partial L/\partial B = A^\top G$. The shapes agree:
+# $G B^\top$ is $(m, k)(k, n) = (m, n)$, $A$'s shape, and it is the only product of $G$
+# and $B$ that fits. On $3 \times 3$ matrices every product of $G$ with $B$ or $A$ is $3
+# \times 3$, so the version without transposes runs and gives gradients of the right
+# shape with the wrong numbers, which only `gradcheck` notices. On $(2, 3) @ (3, 4)$,
+# `grad_output @ b` is $(2, 4)$ times $(3, 4)$, which NumPy refuses, so non-square
+# shapes expose the mistake at once.
+
 # %% [markdown]
 # Now `gradcheck` in float64, and a comparison with minigrad's own `@`.
 #
@@ -356,6 +396,46 @@ check_linear_function(MyLinearFunction,
 check_linear_function(MyLinearFunction, inputs=[[(3, 5), (2, 5), (2,)], [(1, 3), (4, 3), (4,)]],
                       seed=7)
 ### END HIDDEN TESTS
+
+# %% [markdown] tags=["question:why-bias-sum"]
+# ### Question (2 points, graded by your teacher)
+#
+# In `MyLinearFunction`, $y = x W^\top + b$ with $x$ of shape $(N, \text{in})$. Why is
+# the bias's gradient the sum of the $N$ rows of $G$, not their mean and not $G$ itself?
+# And why does the weight's gradient $G^\top x$ need no explicit sum over the batch?
+# Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: explains that $b$ is added to every one of the $N$ rows, so its gradient
+#   is the sum of $N$ contributions (a mean would divide by $N$ again), with $b$'s shape
+#   $(\text{out},)$; AND either that the product $G^\top x$ already sums over $n$, or
+#   that returning $G$ only works because the engine sums it to $b$'s shape (a
+#   Function's backward must return its input's shape).
+# - 1 point: the sum for the bias with its reason, and nothing else; or the other half
+#   alone.
+# - 0 points: the mean, or $G$ itself, or no reason.
+#
+# A full answer names: (1) the bias is broadcast over the batch, used once per row, so
+# $\partial L/\partial b = \sum_n G_{n,:}$ (chapter 2's rule); any averaging of the loss
+# is already inside $G$, so a mean would divide by $N$ twice; (2) $(G^\top x)_{oi} =
+# \sum_n G_{no} x_{ni}$: the matrix product adds the contribution of every sample; (3)
+# returning $G$ of shape $(N, \text{out})$ would still train, because minigrad's engine
+# (like PyTorch's) sums a gradient with extra leading dimensions down to the input's
+# shape, but the Function's contract is one gradient of each input's shape, and NumPy
+# code without an engine behind it would be wrong. Do not accept "the mean, because the
+# loss is a mean".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-bias-sum:2"]
+# The bias is added to every row of $x W^\top$, so each $b_o$ is used $N$ times and its
+# gradient is the sum of the $N$ contributions $G_{n,o}$, with the bias's shape
+# $(\text{out},)$. It is not a mean: if the loss averages over the batch, that $1/N$ is
+# already inside $G$, and averaging again would shrink the gradient by $N$. Returning
+# $G$ itself would only seem to work, because the engine sums an over-long gradient back
+# to the input's shape; a backward has to return each input's own shape. The weight
+# needs no extra sum: $(G^\top x)_{oi} = \sum_n G_{no} x_{ni}$, so the matrix product
+# itself adds up the contributions of all $N$ samples.
 
 # %% [markdown]
 # *Stuck on `MyLinearFunction`? `from minigrad.course import use_reference; use_reference("mylinearfunction")`

@@ -193,6 +193,45 @@ check_function(MyGELU, inputs=[[(2, 3, 4)], [(9,)]], reference=lambda x: F.gelu(
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-saturation"]
+# ### Question (2 points, graded by your teacher)
+#
+# Why do sigmoid and tanh make the gradient vanish in a deep network, and why does ReLU
+# not, for positive inputs? What is a "dead" ReLU? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: names that the derivatives of sigmoid and tanh go to zero for large $|x|$
+#   (and sigmoid's is at most $0.25$), that backward multiplies the gradient by one such
+#   factor per layer so the product shrinks geometrically, and that ReLU's slope is
+#   exactly 1 for $x > 0$ but 0 for $x < 0$, so a unit whose input is always negative
+#   never gets a gradient again.
+# - 1 point: the saturation of sigmoid and tanh, or the dead ReLU, but not both; or
+#   saturation without the product over layers.
+# - 0 points: neither.
+#
+# A full answer names: (1) $\sigma' = \sigma(1 - \sigma) \le 0.25$ and $\tanh' = 1 -
+# \tanh^2$ both tend to 0 as $|x|$ grows (about $0.0066$ and $0.0002$ at $|x| = 5$): the
+# units saturate; (2) the chain rule multiplies the gradient by $f'$ at every layer, so
+# many factors below 1 make it vanish; (3) ReLU's derivative is exactly 1 for $x > 0$
+# (no shrinking) and 0 for $x < 0$; (4) a ReLU whose input is negative for every example
+# passes no gradient back, so its weights never change: it is dead. Accept "the gradient
+# is multiplied by the activation's slope at each layer" for (2); do not accept
+# "sigmoid's output is between 0 and 1" as the reason.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-saturation:2"]
+# Backward multiplies the gradient by the activation's derivative at every layer. The
+# sigmoid's derivative $\sigma(1 - \sigma)$ is at most $0.25$ and tanh's $1 - \tanh^2$
+# is at most 1, and both fall towards 0 when $|x|$ is large (about $0.007$ and $0.0002$
+# at $|x| = 5$), so a saturated unit lets almost nothing through, and a product of many
+# such factors shrinks geometrically with depth: the vanishing gradient. ReLU's
+# derivative is exactly 1 for every positive input, so it does not shrink the gradient
+# at all there. For negative inputs it is 0, though: a unit whose input is negative for
+# every example passes no gradient back, its weights never change, and it stays off for
+# good, which is what a dead ReLU is.
+
 # %% [markdown]
 # ## 3. Softmax, and why the textbook formula overflows
 #
@@ -306,6 +345,46 @@ check_function(MySoftmax, inputs=[[(3, 7)], [(2, 3, 6)]], kwargs={"dim": -1},
                more=[({"dim": 0}, [(6, 2)], SOFTMAX_DIM0_MISTAKES), ({"dim": 1}, [(2, 4, 3)])])
 ### END HIDDEN TESTS
 
+
+# %% [markdown] tags=["question:why-stable-softmax"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why does `MySoftmax` subtract each row's maximum from the logits before taking the
+# exponentials, why does that not change the result, and why should log-softmax never be
+# computed as `log(softmax(x))`? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names the overflow ($e^{1000}$ is `inf` in float64, and `inf / inf` is
+#   `nan`); that a common shift cancels between numerator and denominator, and with the
+#   maximum the largest exponential is $e^0 = 1$ and the sum is at least 1; and that
+#   `softmax` can underflow to 0 for logits far apart, so its log is $-\infty$, while
+#   $(x_j - m) - \log\sum_k e^{x_k - m}$ stays finite.
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) float64 holds numbers up to about $e^{709.8}$, so the
+# textbook formula on logits like $1000$ gives `inf / inf = nan`; (2) $e^{x_j - c} /
+# \sum_k e^{x_k - c} = e^{x_j} / \sum_k e^{x_k}$ for any $c$, since $e^{-c}$ cancels;
+# with $c = \max_k x_k$ every exponent is at most 0 (no overflow) and one term is
+# exactly 1 (the sum is at least 1: no division by zero, no log of zero); (3) a
+# probability like $e^{-800}$ rounds to 0 and $\log 0 = -\infty$, whereas the
+# log-softmax formula with the maximum taken out computes the same value without ever
+# forming that tiny number. Accept any constant shift argument for (2) that says why the
+# maximum is chosen; do not accept "to normalise the logits" without the overflow.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-stable-softmax:3"]
+# The exponentials overflow: float64 cannot hold $e^{1000}$, so softmax of ordinary
+# logits like $[1000, 1001, 1002]$ becomes `inf / inf`, which is `nan`. Subtracting the
+# same number $c$ from every logit multiplies the numerator and the denominator by the
+# same $e^{-c}$, so the probabilities do not change. Choosing $c$ = the row's maximum
+# makes every exponent at most 0, so nothing overflows, and the largest term is exactly
+# $e^0 = 1$, so the sum is at least 1. For log-softmax, `log(softmax(x))` fails when the
+# logits are far apart: the small probability underflows to 0 and its log is $-\infty$,
+# while $(x_j - m) - \log \sum_k e^{x_k - m}$ gives the right finite number (for example
+# $-800$).
 
 # %% [markdown]
 # ## 4. Cross-entropy and its gradient

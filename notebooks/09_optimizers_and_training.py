@@ -324,6 +324,52 @@ check_optimizer_step(MyAdam, mg.optim.Adam, lr=0.002, betas=(0.95, 0.99), shapes
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-bias-correction"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why does Adam divide $m_t$ by $1 - \beta_1^t$ and $v_t$ by $1 - \beta_2^t$? With the
+# default betas $(0.9, 0.999)$, how long would the very first step be without the
+# correction, compared with $\eta$, and why is it too long rather than too short? Answer
+# in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that the running averages start at zero, so $m_t$ is on average $(1
+#   - \beta_1^t)$ times the gradient (and $v_t$ likewise with $\beta_2$), which the
+#   division undoes; that the step is the ratio $m/\sqrt{v}$, so without correction the
+#   first step is $\eta (1 - \beta_1)/\sqrt{1 - \beta_2} \approx 3.2\,\eta$, because $v$
+#   is shrunk more than $m$; and that the corrected first step is $\eta$ times the sign
+#   of $g$.
+# - 2 points: the bias from the zero start, and a first step that is too long without
+#   the ratio explained; or the ratio and the number without where the bias comes from.
+# - 1 point: only that the averages start at zero and are too small (for example
+#   concluding that the first steps would be too short).
+# - 0 points: none of this.
+#
+# A full answer names: (1) unrolled, $m_t = (1 - \beta_1)\sum_k \beta_1^{t-k} g_k$,
+# whose weights sum to $1 - \beta_1^t$, so $\mathbb{E}[m_t] = (1 - \beta_1^t)\bar g$:
+# too small because of the zeros it started from (at $t = 1$, $m_1 = 0.1\,g_1$); the
+# same for $v$ with $\beta_2$; dividing by $1 - \beta^t$ removes it; (2) Adam steps by
+# the ratio $\hat m/\sqrt{\hat v}$: uncorrected, the first step is $\eta \cdot 0.1 /
+# \sqrt{0.001} \approx 3.16\,\eta$, since $\sqrt{1 - \beta_2} \approx 0.032$ is smaller
+# than $1 - \beta_1 = 0.1$; (3) corrected, $\hat m_1 = g$ and $\hat v_1 = g^2$, a step
+# of exactly $\eta$ (up to $\varepsilon$); the correction fades as $\beta^t \to 0$.
+# Accept "about three times too long"; do not accept "the steps would be too short" as
+# the conclusion.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-bias-correction:3"]
+# Both running averages start at zero, so early on they are pulled towards zero: the
+# weights of $m_t = (1 - \beta_1)\sum_k \beta_1^{t-k} g_k$ add up to only $1 -
+# \beta_1^t$, so $m_t$ is on average that fraction of the gradient, and $v_t$ is the
+# fraction $1 - \beta_2^t$ of the squared gradient. Dividing by those factors removes
+# the bias; at $t = 1$ it gives exactly $\hat m = g$ and $\hat v = g^2$, a step of
+# $\eta$ in the direction of $-g$. Without the correction the step is the ratio
+# $m_1/\sqrt{v_1} = 0.1\,g / \sqrt{0.001\,g^2}$, about $3.2$ times $\eta$: $v$ is shrunk
+# much more than $m$ because $\beta_2$ is closer to 1, and the square root does not make
+# up for that. So uncorrected Adam takes its longest steps at the start, when the
+# network is furthest from good; the difference fades as $\beta^t$ goes to 0.
+
 # %% [markdown]
 # *Stuck on `MyAdam`? `from minigrad.course import use_reference; use_reference("my_adam")`
 # in a new cell loads the reference answer, so the cells below run (then it is not
@@ -401,6 +447,44 @@ check_optimizer_step(MyAdamW, mg.optim.AdamW, lrs=hidden_lrs, betas=(0.8, 0.99),
                      uses={"MyAdam": "minigrad.exercises.optimizers:ReferenceAdam"})
 ### END HIDDEN TESTS
 
+
+# %% [markdown] tags=["question:why-decoupled-decay"]
+# ### Question (2 points, graded by your teacher)
+#
+# Why is Adam's `weight_decay` (the L2 term $\lambda p$ added to the gradient) not the
+# same as AdamW's decoupled decay, $p \leftarrow p\,(1 - \eta\lambda)$ before the Adam
+# step? Use the chapter's two weights of value 1: one with large alternating gradients,
+# one with no gradient at all. Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: explains that in Adam the $\lambda p$ term is divided by $\sqrt{\hat v}$
+#   like the rest of the gradient, so it hardly acts where gradients are large and
+#   becomes a full step of about $\eta$ where they are small (the idle weight falls by
+#   nearly $\eta$ a step whatever $\lambda$); AND that AdamW shrinks every weight by the
+#   same factor, outside the adaptive scaling.
+# - 1 point: one of the two halves.
+# - 0 points: "AdamW decays more" or no reason.
+#
+# A full answer names: (1) in Adam + L2 the decay joins $g$ and goes through
+# $m/\sqrt{v}$: for the noisy weight $\sqrt{\hat v}$ is large (about 10) and the decay
+# is divided away; for the idle weight the only gradient is $\lambda p$, which Adam
+# normalises into a step of about $\eta$, independent of $\lambda$; (2) so the decay is
+# no longer proportional to the weight, which is what weight decay means; (3) AdamW
+# applies $p(1 - \eta\lambda)$ to the parameter directly: both weights shrink by the
+# same factor (about $0.905$ after 100 steps in the chapter). Accept the remark that for
+# plain SGD the two are the same; do not accept "AdamW uses a larger $\lambda$".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-decoupled-decay:2"]
+# In Adam the L2 term $\lambda p$ is added to the gradient, so it goes through the same
+# normalisation by $\sqrt{\hat v}$ as everything else. For the weight with large
+# alternating gradients, $\sqrt{\hat v}$ is large and the small $\lambda p$ is divided
+# away, so it barely decays; for the weight with no gradient, $\lambda p$ is the whole
+# gradient, and Adam turns it into a step of about $\eta$ each time, whatever $\lambda$
+# is. The decay is then no longer a fixed fraction of the weight. AdamW takes it out of
+# the gradient and multiplies the parameter by $1 - \eta\lambda$ directly, so both
+# weights shrink by the same factor, which is what weight decay is meant to do.
 
 # %% [markdown]
 # *Stuck on `MyAdamW`? `from minigrad.course import use_reference; use_reference("my_adamw")`

@@ -442,6 +442,49 @@ check_function(MyConv2dFunction, inputs=[[(3, 1, 6, 4), (2, 1, 2, 2), (2,)]],
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-col2im-adds"]
+# ### Question (3 points, graded by your teacher)
+#
+# In `MyConv2dFunction`'s backward, why is the input's gradient a scatter-*add* of every
+# window's gradient back into the (padded) image, and why does the weight's gradient,
+# $G^\top X_c$, add up contributions from every window of every image? What goes wrong
+# with `=` instead of `+=` in the col2im loop? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that windows overlap, so a pixel is used by several outputs and its
+#   gradient is the sum over the windows that contain it; that `=` keeps only the last
+#   window's contribution (a wrong gradient, no error); and that the same kernel weights
+#   are used at every position, so their gradient sums over all windows (which the
+#   product $G^\top X_c$ does).
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) with a $3 \times 3$ kernel and stride 1 a pixel in the middle
+# of the image lies in 9 windows, so it is used 9 times, and its gradient is the sum of
+# what each window sends back (chapter 6's scatter-add, chapter 4's rule); (2) with `=`
+# each pixel keeps only the last window written into it, silently; (3) the weight is
+# shared by all $N \cdot OH \cdot OW$ positions, so $\partial L/\partial W_{\text{mat}}
+# = G^\top X_c$ sums over the $M$ rows, one per window; the bias likewise sums $G$ over
+# $(N, OH, OW)$; (4) optionally: the padding's zeros are not inputs, so their part of
+# the gradient is cut off. Accept the equivalent view as a full correlation of $G$ with
+# the flipped kernel for (1); do not accept "the gradient is copied back to each
+# window".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-col2im-adds:3"]
+# The windows overlap: with a $3 \times 3$ kernel and stride 1 a pixel in the middle of
+# the image is part of 9 windows, so it contributes to 9 outputs. Like any number used
+# several times, its gradient is the sum of the gradients of all those uses, so each
+# window's gradient must be added back where the window came from. With `=` instead of
+# `+=`, every pixel would keep only the contribution of the last window written into it,
+# and the gradient would be wrong without any error. The weight is shared in the same
+# way: one kernel is used at every position of every image, so its gradient is the sum
+# of the contributions of all windows, which the product $G^\top X_c$ computes because
+# it sums over the $M$ rows of $X_c$, one per window.
+
 # %% [markdown]
 # *Stuck on `MyConv2dFunction`? `from minigrad.course import use_reference; use_reference("my_conv2d")`
 # in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
@@ -575,6 +618,47 @@ check_function(MyMaxPool2d, inputs=[[tied_images((1, 3, 6, 9), seed=8)]],
                      ({"kernel_size": 4, "stride": 1}, [[(2, 1, 5, 6)]])])
 ### END HIDDEN TESTS
 
+
+# %% [markdown] tags=["question:why-maxpool-gradient"]
+# ### Question (2 points, graded by your teacher)
+#
+# Why does max pooling's backward send each window's whole gradient to one element, and
+# not spread it over the window as average pooling does? Which element gets it when two
+# are tied for the maximum, and why is that not a bug even though chapter 5's `x.max()`
+# splits ties evenly? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: explains that moving a non-maximal element a little does not change the
+#   maximum (derivative 0) while the maximum moves with its element (derivative 1), so
+#   the gradient goes to the argmax only; AND that at a tie the max has a kink, no
+#   single derivative, so any split adding up to the upstream gradient is valid:
+#   `max_pool2d` gives it all to the first maximum (as PyTorch), `x.max()` splits it,
+#   two conventions.
+# - 1 point: one of the two.
+# - 0 points: neither.
+#
+# A full answer names: (1) $\partial \max/\partial a_j$ is 1 for the maximal element and
+# 0 for the others, so the window's gradient goes entirely to its argmax; (2) average
+# pooling's output depends on every element with weight $1/k^2$, which is why it spreads
+# the gradient; (3) at a tie the maximum is not differentiable; any split that adds up
+# to the upstream gradient is a valid choice; minigrad's `max_pool2d`, like PyTorch's,
+# gives it to the first maximum in row-major order, while `x.max()` (like `torch.amax`)
+# splits it evenly; compare like with like. Accept the overlap remark (a pixel that wins
+# several windows gets the sum); do not accept "the gradient is divided by the window
+# size".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-maxpool-gradient:2"]
+# The output of a window is its largest element. Moving any other element a little does
+# not change that maximum, so their derivative is 0, while the maximum moves one for one
+# with its own element, derivative 1: the whole gradient of the window goes to the
+# element that won. Average pooling is different because its output depends on every
+# element equally, so each gets a share. When two elements tie, the maximum has a kink
+# and no single derivative, so any split that adds up to the upstream gradient is a
+# valid choice. `max_pool2d` gives everything to the first maximum in row order, as
+# PyTorch does, and `x.max()` splits it evenly, as `torch.amax` does: two conventions,
+# so one must compare like with like.
 
 # %% [markdown]
 # ## 6. `Conv2d` as a Module

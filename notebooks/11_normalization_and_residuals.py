@@ -343,6 +343,50 @@ check_module(MyBatchNorm1d, with_random_affine(nn.BatchNorm1d), args=(3,),
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-batchnorm-eval"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why does batch norm normalise with the batch's own mean and variance in train mode,
+# but with `running_mean` and `running_var` in eval mode? What goes wrong if you forget
+# `model.eval()` before testing, and why can a batch of one not be normalised in train
+# mode? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that in training the batch statistics make each sample's output
+#   depend on the other samples of its batch, while at test time a prediction must not
+#   depend on its batch (and there may be no batch), so eval mode uses the fixed running
+#   statistics gathered during training; that forgetting `eval()` gives outputs that
+#   change with the batch and its size (and keeps updating the running statistics with
+#   test data); and that a batch of one has variance 0, so every output would be the
+#   bias.
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) in train mode $\mu$ and $\sigma^2$ are the batch's (biased
+# variance), so a sample's output depends on which other samples share its batch; (2)
+# the running statistics are exponential moving averages (momentum 0.1, unbiased
+# variance) kept during training; in eval mode they are fixed numbers, so a prediction
+# depends on its sample only and works one sample at a time; (3) without `eval()` the
+# outputs change with the batch and batch size, and the buffers go on being updated by
+# the test data; (4) a single sample is its own mean: $x - \mu = 0$ and $\sigma^2 = 0$,
+# there is nothing to normalise (PyTorch and minigrad refuse). Do not accept "eval mode
+# is faster" as the reason.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-batchnorm-eval:3"]
+# In training, batch norm normalises each feature with the mean and variance of the
+# current batch, so what it outputs for one sample depends on the other samples in that
+# batch. At test time that would be wrong: a prediction should depend only on its input,
+# and there may be a single image to classify. So during training the layer keeps
+# running averages of the statistics, and in eval mode it normalises with those fixed
+# numbers instead. If you forget `model.eval()`, the same sample gets different outputs
+# in different batches and batch sizes, and the running statistics keep being updated
+# with the test data. A batch of one is its own mean, so $x - \mu$ is 0 and the variance
+# is 0: every output would just be the bias, which is why minigrad and PyTorch refuse it
+# in train mode.
+
 # %% [markdown]
 # *Stuck on `MyBatchNorm1d`? `from minigrad.course import use_reference; use_reference("my_batchnorm1d")`
 # in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
@@ -599,6 +643,47 @@ check_array_function(kaiming_std, [((50, 7),), ((16, 3, 5, 5),), ((8, 6, 2, 4, 3
                      kaiming_reference, mistakes=KAIMING_MISTAKES)
 ### END HIDDEN TESTS
 
+
+# %% [markdown] tags=["question:why-kaiming"]
+# ### Question (2 points, graded by your teacher)
+#
+# Why does Kaiming's initialisation draw the weights of a ReLU layer with standard
+# deviation $\sqrt{2/\text{fan\_in}}$? What happens to the activations, and with them
+# the gradients, of a 20-layer ReLU network of width 256 whose weights have a standard
+# deviation of 0.01, or of 0.2, instead? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: derives the per-layer factor $\text{fan\_in}\,\sigma_W^2/2$ on the
+#   variance (a sum of fan_in independent terms, and a ReLU keeps half the second
+#   moment), says it is 1 for $\sigma_W = \sqrt{2/\text{fan\_in}}$, and that another
+#   factor is raised to the 20th power: the activations die out for 0.01 (about $0.11$
+#   per layer on the standard deviation) and explode for 0.2 (about $2.3$ per layer).
+# - 1 point: "it keeps the variance constant" without the fan_in and ReLU reasoning, or
+#   the consequence without the derivation.
+# - 0 points: neither.
+#
+# A full answer names: (1) $\operatorname{Var}(y_o) = n\,\sigma_W^2\, \mathbb{E}[x^2]$
+# for $n$ = fan_in independent terms; (2) after a ReLU, $\mathbb{E}[x^2] = \tfrac12
+# \operatorname{Var}(z)$, so each layer multiplies the variance by $n\sigma_W^2/2$; (3)
+# that factor is 1 exactly when $\sigma_W^2 = 2/\text{fan\_in}$ (the 2 is the ReLU's
+# gain); (4) over $L$ layers the factor is raised to the power $L$: with 0.01 the
+# standard deviation shrinks by about $0.11$ a layer, $10^{-19}$ after 20 (and the
+# gradients vanish with it); with 0.2 it grows by about $2.3$ a layer, about $10^{7}$.
+# Accept "geometrically" for (4) without the numbers; do not accept "small weights are
+# safer".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-kaiming:2"]
+# An output of a layer is a sum of fan_in independent products $W_{oi} x_i$, so its
+# variance is $\text{fan\_in}\,\sigma_W^2\,\mathbb{E}[x^2]$, and after a ReLU only half
+# of the previous layer's variance survives as $\mathbb{E}[x^2]$. Each layer therefore
+# multiplies the variance by $\text{fan\_in}\,\sigma_W^2/2$, which is exactly 1 when
+# $\sigma_W = \sqrt{2/\text{fan\_in}}$. Any other choice is raised to the power of the
+# depth: with 0.01 and width 256 the standard deviation shrinks by about $0.11$ per
+# layer, to about $10^{-19}$ after 20 layers, and the gradients shrink in the same way,
+# so the network cannot learn; with 0.2 it grows by about $2.3$ per layer, to about
+# $10^{7}$.
 
 # %% [markdown]
 # *Stuck on `kaiming_std`? `from minigrad.course import use_reference; use_reference("kaiming_std")`

@@ -474,6 +474,53 @@ check_lstm_cell(lstm_cell, input_size=2, hidden_size=3, batch=5, seed=8)
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-bptt-vanishes"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why does the gradient that reaches the first step of an RNN vanish or explode with the
+# length of the sequence? Why can gradient clipping help with the explosion but not with
+# the vanishing, and what in the LSTM gives the gradient a gentler path? Answer in the
+# cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that $\partial L/\partial h_1$ is a product of one Jacobian
+#   $\operatorname{diag}(1 - h_t^2)\,W_{hh}$ per step with the same $W_{hh}$, so it
+#   behaves like a power of the length (shrinks below 1, grows above); that clipping
+#   scales a too-large gradient down while keeping its direction but has nothing to
+#   scale up when it vanished; and that the cell state $c_t = f \odot c_{t-1} + i \odot
+#   g$ has no weight matrix and no squashing on its path, $\partial c_t/\partial c_{t-1}
+#   = \operatorname{diag}(f)$, so a forget gate near 1 passes the gradient on almost
+#   unchanged.
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) backpropagation through time multiplies the gradient by $J_t
+# = \operatorname{diag}(1 - h_t^2)\,W_{hh}$ at every step, and the same $W_{hh}$ comes
+# back at each step, so over 50 steps the effect is like a 49th power (gain $0.5$: about
+# $10^{-19}$; gain 4: about $10^{5}$, tempered by tanh's saturation); (2)
+# `clip_grad_norm_` rescales all gradients by one factor when their total norm is above
+# `max_norm`: it caps an exploding step and keeps its direction, but a vanished gradient
+# carries no information to scale back up; (3) along the LSTM's cell the gradient is
+# multiplied by the forget gate $f$ only, with no $W_{hh}$ and no tanh, like a residual
+# identity path. Do not accept "the LSTM has more parameters" or "clipping sets small
+# gradients to a minimum".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-bptt-vanishes:3"]
+# Backpropagation through time multiplies the gradient by one Jacobian
+# $\operatorname{diag}(1 - h_t^2)\,W_{hh}$ per step, and it is the same $W_{hh}$ every
+# time, so over $L$ steps the gradient behaves like a power: factors a little below 1
+# make it vanish geometrically (about $10^{-19}$ after 50 steps with gain $0.5$),
+# factors above 1 make it explode. Clipping rescales the gradients when their total norm
+# is too large, which caps an exploding step while keeping its direction; a vanished
+# gradient has lost its information, and there is nothing to scale back up. The LSTM's
+# cell state is updated as $c_t = f \odot c_{t-1} + i \odot g$, with no weight matrix
+# and no squashing between $c_{t-1}$ and $c_t$, so along that path the gradient is only
+# multiplied by the forget gate, and a forget gate near 1 carries it back almost
+# unchanged, like a residual connection.
+
 # %% [markdown]
 # *Stuck on `lstm_cell`? `from minigrad.course import use_reference; use_reference("lstm_cell")`
 # in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
@@ -562,7 +609,47 @@ model.zero_grad()
 # 4). With `retain_graph=True` it would run, and each chunk's backward would go back to
 # the start of the text: ever slower, and with ever longer products of Jacobians. Hence
 # `tuple(s.detach() for s in state)` between chunks.
+
+# %% [markdown] tags=["question:why-detach-state"]
+# ### Question (2 points, graded by your teacher)
 #
+# In truncated backpropagation through time, why is the state detached between chunks?
+# What happens at the second chunk's `backward()` without the `detach`, and what would
+# `retain_graph=True` cost instead? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: explains that the state carries the first chunk's graph, so without
+#   `detach` the second backward walks into the first chunk, whose saved arrays the
+#   first backward released (an error), and that `retain_graph=True` would make every
+#   backward go back to the start of the text (ever slower, ever longer products of
+#   Jacobians); AND that `detach` keeps the values but cuts the history, so the gradient
+#   stops at the chunk's start.
+# - 1 point: one of the two.
+# - 0 points: neither.
+#
+# A full answer names: (1) the state at the end of chunk 1 is the output of chunk 1's
+# graph; chunk 2's graph starts from it, so its backward continues into chunk 1; (2) the
+# first `backward()` released chunk 1's saved arrays (chapter 4), so the second one
+# raises a `RuntimeError`; (3) with `retain_graph=True` it would run, but every chunk's
+# backward would go back to the beginning of the text: more time and memory each chunk,
+# and ever longer products of Jacobians; (4) `detach()` gives a tensor with the same
+# values and no history: the model still carries what it read across chunks, but
+# backward costs one chunk of 32 steps. Do not accept "detach resets the state to zero".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-detach-state:2"]
+# The state at the end of a chunk is the output of that chunk's graph, so if it is
+# passed on as it is, the next chunk's graph is attached to the previous one and its
+# backward walks on into the first chunk. The first `backward()` has already released
+# the arrays saved in that chunk, so the second one raises an error. With
+# `retain_graph=True` it would run, but then every chunk's backward would go back to the
+# very start of the text, getting slower and longer each time, with ever longer products
+# of Jacobians. `detach()` keeps the state's values, so the model still carries what it
+# has read from one chunk to the next, but cuts its history, so each backward stops at
+# the start of its own chunk of 32 steps.
+
+# %% [markdown]
 # ## 7. Sampling
 #
 # Before training it, let us make the model write. It gives, at each position, logits

@@ -244,6 +244,43 @@ check_attention(MyAttentionFunction, seed=8,
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-scale-sqrt-d"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why does attention divide the scores $QK^\top$ by $\sqrt{d}$, and not by $d$, nor by
+# nothing at all? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that a score is a sum of $d$ products, whose variance grows like $d$
+#   (standard deviation $\sqrt{d}$); that unscaled scores make the softmax saturate
+#   (rows nearly one-hot) so its gradient vanishes and the weights cannot learn; and
+#   that $\sqrt{d}$ keeps the spread at 1 whatever $d$, while $d$ shrinks the scores to
+#   0 and the weights become uniform.
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) $q \cdot k = \sum_{j=1}^{d} q_j k_j$: with independent
+# entries of mean 0 and variance 1 its variance is $d$, standard deviation $\sqrt{d}$
+# (2, 8, 32 for $d$ = 4, 64, 1024); (2) scores that far apart make the softmax nearly
+# one-hot, and a saturated softmax has a vanishing gradient (chapter 8), so the
+# attention weights cannot learn; (3) dividing by $\sqrt{d}$ gives scores of standard
+# deviation 1 for any $d$, soft weights; dividing by $d$ makes them shrink like
+# $1/\sqrt{d}$, so the weights become uniform and every query reads the same average. Do
+# not accept "to normalise the weights so they sum to 1" (the softmax does that).
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-scale-sqrt-d:3"]
+# A score $q \cdot k$ adds up $d$ products; if the entries are independent with mean 0
+# and variance 1, the sum has variance $d$, so its spread grows like $\sqrt{d}$ (about
+# 32 for $d = 1024$). With such spread the softmax puts almost all the weight on one
+# key, and a saturated softmax passes back almost no gradient, so the attention weights
+# could not learn. Dividing by $\sqrt{d}$ brings the standard deviation back to 1 for
+# any $d$, so the weights stay soft and trainable. Dividing by $d$ would overdo it: the
+# scores would shrink towards 0 as $d$ grows, the weights would become uniform, and
+# every query would read the same plain average of the values.
+
 # %% [markdown]
 # *Stuck on `MyAttentionFunction`? `from minigrad.course import use_reference; use_reference("my_attention")`
 # in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
@@ -291,6 +328,50 @@ check_causal_mask(causal_mask)
 check_causal_mask(causal_mask, sizes=(3, 9, 2))
 ### END HIDDEN TESTS
 
+
+# %% [markdown] tags=["question:why-mask-before-softmax"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why is a mask applied by putting $-\infty$ in the scores *before* the softmax, rather
+# than by zeroing the forbidden weights after it? And why does a language model trained
+# on whole sentences at once need the causal mask? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that $e^{-\infty} = 0$, so forbidden weights are exactly 0 and the
+#   softmax shares the whole weight among the allowed keys (each row still sums to 1,
+#   and backward needs nothing more); that zeroing after the softmax leaves rows that
+#   sum to less than 1 (a smaller output for early positions, and a wrong gradient); and
+#   that without the causal mask position $i$ could read the token it must predict and
+#   learn to copy it, which is no use when generating.
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) masking before: the forbidden scores become $-\infty$, their
+# exponentials 0, and the normalisation runs over the allowed keys only, so every row of
+# weights sums to 1; in backward $dS = A \odot (\dots)$ is 0 where $A$ is 0; (2) masking
+# after: the weight the forbidden keys had is simply lost, rows sum to less than 1,
+# early positions get a shrunken average, and the gradient is that of another function;
+# (3) a causal model predicts token $i + 1$ at position $i$; if position $i$ could
+# attend to later positions it could read the answer, the training loss would fall by
+# copying, and at generation time the next token is not there yet. Accept "softmax
+# renormalises over the allowed keys" for (1); do not accept "the two are the same up to
+# a constant".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-mask-before-softmax:3"]
+# Putting $-\infty$ in a forbidden score makes its exponential exactly 0, so the softmax
+# divides only among the allowed keys: the forbidden weights are 0 and every row still
+# sums to 1, and backward needs no special case because the gradient through a zero
+# weight is zero. Zeroing the weights after the softmax instead throws away the share
+# the forbidden keys had, so rows sum to less than 1 and the early positions get a
+# shrunken average, with a gradient that belongs to that wrong function. A language
+# model trained on a whole sentence predicts, at every position, the next token; without
+# the causal mask a position could read that next token and simply copy it, so the
+# training loss would drop without the model learning anything useful for generation,
+# where the next token does not exist yet.
 
 # %% [markdown]
 # *Stuck on `causal_mask` or `MyAttentionFunction`? `from minigrad.course import use_reference; use_reference("causal_mask")`

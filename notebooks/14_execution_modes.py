@@ -295,6 +295,48 @@ check_evaluate(evaluate, seed=8)
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-two-switches"]
+# ### Question (3 points, graded by your teacher)
+#
+# Evaluating a model needs both `model.eval()` and `mg.no_grad()`. What does each of
+# them change, what goes wrong if you forget one or the other, and why should `evaluate`
+# give back both modes as it found them? Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that `no_grad` switches off recording (no graph, no saved
+#   activations: same numbers, less memory and time) and that `eval()` changes what
+#   layers compute (dropout off, batch norm's running statistics: other numbers), with
+#   what forgetting each costs; and that `evaluate` is called in the middle of training,
+#   so leaving the model in eval mode (or recording off) silently changes the training
+#   that follows.
+# - 2 points: what each switch changes, with the consequences, but not why the modes
+#   must be given back.
+# - 1 point: one switch only, or both without their consequences.
+# - 0 points: "both turn off gradients" or nothing correct.
+#
+# A full answer names: (1) `no_grad` decides whether operations are recorded: forgetting
+# it gives the same numbers but builds a graph and keeps its saved activations for every
+# batch; (2) `eval()` sets `self.training` to False on every module: dropout stops
+# zeroing units, batch norm uses its running statistics; forgetting it gives different,
+# random or batch-dependent numbers (`no_grad` does not touch dropout); (3) a training
+# loop calls `evaluate` between epochs: a model left in eval mode trains without dropout
+# and with frozen batch-norm statistics, silently, and a grad mode left off would record
+# nothing; so save `model.training` and the grad mode and restore them. Do not accept
+# "`no_grad` also disables dropout".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-two-switches:3"]
+# `mg.no_grad()` only decides whether operations are recorded: without it evaluation
+# gives the same numbers but builds a graph and keeps the saved activations of every
+# batch, wasting memory and time. `model.eval()` changes what the layers compute:
+# dropout stops zeroing units and batch norm uses its running statistics; without it the
+# outputs are random (dropout) or depend on the batch, even under `no_grad`, which does
+# not touch dropout. Both are needed, for different reasons. Because `evaluate` is
+# usually called between training epochs, it must put things back as it found them: a
+# model left in eval mode would go on training without dropout and with frozen
+# batch-norm statistics, with no error to tell you.
+
 # %% [markdown]
 # *Stuck on `evaluate`? `from minigrad.course import use_reference; use_reference("evaluate")`
 # in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
@@ -502,6 +544,53 @@ check_checkpoint(MyCheckpoint)
 check_checkpoint(MyCheckpoint, seed=8)
 ### END HIDDEN TESTS
 
+
+# %% [markdown] tags=["question:why-checkpoint-trade"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why does checkpointing trade computation for memory? Say what the forward pass keeps
+# and does not keep, what backward recomputes and what that costs, and why the
+# recomputation must replay the random generator's state. Answer in the cell below, in a
+# few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that normally every layer's saved activations stay alive until
+#   backward reaches it (memory grows with depth), while a checkpoint runs its segment
+#   without recording and keeps only its input; that backward reruns the segment's
+#   forward with recording on and backpropagates through that fresh graph, so each
+#   forward runs twice (about a third more work per training step); and that the
+#   recomputation must draw the same dropout mask as the forward, or the gradient would
+#   belong to a different computation than the output.
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) without checkpointing, memory peaks at the end of forward,
+# with every layer's saved arrays (17 activations for the 16-block MLP); (2) a
+# checkpointed segment runs under no recording and keeps only its input (and `fn` and
+# the random state); in backward it is run again from that input with recording on, and
+# the gradient goes through the new graph, which is freed before the next segment: at
+# any time the checkpoints plus one segment (about $L/k + k$ activations); (3) the cost
+# is a second forward of every segment (16 forwards become 32; a step goes from about 3
+# to 4 forward-equivalents); (4) a dropout inside must draw the same mask in the
+# recomputation as in the forward, so the random state is saved and restored, and
+# afterwards put back where it was so later random numbers are new. Do not accept
+# "checkpointing saves the gradients to disk".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-checkpoint-trade:3"]
+# Normally every layer keeps what its backward needs until backward reaches it, so the
+# memory peaks at the end of forward and grows with depth. A checkpoint runs its segment
+# without recording and keeps only the segment's input; in backward it runs the
+# segment's forward again from that input, this time recording, and backpropagates
+# through the fresh graph, which is freed before the next segment. So memory holds only
+# the checkpoints and one segment's activations, and the price is a second forward of
+# every segment: 32 forwards instead of 16 in the chapter, about a third more work per
+# training step. If the segment contains dropout, the recomputation must draw exactly
+# the mask the forward drew, otherwise the gradient would be that of another function
+# than the one whose output we used; that is why the random generator's state is saved
+# in forward, replayed in backward, and then restored so later random numbers stay new.
 
 # %% [markdown]
 # *Stuck on `MyCheckpoint`? `from minigrad.course import use_reference; use_reference("my_checkpoint")`

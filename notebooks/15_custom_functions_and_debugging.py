@@ -339,6 +339,49 @@ check_safe_norm(safe_norm, seed=8)
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-double-where"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why does `norm_with_one_where`, which chooses 0 with `mg.where` *after* the square
+# root, still give a NaN gradient for a row of zeros, and why does the second `where` of
+# `safe_norm`, *before* the square root, fix it? Answer in the cell below, in a few
+# sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that the square root's backward at $s = 0$ divides by $2\sqrt{0} =
+#   0$ (giving Inf, or $0/0$ = NaN with a zero upstream gradient); that `where` sends 0
+#   to the branch it did not pick but that branch's backward still runs, and zero times
+#   Inf or NaN is NaN, so a choice after the unsafe op comes too late; and that the
+#   inner `where` gives the square root a safe input (such as 1) where $s = 0$, so its
+#   backward never meets 0, while the outer `where` still returns exactly 0 there.
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) $\frac{d}{ds}\sqrt{s} = \frac{1}{2\sqrt{s}}$ is infinite at
+# $s = 0$: the square root's backward computes $g/(2\sqrt{s})$, $0/0$ = NaN when `where`
+# has sent it $g = 0$; (2) `where`'s backward multiplies the unpicked branch by 0, but
+# the NaN (or Inf) is made inside the square root's own backward, and $0 \cdot
+# \text{NaN}$ and $0 \cdot \infty$ are NaN; it then spreads back through `x * x`; (3)
+# `safe_norm` replaces $s$ by 1 (any positive number) where it is 0 before the square
+# root, so both the square root and its backward see a harmless number, and the outer
+# `where` picks 0, whose gradient is 0 all the way back. Accept `detect_anomaly` naming
+# the square root's backward as evidence; do not accept "add a small epsilon" as the
+# same fix (it changes the value at 0).
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-double-where:3"]
+# The square root's backward divides the incoming gradient by $2\sqrt{s}$, and for a row
+# of zeros $s = 0$, so it divides by 0. `where` does send the gradient 0 to the branch
+# it did not choose, but that branch's backward still runs: the square root computes
+# $0/0$, which is NaN, and NaN times anything, including 0, stays NaN, so it flows back
+# to $x$. Choosing after the square root is too late, because the damage happens inside
+# the square root's own backward. `safe_norm` adds a `where` before it that replaces $s$
+# by 1 wherever $s$ is 0, so neither the square root nor its backward ever sees a 0, and
+# the outer `where` still returns exactly 0 for that row, with a gradient of 0 that
+# stays finite all the way back.
+
 # %% [markdown]
 # *Stuck on `safe_norm`? `from minigrad.course import use_reference; use_reference("safe_norm")`
 # in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
@@ -526,6 +569,44 @@ check_save_and_resume(checkpoint_training, resume)
 check_save_and_resume(checkpoint_training, resume, seed=8)
 ### END HIDDEN TESTS
 
+
+# %% [markdown] tags=["question:why-optimizer-state"]
+# ### Question (2 points, graded by your teacher)
+#
+# Why must a training checkpoint hold the optimizer's state dict as well as the model's?
+# What does a new Adam do at its first step after resuming from the model's state alone?
+# Answer in the cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: names that Adam keeps per-parameter state (the step count and the two
+#   moving averages $m$ and $v$) that the next update depends on; AND that a new Adam's
+#   first step, bias-corrected, is $\eta\,g/\sqrt{g^2} = \pm\eta$: every parameter jumps
+#   by the learning rate whatever its gradient, instead of the step the run would have
+#   taken.
+# - 1 point: one of the two.
+# - 0 points: neither.
+#
+# A full answer names: (1) the update of Adam (and of SGD with momentum, its buffer)
+# depends on state accumulated over all earlier steps: `step`, `exp_avg`, `exp_avg_sq`;
+# without it the resumed run is a different run; (2) a fresh Adam has $t = 1$, so $\hat
+# m = g$ and $\hat v = g^2$, and moves every parameter by about `lr` (0.05 in the
+# chapter) in the direction of $-g$, whatever $g$'s size; after a long training such a
+# jump on every weight can undo much of what was learned; (3) with the optimizer's state
+# the resumed run continues exactly as the uninterrupted one (what the check verifies).
+# Do not accept "the learning rate is lost" as the main reason.
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-optimizer-state:2"]
+# Adam's update depends on more than the current gradient: it keeps, for every
+# parameter, a step count and two moving averages of the gradient and of its square,
+# built up over the whole run. Those live in the optimizer's state dict, not the
+# model's, so a checkpoint without them cannot continue the same run. A new Adam starts
+# at step 1, where the bias-corrected averages are exactly $g$ and $g^2$, so its step is
+# $\eta\, g/\sqrt{g^2}$, that is plus or minus the learning rate on every parameter,
+# whatever its gradient. After a long training such a jump of `lr` on every weight at
+# once can undo much of what was learned, while the resumed optimizer takes exactly the
+# step the run would have taken.
 
 # %% [markdown]
 # *Stuck on `checkpoint_training`? `from minigrad.course import use_reference; use_reference("checkpoint")`

@@ -149,6 +149,44 @@ check_dual(Dual, seed=8)
 ### END HIDDEN TESTS
 
 
+# %% [markdown] tags=["question:why-reverse-mode"]
+# ### Question (2 points, graded by your teacher)
+#
+# One forward pass with dual numbers gives one directional derivative $Jv$; one backward
+# pass gives one row's worth, $u^\top J$. Why is every deep learning library built
+# around reverse mode, and when would forward mode be the better choice? Answer in the
+# cell below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: explains that a training loss has one output and many inputs (parameters),
+#   so one backward pass gives the whole gradient while forward mode needs one pass per
+#   input; AND names when forward mode wins: few inputs and many outputs, and it keeps
+#   no saved activations.
+# - 1 point: one of the two.
+# - 0 points: neither.
+#
+# A full answer names: (1) for $f: \mathbb{R}^n \to \mathbb{R}^m$, forward mode needs
+# $n$ passes (one per input, $v = e_i$) for all of $J$ and reverse mode $m$ (one per
+# output); (2) a loss has $m = 1$ and $n$ in the millions: reverse mode gets the whole
+# gradient in one backward pass, a small multiple of the forward's cost, where forward
+# mode would need millions (200 passes for 200 inputs in the chapter); (3) forward mode
+# wins when $n \ll m$, and it needs no memory for saved activations, since it forgets
+# each value once the next is computed. Do not accept "forward mode is approximate" (it
+# is exact, not a finite difference).
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-reverse-mode:2"]
+# For a function with $n$ inputs and $m$ outputs, forward mode gives one column's worth
+# of the Jacobian per pass, so it needs $n$ passes for the full Jacobian, while reverse
+# mode gives one row's worth per pass and needs $m$. A training loss has a single output
+# and millions of parameters, so one backward pass, costing a small multiple of the
+# forward, gives the whole gradient, where forward mode would need one pass per
+# parameter (200 passes for the 200 inputs of the chapter's example). That is why
+# libraries are built around backward. Forward mode is the better choice the other way
+# round, for few inputs and many outputs, and it also needs no memory for saved
+# activations, because it can forget each value as soon as the next one is computed.
+
 # %% [markdown]
 # *Stuck on `Dual`? `from minigrad.course import use_reference; use_reference("dual")`
 # in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
@@ -506,6 +544,52 @@ check_gradient_penalty(gradient_penalty)
 check_gradient_penalty(gradient_penalty, seed=8)
 ### END HIDDEN TESTS
 
+
+# %% [markdown] tags=["question:why-create-graph"]
+# ### Question (3 points, graded by your teacher)
+#
+# Why does `gradient_penalty` (and `hvp`) take its inner gradient with
+# `create_graph=True`? What happens without it, and why does a backward pass with
+# `create_graph=True` cost more time and memory than an ordinary one? Answer in the cell
+# below, in a few sentences.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (3 points).**
+# - 3 points: names that an ordinary backward computes with NumPy arrays, so the
+#   gradient has no history and the penalty is a constant to `loss.backward()` (the
+#   critic's weights get nothing from it); that `create_graph=True` records each node's
+#   backward formula as Tensor operations, so the gradient has a graph leading back to
+#   the weights (or to $x$) that a second backward can differentiate; and that this
+#   recording builds new nodes with their saved tensors and keeps the forward graph
+#   (retain_graph follows), hence the cost.
+# - 2 points: two of the three.
+# - 1 point: one of the three.
+# - 0 points: none.
+#
+# A full answer names: (1) without `create_graph` the gradient is computed on arrays: a
+# Tensor with `requires_grad` False, no `grad_fn`; a penalty built from it is a
+# constant, its gradient with respect to the weights is zero, and the critic's slopes
+# grow without bound; (2) with it, every node's backward runs on Tensors and is
+# recorded, so the gradient is a function of the weights and of $x$ with its own graph,
+# and the second pass differentiates the gradient ($Hv = \nabla(\nabla f \cdot v)$, the
+# penalty's gradient for the weights); (3) recording makes a node per backward operation
+# and saves what those need, and the forward graph must be kept for the second pass
+# (`retain_graph` defaults to `create_graph`), so both passes hold more memory and do
+# more bookkeeping than the plain array path. Do not accept "create_graph makes the
+# gradient more precise".
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-create-graph:3"]
+# The penalty is a function of the critic's gradient with respect to its input, and the
+# optimizer needs the derivative of that penalty with respect to the weights: a gradient
+# of a gradient. An ordinary backward computes the gradient with NumPy arrays, so it
+# comes out with no history, and the penalty built from it is a constant to
+# `loss.backward()`: the weights would get nothing from it. With `create_graph=True`
+# every node's backward formula runs on Tensors and is recorded, so the gradient has a
+# graph of its own leading back to the weights and to $\hat x$, and a second backward
+# can go through it (in `hvp`, through $\nabla f \cdot v$). That recording is what costs
+# more: each backward operation becomes a node that saves its inputs, and the forward
+# graph is kept for the second pass instead of being released.
 
 # %% [markdown]
 # *Stuck on `gradient_penalty`? `from minigrad.course import use_reference; use_reference("gradient_penalty")`

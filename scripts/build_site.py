@@ -12,7 +12,8 @@ included) are shown as saved. The book is put together in ``build/site/source/``
 - the README: its opening and "Two commands" make the landing page, and its sections
   "For teachers", "Learning alone", "The engine in one page", "Training, as in PyTorch",
   "Seeing it work: the widgets", "Design notes" and "Speed" one page each, when present;
-- ``docs/api.md`` (the API reference), when present;
+- ``docs/api.md`` (the API reference) and ``docs/teaching.md`` (the instructor guide,
+  after "For teachers"), when present;
 - ``site/``: the website's style sheet, and a small Sphinx extension that puts a "launch
   on Binder / download" line under each notebook page's title and marks exercise cells;
 
@@ -49,6 +50,7 @@ README_PAGES = [
     ("Speed", "speed", "The engine"),
 ]
 API_PAGE = ("docs/api.md", "api", "The engine")  # placed before the design notes
+TEACHING_PAGE = ("docs/teaching.md", "teaching", "Using the course")  # after "For teachers"
 LANDING_SECTIONS = ["Two commands"]
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")  # the text may span lines
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -98,6 +100,11 @@ class Book:
             (ROOT / "README.md").read_text(encoding="utf-8"))
         self.pages: list[tuple[str, str, str]] = []  # (page name, title, sidebar part)
         self.anchor_pages: dict[str, str] = {}  # README anchor -> page of the website
+        self.subsection_links: dict[str, str] = {}  # a heading's anchor in such a section
+        # -> "page.md#anchor"
+        # files of docs/ that are pages of the website (a link to one goes to its page)
+        self.doc_pages = {ROOT / path: name for path, name, _ in (API_PAGE, TEACHING_PAGE)
+                          if (ROOT / path).exists()}
 
     def relink(self, markdown: str, base: Path) -> str:
         """Links of a markdown file at ``base`` (a folder of the repository) made to work on
@@ -112,6 +119,8 @@ class Book:
             if not path:  # an anchor of the same file
                 if base == ROOT and anchor in self.anchor_pages:
                     return f"{bang}[{text}]({self.anchor_pages[anchor]}.md)"
+                if base == ROOT and anchor in self.subsection_links:
+                    return f"{bang}[{text}]({self.subsection_links[anchor]})"
                 if base == ROOT:
                     return f"{bang}[{text}]({self.course.file_url('README.md')}#{anchor})"
                 return match.group(0)
@@ -119,6 +128,12 @@ class Book:
             if not file.is_relative_to(ROOT):  # left as it is: the build will warn
                 return match.group(0)
             relative = file.relative_to(ROOT).as_posix()
+            if file == ROOT / "README.md" and anchor in self.anchor_pages:
+                return f"{bang}[{text}]({self.anchor_pages[anchor]}.md)"
+            if file == ROOT / "README.md" and anchor in self.subsection_links:
+                return f"{bang}[{text}]({self.subsection_links[anchor]})"
+            if file in self.doc_pages:
+                return f"{bang}[{text}]({self.doc_pages[file]}.md{'#' + anchor if anchor else ''})"
             if file.suffix == ".ipynb" and file.parent == ROOT / "notebooks" and file.exists():
                 return f"{bang}[{text}]({file.name}{'#' + anchor if anchor else ''})"
             if bang and file.is_file():
@@ -154,6 +169,10 @@ class Book:
             if title is not None:
                 found.append((title, name, part))
                 self.anchor_pages[github_slug(title)] = name
+                for heading in re.findall(r"^###+ (.+)$", self.readme_sections[title],
+                                          flags=re.M):
+                    slug = github_slug(heading)
+                    self.subsection_links.setdefault(slug, f"{name}.md#{slug}")
         api = ROOT / API_PAGE[0]
         for title, name, part in found:
             if name == "design-notes" and api.exists():
@@ -161,8 +180,24 @@ class Book:
             body = shift_headings(self.readme_sections[title], 1)
             self.write(name, f"# {title}\n\n" + self.relink(body, ROOT))
             self.pages.append((name, title, part))
+            if name == "for-teachers":
+                self.add_doc_page(TEACHING_PAGE)
+        if all(page != TEACHING_PAGE[1] for page, _, _ in self.pages):
+            self.add_doc_page(TEACHING_PAGE)
         if api.exists() and all(page != API_PAGE[1] for page, _, _ in self.pages):
             self.add_api_page(api)
+
+    def add_doc_page(self, page: tuple[str, str, str]) -> None:
+        """A markdown file of docs/ as a page of its own, titled by its first heading
+        (nothing when the file does not exist)."""
+        path, name, part = page
+        if not (ROOT / path).exists():
+            return
+        markdown = (ROOT / path).read_text(encoding="utf-8")
+        title = next((line[2:].strip() for line in markdown.splitlines()
+                      if line.startswith("# ")), name)
+        self.write(name, self.relink(markdown, (ROOT / path).parent))
+        self.pages.append((name, title, part))
 
     def add_api_page(self, api: Path) -> None:
         markdown = api.read_text(encoding="utf-8")

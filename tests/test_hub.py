@@ -1,9 +1,11 @@
 """A class on a real JupyterHub: a teacher and six students, real Unix users, nbgrader's
-exchange, the whole cycle over HTTP (the hub's REST API, and each user's own server as
+exchange, the whole cycle over HTTPS (the hub's REST API, and each user's own server as
 JupyterLab's front end calls it).
 
 The hub runs ``deploy/jupyterhub/jupyterhub_config.py`` (the one-machine setup a teacher
-copies) from an environment built with Debian's ``/usr/bin/python3`` from the pinned
+copies) over HTTPS with a certificate the test makes (every client verifies it), each
+person's server in its own control group with the memory and CPU limits of their role.
+It runs from an environment built with Debian's ``/usr/bin/python3`` from the pinned
 ``deploy/jupyterhub/requirements.txt``, plus configurable-http-proxy from npm, both kept
 in a cache folder (``MINIGRAD_HUB_CACHE``, default ``/var/tmp/minigrad-hub``) and reused by
 later runs; minigrad is installed into it from a copy of the tree under test. It listens
@@ -14,10 +16,13 @@ The teacher sets up the course and releases chapter 1 with ``minigrad-course`` t
 JupyterLab terminal; each student fetches it from the assignment list, edits it through
 the contents API and submits one of: the right answers, a classic mistake, the blank copy,
 an endless loop, a file cut short, the right answers with a locked test cell edited. The
-teacher collects, grades and returns feedback; each student fetches their own.
+teacher collects, grades and returns feedback; each student fetches their own. Then one
+student's cell allocates past the memory limit and another's spins past the CPU limit,
+while a third student's kernel keeps its state and answers.
 
-Needs root (it makes Unix users; they stay on the machine, their processes do not); skips
-otherwise, except in CI (MINIGRAD_STRICT=1), where it fails instead.
+Needs root (it makes Unix users; they stay on the machine, their processes do not) and
+the cgroup v1 memory and cpu controllers (the spawner's limits); skips otherwise, except
+in CI (MINIGRAD_STRICT=1), where it fails instead.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import csv
 import fcntl
 import hashlib
 import html
+import http.client
 import io
 import json
 import os
@@ -36,10 +42,13 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import time
 import urllib.error
 import urllib.request
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
@@ -70,6 +79,12 @@ STUDENTS = {"mg-right": "the right answers",
             "mg-tampered": "the right answers, and a locked test cell edited"}
 USERS = [TEACHER, *STUDENTS]
 MISTAKE = "not-accumulated"  # from tests/test_grading.py's table of classic mistakes
+MiB = 1024 ** 2
+# each role's server with its kernels (MINIGRAD_HUB_[TEACHER_]MEM/CPU_LIMIT): the teacher
+# grades in theirs, so gets the machine's 2 cores; a student gets a quarter of a core, less
+# than a busy loop gets here even while other tests keep both cores busy
+LIMITS = {"student": (600 * MiB, 0.25), "teacher": (2048 * MiB, 2.0)}
+CGROUPS = Path("/sys/fs/cgroup")
 
 
 def _read(path: Path) -> dict:
@@ -115,9 +130,7 @@ def _environment(source: Path, log: Path) -> Path:
     """The hub's Python environment: jupyterhub, nbgrader, JupyterLab (pinned in
     deploy/jupyterhub/requirements.txt) and minigrad's dependencies, from Debian's Python.
     ``source`` is the copy of the tree (pip would write build files into the tree)."""
-    key = hashlib.sha256((DEPLOY / "requirements.txt").read_bytes()
-                         + (ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
-    env = CACHE / f"env-{key}"
+    env = _environment_folder()
     if (env / ".complete").exists():
         return env
     if env.exists():
@@ -127,8 +140,15 @@ def _environment(source: Path, log: Path) -> Path:
            "--disable-pip-version-check"]
     # the pins, and minigrad's own dependencies (its grading extra) around them
     _run([*pip, "-r", str(DEPLOY / "requirements.txt"), f"{source}[grading]"], log, 1500)
-    (env / ".complete").write_text(key)
+    (env / ".complete").write_text(env.name)
     return env
+
+
+def _environment_folder() -> Path:
+    """Where the environment of these pins and this pyproject.toml is (or will be)."""
+    key = hashlib.sha256((DEPLOY / "requirements.txt").read_bytes()
+                         + (ROOT / "pyproject.toml").read_bytes()).hexdigest()[:12]
+    return CACHE / f"env-{key}"
 
 
 def _proxy(log: Path) -> Path:
@@ -159,7 +179,20 @@ def _copy_tree(target: Path) -> Path:
     return target
 
 
-# --- users, ports, HTTP ---------------------------------------------------------------
+# --- users, ports, HTTPS --------------------------------------------------------------
+
+
+def _certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost, and its key (openssl)."""
+    folder.mkdir(mode=0o700)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    if shutil.which("openssl") is None:
+        need("openssl", "apt-get install openssl (the test makes its certificate with it)")
+    _run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+          "-nodes", "-days", "2", "-subj", "/CN=minigrad test hub", "-keyout", str(key),
+          "-out", str(cert), "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+         folder.parent / "setup.log", 60)
+    return cert, key
 
 
 def _users(run: Path, homes: Path) -> None:
@@ -204,8 +237,9 @@ def _free_ports(count: int) -> list[int]:
 class Http:
     """Requests to the hub, with a token (the service's, or a user's own)."""
 
-    def __init__(self, base: str, token: str):
-        self.base, self.token = base, token
+    def __init__(self, base: str, token: str, certificate: Path):
+        self.base, self.token, self.certificate = base, token, certificate
+        self.tls = ssl.create_default_context(cafile=str(certificate))  # verified
 
     def __call__(self, method: str, path: str, body=None, timeout: float = 120,
                  raw: bool = False):
@@ -214,7 +248,7 @@ class Http:
         request = urllib.request.Request(self.base + path, data=data, method=method, headers={
             "Authorization": f"token {self.token}", "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout, context=self.tls) as response:
                 text = response.read().decode()
                 status = response.status
         except urllib.error.HTTPError as error:
@@ -251,10 +285,11 @@ class Terminal:
 
         status, made = http("POST", f"/user/{user}/api/terminals")
         assert status == 200, made
-        url = http.base.replace("http://", "ws://") + \
+        url = http.base.replace("https://", "wss://") + \
             f"/user/{user}/terminals/websocket/{made['name']}"
-        self.socket = websocket.create_connection(
-            url, header=[f"Authorization: token {http.token}"], timeout=30)
+        self.socket = websocket.create_connection(  # verifies the certificate
+            url, header=[f"Authorization: token {http.token}"], timeout=30,
+            sslopt={"ca_certs": str(http.certificate)})
 
     def run(self, command: str, seconds: float = 300) -> tuple[int, str]:
         """Type ``command``; its exit status and what it printed."""
@@ -272,6 +307,56 @@ class Terminal:
 
     def close(self):
         self.socket.close()
+
+
+class Kernel:
+    """A kernel on a user's server, as a notebook runs one (REST + its channels' websocket)."""
+
+    def __init__(self, http: Http, user: str):
+        import websocket
+
+        self.http, self.user, self.session = http, user, uuid.uuid4().hex
+        status, made = http("POST", f"/user/{user}/api/kernels", {"name": "python3"})
+        assert status == 201, made
+        self.id = made["id"]
+        url = http.base.replace("https://", "wss://") + \
+            f"/user/{user}/api/kernels/{self.id}/channels"
+        self.socket = websocket.create_connection(
+            url, header=[f"Authorization: token {http.token}"], timeout=60,
+            sslopt={"ca_certs": str(http.certificate)})
+
+    def run(self, code: str, seconds: float = 120) -> tuple[str, str]:
+        """Run a cell: ("ok" or "error", what it printed), or ("died", ...) if the kernel
+        died under it (the server then says it is restarting it)."""
+        msg_id = uuid.uuid4().hex
+        self.socket.send(json.dumps({
+            "header": {"msg_id": msg_id, "msg_type": "execute_request", "version": "5.3",
+                       "session": self.session, "username": self.user, "date": ""},
+            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+            "content": {"code": code, "silent": False, "store_history": False,
+                        "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}}))
+        printed, deadline = "", time.monotonic() + seconds
+        while True:
+            if time.monotonic() > deadline:
+                pytest.fail(f"{self.user}'s cell {code!r} gave no answer in {seconds} s")
+            self.socket.settimeout(max(1.0, deadline - time.monotonic()))
+            message = json.loads(self.socket.recv())
+            kind, content = message["msg_type"], message["content"]
+            if kind == "status" and content["execution_state"] in (
+                    "restarting", "autorestarting", "dead"):
+                return "died", printed
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            if kind == "stream" and content["name"] == "stdout":
+                printed += content["text"]
+            elif kind == "error":
+                printed += "\n".join(content["traceback"])
+            elif kind == "execute_reply":
+                return content["status"], printed
+
+    def close(self):
+        self.socket.close()
+        self.http("DELETE", f"/user/{self.user}/api/kernels/{self.id}", raw=True)
 
 
 # --- what each student hands in --------------------------------------------------------
@@ -353,6 +438,10 @@ def hub():
         need("root", "this test makes Unix users and runs JupyterHub as root (CI does)")
     if not Path(SYSTEM_PYTHON).exists():
         need(SYSTEM_PYTHON, "Debian's python3 (the class users must be able to run it)")
+    if not all((CGROUPS / probe).exists()
+               for probe in ("memory/memory.limit_in_bytes", "cpu/cpu.cfs_quota_us")):
+        need("cgroup v1 memory and cpu controllers",
+             "the hub's spawner (cgroupspawner.py) limits each server with them")
     with _lock():
         run = CACHE / "run"
         if run.exists():
@@ -368,14 +457,21 @@ def hub():
               "--disable-pip-version-check", "--no-deps", "--force-reinstall", "--", str(source)],
              log, 300)
         _users(run, CACHE / "home")
+        _remove_groups(_groups_of(os.getpid()))  # the hub's will be ours: from a killed run
         (run / "state").mkdir(mode=0o700)
+        cert, key = _certificate(run / "tls")
         token = secrets.token_hex(32)
         hub_port, internal, proxy_api = _free_ports(3)
         settings = {"MINIGRAD_HUB_CLASS": str(run / "class.txt"),
                     "MINIGRAD_HUB_STATE": str(run / "state"),
                     "MINIGRAD_HUB_EXCHANGE": str(run / "exchange"),
-                    "MINIGRAD_HUB_BIND": f"http://127.0.0.1:{hub_port}",
+                    "MINIGRAD_HUB_BIND": f"https://127.0.0.1:{hub_port}",
+                    "MINIGRAD_HUB_SSL_CERT": str(cert), "MINIGRAD_HUB_SSL_KEY": str(key),
                     "MINIGRAD_HUB_PORTS": f"{internal},{proxy_api}",
+                    "MINIGRAD_HUB_MEM_LIMIT": f"{LIMITS['student'][0] // MiB}M",
+                    "MINIGRAD_HUB_CPU_LIMIT": str(LIMITS["student"][1]),
+                    "MINIGRAD_HUB_TEACHER_MEM_LIMIT": f"{LIMITS['teacher'][0] // MiB}M",
+                    "MINIGRAD_HUB_TEACHER_CPU_LIMIT": str(LIMITS["teacher"][1]),
                     "MINIGRAD_HUB_SHARED_PASSWORD": secrets.token_hex(8),
                     "MINIGRAD_HUB_PROXY": str(proxy),
                     "MINIGRAD_HUB_API_TOKEN": token}
@@ -387,15 +483,18 @@ def hub():
             env={"PATH": f"{env / 'bin'}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                  **settings},
             start_new_session=True, preexec_fn=lambda: os.nice(NICE))
-        base = f"http://127.0.0.1:{hub_port}"
-        admin = Http(base, token)
+        base = f"https://127.0.0.1:{hub_port}"
+        admin = Http(base, token, cert)
         try:
             _wait("the hub", 90, lambda: process.poll() is None
                   and admin("GET", "/hub/api/")[0] == 200 or process.poll() is not None)
             assert process.poll() is None, (run / "hub.log").read_text()[-3000:]
-            for user in USERS:
-                status, body = admin("POST", f"/hub/api/users/{user}/server")
-                assert status in (201, 202), (user, status, body)
+            # all at once, as a class logging in (each request waits for its spawn, 10 s
+            # at most, before the hub answers 202 and goes on in the background)
+            with ThreadPoolExecutor(len(USERS)) as pool:
+                for user, (status, body) in zip(USERS, pool.map(
+                        lambda u: admin("POST", f"/hub/api/users/{u}/server"), USERS)):
+                    assert status in (201, 202), (user, status, body)
             for user in USERS:
                 _wait(f"{user}'s server", 300, lambda u=user: admin(
                     "GET", f"/hub/api/users/{u}")[1]["servers"].get("", {}).get("ready"))
@@ -404,13 +503,42 @@ def hub():
                 status, made = admin("POST", f"/hub/api/users/{user}/tokens",
                                      {"note": "test_hub", "expires_in": 3600})
                 assert status == 201, made
-                tokens[user] = Http(base, made["token"])
+                tokens[user] = Http(base, made["token"], cert)
             yield {"run": run, "http": tokens, "admin": admin, "source": source,
-                   "built": built, "pid": process.pid}
+                   "built": built, "pid": process.pid, "base": base, "cert": cert,
+                   "groups": _groups_of(process.pid)}
         finally:
+            groups = _groups_of(process.pid) if process.poll() is None else None
             left = _stop(process, run)
             hub_log.close()
         assert not left, f"processes of the class users left after the hub stopped: {left}"
+        kept = [str(folder) for folder in (groups or {}).values() if folder.exists()]
+        assert not kept, f"control groups left after the hub stopped: {kept}"
+
+
+def _remove_groups(groups: dict[str, Path]) -> None:
+    """Stop what is in the servers' groups and remove them (a run cut short leaves them)."""
+    for parent in groups.values():
+        for group in ([p for p in parent.iterdir() if p.is_dir()] if parent.exists() else []):
+            for pid in (group / "cgroup.procs").read_text().split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+            _wait(f"{group} to empty", 20, lambda g=group: not (g / "cgroup.procs").read_text())
+            group.rmdir()
+        if parent.exists():
+            parent.rmdir()
+
+
+def _groups_of(hub_pid: int) -> dict[str, Path]:
+    """Where the hub's spawner puts the servers' groups: the ``jupyterhub`` group under
+    the hub's own, in the memory and the cpu hierarchies (see cgroupspawner.py)."""
+    groups = {}
+    for line in Path(f"/proc/{hub_pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in ("memory", "cpu"):
+            if controller in controllers.split(","):
+                groups[controller] = CGROUPS / controller / path.lstrip("/") / "jupyterhub"
+    return groups
 
 
 def _stop(process: subprocess.Popen, run: Path) -> dict[str, list[str]]:
@@ -498,9 +626,12 @@ def semester(hub):
                              {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT})
         assert status == 200 and listed["success"], listed
         feedback[student] = _feedback_pages(own, student)
-    # how long it took, for the log (not asserted: the machine is shared)
+    # how long it took and each person's memory (kB of each process), for the log and
+    # README.md's sizing (not asserted: the machine is shared)
+    memory = {user: subprocess.run(["ps", "-u", user, "-o", "rss=,args="], capture_output=True,
+                                   text=True).stdout.splitlines() for user in USERS}
     (hub["run"] / "timings.json").write_text(json.dumps(
-        {"environment": hub["built"], **timings}, indent=1))
+        {"environment": hub["built"], **timings, "memory": memory}, indent=1))
     return {"said": said, "grades": grades, "feedback": feedback, "fetched": fetched}
 
 
@@ -626,3 +757,121 @@ def test_the_teacher_s_formgrader_shows_the_course_and_its_grades(hub, semester)
     scores = {s["student"]: s["score"] for s in submissions if s["autograded"]}
     expected = {s: v for s, v in _expected_scores().items() if v is not None}
     assert scores == expected
+
+
+# --- the limits: one student's runaway cell, the others untouched ----------------------
+
+HOG = "mg-blank"  # allocates past the memory limit
+SPINNER = "mg-mistake"  # spins past the CPU limit
+NEIGHBOUR = "mg-right"  # keeps working
+
+
+# two processes spinning for 4 s (asking for 2 cores); the cores they got, measured by the
+# kernel that started them
+SPIN = """\
+import os, time
+start = time.monotonic()
+spinners = []
+for _ in range(2):
+    if (pid := os.fork()) == 0:
+        while time.monotonic() - start < 4:
+            pass
+        os._exit(0)
+    spinners.append(pid)
+for pid in spinners:
+    os.waitpid(pid, 0)
+used = os.times()
+print((used.children_user + used.children_system) / (time.monotonic() - start))
+"""
+
+
+def _group(hub, controller: str, user: str) -> Path:
+    return hub["groups"][controller] / user
+
+
+def _kernel_pid(kernel: Kernel) -> int:
+    status, printed = kernel.run("import os; print(os.getpid())")
+    assert status == "ok", printed
+    return int(printed)
+
+
+@pytest.fixture(scope="module")
+def runaway(hub, semester):
+    """After the term's cycle: three students' kernels; one fills memory, one spins."""
+    http = hub["http"]
+    kernels = {user: Kernel(http[user], user) for user in (HOG, SPINNER, NEIGHBOUR)}
+    try:
+        pids = {user: _kernel_pid(kernel) for user, kernel in kernels.items()}
+        seen = {"pids": pids, "cgroup": {user: Path(f"/proc/{pid}/cgroup").read_text()
+                                         for user, pid in pids.items()}}
+        status, _ = kernels[NEIGHBOUR].run("kept = 41")
+        assert status == "ok"
+        limit = LIMITS["student"][0]
+        seen["hog"] = kernels[HOG].run(f"hog = b'x' * {2 * limit}; print('allocated')")
+        seen["oom"] = (_group(hub, "memory", HOG) / "memory.oom_control").read_text()
+        seen["hog_alive"] = Path(f"/proc/{pids[HOG]}").exists()
+        spin = _group(hub, "cpu", SPINNER) / "cpu.stat"
+        before = dict(line.split() for line in spin.read_text().splitlines())
+        seen["spin"] = kernels[SPINNER].run(SPIN)
+        after = dict(line.split() for line in spin.read_text().splitlines())
+        seen["throttled"] = int(after["nr_throttled"]) - int(before["nr_throttled"])
+        seen["neighbour"] = kernels[NEIGHBOUR].run("print(kept + 1, os.getpid())")
+        seen["servers"] = {user: hub["admin"]("GET", f"/hub/api/users/{user}")[1]["servers"]
+                           .get("", {}).get("ready") for user in USERS}
+    finally:
+        for kernel in kernels.values():
+            kernel.close()
+    return seen
+
+
+def test_each_server_and_its_kernels_run_in_their_own_group_with_their_role_s_limits(
+        hub, runaway):
+    for user, text in runaway["cgroup"].items():  # the kernels: children of the server
+        groups = {line.split(":")[1]: line.split(":", 2)[2] for line in text.splitlines()}
+        for controller in ("memory", "cpu"):
+            assert CGROUPS / controller / groups[controller].lstrip("/") == \
+                _group(hub, controller, user), (user, text)
+    for user in USERS:
+        memory, cores = LIMITS["teacher" if user == TEACHER else "student"]
+        assert int((_group(hub, "memory", user) / "memory.limit_in_bytes").read_text()) \
+            == memory, user
+        quota = int((_group(hub, "cpu", user) / "cpu.cfs_quota_us").read_text())
+        period = int((_group(hub, "cpu", user) / "cpu.cfs_period_us").read_text())
+        assert quota / period == cores, user
+
+
+def test_a_cell_past_the_memory_limit_kills_that_kernel_only(hub, runaway):
+    status, printed = runaway["hog"]
+    assert status == "died" and "allocated" not in printed, runaway["hog"]
+    oom = dict(line.split() for line in runaway["oom"].splitlines())
+    assert int(oom["oom_kill"]) >= 1, runaway["oom"]  # the kernel's OOM killer, in its group
+    assert not runaway["hog_alive"]
+    # the student's own server lived (Jupyter restarts the kernel), and everyone else's
+    assert all(runaway["servers"].values()), runaway["servers"]
+    status, _ = hub["http"][HOG]("GET", f"/user/{HOG}/api/status")
+    assert status == 200
+
+
+def test_a_busy_loop_gets_its_share_of_the_cpu_and_no_more(runaway):
+    status, printed = runaway["spin"]
+    assert status == "ok", printed
+    share = float(printed)
+    assert share <= LIMITS["student"][1] * 1.2, share  # measured by the kernel
+    assert runaway["throttled"] > 0  # the group's quota is what held it back
+
+
+def test_another_student_s_kernel_keeps_its_state_and_answers(runaway):
+    status, printed = runaway["neighbour"]
+    assert status == "ok", printed
+    assert printed.split() == ["42", str(runaway["pids"][NEIGHBOUR])]
+
+
+def test_the_hub_speaks_https_only_with_its_certificate(hub):
+    port = hub["base"].rsplit(":", 1)[1]
+    with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+        urllib.request.urlopen(f"https://127.0.0.1:{port}/hub/api/", timeout=30,
+                               context=ssl.create_default_context())  # without it: refused
+    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/hub/api/", timeout=30)  # plain
+    status, info = hub["admin"]("GET", "/hub/api/")
+    assert status == 200 and "version" in info

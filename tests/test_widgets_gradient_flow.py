@@ -301,6 +301,38 @@ def test_in_a_kernel_the_live_view_is_drawn_at_a_bounded_rate_then_catches_up(mo
     assert during == list(range(1, 21)) and drawn == during  # no interval: every update
 
 
+def test_a_slow_drawing_is_not_repeated_at_every_step(monkeypatch):
+    """On a loaded machine one drawing took as long as min_interval, and chapter 9's loop
+    redrew at almost every step: the gap now counts from a drawing's end and is at least
+    four times what the drawing took."""
+    from minigrad.widgets import gradient_flow
+
+    clock = [0.0]  # a fake clock: a step takes 0.125 s, a drawing 1 s
+    monkeypatch.setattr(gradient_flow.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(gradient_flow, "in_kernel", lambda: True)
+    slow_chart, drawings = gradient_flow.bar_chart, []
+
+    def bar_chart(*args):
+        drawings.append(clock[0])
+        clock[0] += 1.0
+        return slow_chart(*args)
+
+    monkeypatch.setattr(gradient_flow, "bar_chart", bar_chart)
+    model, x, y = moons_model()
+    flow = GradientFlow(model, min_interval=0.5)  # drawn once, empty: 0 s to 1 s
+    optimizer = mg.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(80):  # 10 s of training
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        flow.update()
+        optimizer.step()
+        clock[0] += 0.125
+    # each drawing starts 4 s after the previous one ended (not 0.5 s): three in the 13
+    # s, where timing from the drawing's start redrew at all 80 steps
+    assert drawings == [0.0, 5.0, 10.0]
+    assert flow.steps == 80
+
+
 def test_recording_an_update_takes_the_norms_without_copying_the_gradients():
     # group_stats (the fast path) gives what grad_stats of the joined arrays gives
     from minigrad.widgets.gradient_flow import group_stats
