@@ -83,7 +83,10 @@ def _student(tmp: pathlib.Path, student: str, exchange: pathlib.Path, *args: str
 
 def _add_written_question(source: dict) -> None:
     """A question (locked, its rubric in nbgrader's mark scheme) and its answer cell
-    (nbgrader's "manually graded answer") after the first exercise."""
+    (nbgrader's "manually graded answer") after the first exercise, in place of the
+    chapter's own why-sum (its rubric and model answer are this test's words)."""
+    source["cells"] = [c for c in source["cells"] if c.get("metadata", {}).get(
+        "nbgrader", {}).get("grade_id") not in ("why-sum", "why-sum-question")]
     at = source["cells"].index(_cell(source, "mymul-tests")) + 1
     question = {"cell_type": "markdown", "id": "why-sum-question", "metadata": {"nbgrader": {
         "grade": False, "grade_id": "why-sum-question", "locked": True, "schema_version": 3,
