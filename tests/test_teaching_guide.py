@@ -78,7 +78,13 @@ def test_written_questions_are_read_from_their_tags_and_are_not_code_exercises(t
     """A chapter with a written question (cells tagged question:ID and answer:ID:POINTS,
     the answer carrying nbgrader's metadata for a manually graded cell) lists it with its
     points, apart from the code exercises."""
-    notebook = json.loads(CHAPTERS[1].path.read_text(encoding="utf-8"))
+    chapter_1 = json.loads(CHAPTERS[1].path.read_text(encoding="utf-8"))
+    # (without the written questions chapter 1 has: the one added below is the only one)
+    notebook = dict(chapter_1, cells=[c for c in chapter_1["cells"] if not any(
+        t.startswith(("question:", "answer:")) for t in c["metadata"].get("tags", []))])
+    plain = tmp_path / "plain" / CHAPTERS[1].path.name
+    plain.parent.mkdir()
+    plain.write_text(json.dumps(notebook), encoding="utf-8")
     answer_meta = {"grade": True, "solution": True, "locked": False, "points": 2,
                    "grade_id": "why-sum", "schema_version": 3, "task": False}
     notebook["cells"][3:3] = [
@@ -90,7 +96,7 @@ def test_written_questions_are_read_from_their_tags_and_are_not_code_exercises(t
     path = tmp_path / CHAPTERS[1].path.name
     path.write_text(json.dumps(notebook), encoding="utf-8")
     chapter = teaching_guide.read_chapter(course_index.Notebook(path, 1, CHAPTERS[1].title))
-    before = teaching_guide.read_chapter(CHAPTERS[1])
+    before = teaching_guide.read_chapter(course_index.Notebook(plain, 1, CHAPTERS[1].title))
     assert chapter.written == {"why-sum": 2}
     assert chapter.exercises == before.exercises  # the answer is not a code exercise
     row = teaching_guide.chapter_table([chapter], {"chapters": {}}).splitlines()[2]
