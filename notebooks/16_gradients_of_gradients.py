@@ -149,44 +149,6 @@ check_dual(Dual, seed=8)
 ### END HIDDEN TESTS
 
 
-# %% [markdown] tags=["question:why-reverse-mode"]
-# ### Question (2 points, graded by your teacher)
-#
-# One forward pass with dual numbers gives one directional derivative $Jv$; one backward
-# pass gives one row's worth, $u^\top J$. Why is every deep learning library built
-# around reverse mode, and when would forward mode be the better choice? Answer in the
-# cell below, in a few sentences.
-#
-# === BEGIN MARK SCHEME ===
-# **Rubric (2 points).**
-# - 2 points: explains that a training loss has one output and many inputs (parameters),
-#   so one backward pass gives the whole gradient while forward mode needs one pass per
-#   input; AND names when forward mode wins: few inputs and many outputs, and it keeps
-#   no saved activations.
-# - 1 point: one of the two.
-# - 0 points: neither.
-#
-# A full answer names: (1) for $f: \mathbb{R}^n \to \mathbb{R}^m$, forward mode needs
-# $n$ passes (one per input, $v = e_i$) for all of $J$ and reverse mode $m$ (one per
-# output); (2) a loss has $m = 1$ and $n$ in the millions: reverse mode gets the whole
-# gradient in one backward pass, a small multiple of the forward's cost, where forward
-# mode would need millions (200 passes for 200 inputs in the chapter); (3) forward mode
-# wins when $n \ll m$, and it needs no memory for saved activations, since it forgets
-# each value once the next is computed. Do not accept "forward mode is approximate" (it
-# is exact, not a finite difference).
-# === END MARK SCHEME ===
-
-# %% [markdown] tags=["answer:why-reverse-mode:2"]
-# For a function with $n$ inputs and $m$ outputs, forward mode gives one column's worth
-# of the Jacobian per pass, so it needs $n$ passes for the full Jacobian, while reverse
-# mode gives one row's worth per pass and needs $m$. A training loss has a single output
-# and millions of parameters, so one backward pass, costing a small multiple of the
-# forward, gives the whole gradient, where forward mode would need one pass per
-# parameter (200 passes for the 200 inputs of the chapter's example). That is why
-# libraries are built around backward. Forward mode is the better choice the other way
-# round, for few inputs and many outputs, and it also needs no memory for saved
-# activations, because it can forget each value as soon as the next one is computed.
-
 # %% [markdown]
 # *Stuck on `Dual`? `from minigrad.course import use_reference; use_reference("dual")`
 # in a new cell loads the reference answer, so the cells below run (then it is not counted as yours).*
@@ -253,7 +215,44 @@ print("the same gradient:", np.allclose(forward_gradient, leaf.grad.numpy()))
 # library is built around backward. Forward mode wins the other way round (few inputs,
 # many outputs), and it costs no memory for saved activations: it forgets each value
 # as soon as the next is computed, where backward must keep them all.
+
+# %% [markdown] tags=["question:why-reverse-mode"]
+# ### Question (2 points, graded by your teacher)
 #
+# Use the table above on two problems. (a) A classifier maps an image of $n = 784$
+# pixels to $m = 10$ class scores, and you want the whole Jacobian of the scores with
+# respect to the pixels (which pixels move which score). (b) A simulation has 3 input
+# parameters and 10,000 outputs, and you want how every output moves with every
+# parameter. For each: how many passes does forward mode need, how many does reverse
+# mode need, and which would you use? Then say in one sentence why training, with a
+# loss of millions of parameters, always uses reverse mode. Answer in the cell below.
+#
+# === BEGIN MARK SCHEME ===
+# **Rubric (2 points).**
+# - 2 points: (a) 784 forward passes against 10 backward passes: reverse mode; (b) 3
+#   forward passes against 10,000 backward passes: forward mode; and training: a loss
+#   is one output ($m = 1$), so one backward pass gives the gradient for all parameters,
+#   where forward mode would need one pass per parameter.
+# - 1 point: the pass counts right for one of (a), (b), or both choices right without
+#   the counts, with or without the training sentence.
+# - 0 points: neither.
+#
+# A full answer names: forward mode needs $n$ passes (one per input, $v = e_i$),
+# reverse mode $m$ (one per output, $u = e_j$); picks the smaller; and for training,
+# $m = 1$. Accept also noting that forward mode keeps no saved activations (a reason to
+# prefer it in (b) besides the count). Do not accept "forward mode is approximate" (it is
+# exact, not a finite difference).
+# === END MARK SCHEME ===
+
+# %% [markdown] tags=["answer:why-reverse-mode:2"]
+# (a) Forward mode gives one column of the $10 \times 784$ Jacobian per pass, so it
+# needs 784 passes; reverse mode gives one row per pass and needs 10. Reverse mode.
+# (b) Forward mode needs 3 passes (one per parameter), reverse mode 10,000 (one per
+# output): forward mode, which also keeps no saved activations. A training loss is a
+# single number ($m = 1$), so one backward pass gives its gradient with respect to all
+# the millions of parameters, where forward mode would need one pass per parameter.
+
+# %% [markdown]
 # ## 3. The backward pass is a graph
 #
 # Take $y = x \sin x$. Its derivative is $y' = \sin x + x \cos x$, and its second
