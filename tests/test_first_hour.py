@@ -303,7 +303,8 @@ def test_next_runs_the_checks_only_up_to_the_first_exercise_to_do(tmp_path, data
     capsys.readouterr()
     assert cli.main(["next", str(folder), "--timeout", "60"]) == 0
     captured = capsys.readouterr()
-    assert "next: exercise start_neuron_grad of 00_start_here (0 of 4 done)" in captured.out
+    # four exercises and a written question
+    assert "next: exercise start_neuron_grad of 00_start_here (0 of 5 done)" in captured.out
     assert "running the checks of 2 notebook(s)" in captured.err
     assert "checking 00_start_here.ipynb (1 of 2)" in captured.err
     assert "01_autograd" not in captured.err  # its checks were not run
@@ -335,6 +336,7 @@ def test_chapter_00_s_open_exercises_have_checks_that_say_what_to_write(tmp_path
                             resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     errors = {cell.metadata["nbgrader"]["grade_id"]: output
               for cell in notebook.cells if cell.metadata.get("nbgrader")
+              and cell.cell_type == "code"  # (a written answer is markdown)
               for output in cell.outputs if output.output_type == "error"}
     assert set(errors) == {"start_neuron_grad", "start_neuron_grad-tests",
                            "start_grad_piles_up", "start_grad_piles_up-tests",

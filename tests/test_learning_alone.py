@@ -67,7 +67,7 @@ def test_the_workspace_holds_the_exercise_version_of_every_chapter(made):
     original, mine = _read(chapter), _read(folder / chapter.name)
     text = (folder / chapter.name).read_text(encoding="utf-8")
     assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
-    for grade_id in student._solution_ids(original):  # stubs naming the exercise
+    for grade_id in authoring.exercises(original):  # stubs naming each code exercise
         cell = _cell(mine, grade_id)
         assert f'NotImplementedError("exercise {grade_id}:' in _text(cell)
         assert cell["outputs"] == []
@@ -97,7 +97,7 @@ def test_solving_an_exercise_is_counted_by_status(made, capsys):
     capsys.readouterr()
     assert cli.main(["status", str(folder), "--timeout", str(TIMEOUT)]) == 0
     out = capsys.readouterr().out
-    total = len(student._solution_ids(_read(chapter)))
+    total = len(authoring.exercises(_read(chapter)))  # written questions apart
     line = next(line for line in out.splitlines() if line.startswith(chapter.stem))
     assert f" 1 / {total}" in line and exercise not in line.split("to do:")[1]
 
@@ -141,7 +141,7 @@ def test_status_in_a_notebook_is_a_table_widget(made, monkeypatch):
     monkeypatch.chdir(made["folder"])  # where a notebook's kernel runs
     table = course.status(timeout=TIMEOUT)
     chapter = made["chapter"]
-    total = len(student._solution_ids(_read(chapter)))
+    total = len(authoring.exercises(_read(chapter)))  # written questions apart
     text = table._repr_html_()
     assert f"<code>{chapter.stem}</code></td><td" in text and f">1 / {total}<" in text
     bundle = table._repr_mimebundle_()
