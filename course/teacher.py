@@ -27,8 +27,8 @@ import threading
 from pathlib import Path
 
 from . import reports, sandbox
-from .authoring import (ANSWER_STUB, apply_exercise_tags, graded_cells, is_written,
-                        without_mark_scheme, written_questions)
+from .authoring import (ANSWER_STUB, apply_exercise_tags, exercise_cells, graded_cells,
+                        is_written, without_mark_scheme, written_questions)
 from .grading import AUTOGRADE_CONFIG
 
 DEFAULT_TIMEOUT = 60
@@ -364,9 +364,12 @@ def _returned(submissions: Path) -> list[tuple[str, Path, str]]:
     return found
 
 
-def _which_assignment(path: Path, assignments: list[str], given: str | None) -> str | None:
+def _which_assignment(path: Path, assignments: list[str], given: str | None,
+                      cells_of: dict[str, set[str]] | None = None) -> str | None:
     """The assignment a returned notebook is for: ``given``, else the one whose name its
-    file name contains or starts with its number (``01_...``), else the only one."""
+    file name contains or starts with its number (``01_...``), else the only one, else
+    the one whose exercise cells it holds (``cells_of``: each assignment's grade ids; an
+    LMS download names files after the student, not the chapter)."""
     if given:
         return given
     named = [a for a in assignments if a in path.stem]
@@ -375,7 +378,22 @@ def _which_assignment(path: Path, assignments: list[str], given: str | None) -> 
     for candidates in (named, by_number):
         if len(candidates) == 1:
             return candidates[0]
-    return assignments[0] if len(assignments) == 1 else None
+    if len(assignments) == 1:
+        return assignments[0]
+    try:
+        held = {cell["metadata"]["nbgrader"]["grade_id"]
+                for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # (an unreadable notebook: _file notes it when it is named)
+    by_cells = [a for a in assignments if held & (cells_of or {}).get(a, set())]
+    return by_cells[0] if len(by_cells) == 1 else None
+
+
+def _grade_ids(course: Path, assignment: str) -> set[str]:
+    """The grade ids of an assignment's exercise cells, as handed out."""
+    notebook = _read(course / "source" / assignment / _notebook_of(course, assignment))
+    return {meta["grade_id"] for _, meta in exercise_cells(notebook)}
 
 
 def _problems(course: Path) -> dict:
@@ -457,8 +475,10 @@ def _restore_locked_cells(notebook: dict, source: dict) -> None:
 def collect(args: argparse.Namespace) -> int:
     course = _course(args)
     assignments = _assignments(course)
-    if args.assignment and args.assignment not in assignments:
-        raise CourseError(f"no assignment {args.assignment!r}; there are {assignments}")
+    if args.assignment:  # a name or a number, as release and solutions take it
+        from .term import chapters_named
+
+        (args.assignment,) = chapters_named(course, [args.assignment])
     if args.submissions is None:
         return _collect_from_exchange(course, assignments, args.assignment)
     submissions = Path(args.submissions).resolve()
@@ -468,12 +488,15 @@ def collect(args: argparse.Namespace) -> int:
 
     times = term.SubmissionTimes(course, args, assignments)  # for the late policy
     problems = _problems(course)
-    filed, seen = 0, {}
+    cells_of = {a: _grade_ids(course, a) for a in assignments}
+    filed, seen, skipped = 0, {}, 0
     for student, path, written in _returned(submissions):
-        assignment = _which_assignment(path, assignments, args.assignment)
+        assignment = _which_assignment(path, assignments, args.assignment, cells_of)
         if assignment is None:
-            print(f"skipped {path}: which assignment is it? Name it NN_... like the chapter, "
-                  "or pass --assignment", file=sys.stderr)
+            skipped += 1
+            print(f"skipped {path}: which chapter is it? Its name does not say and its cells "
+                  "are not one chapter's; pass --assignment CHAPTER (a name or number)",
+                  file=sys.stderr)
             continue
         if (student, assignment) in seen:
             print(f"{student} ({assignment}): several notebooks; {seen[student, assignment]} "
@@ -488,8 +511,10 @@ def collect(args: argparse.Namespace) -> int:
         times.record(target, student, written, path)
         reports.remember_student(course, student, assignment, **_lms_names(written))
     _save_problems(course, problems)
-    print(f"filed {filed} notebook(s) in {course / 'submitted'}. Next: minigrad-course grade")
-    return 0
+    print(f"filed {filed} notebook(s) in {course / 'submitted'}" + (
+        f"; {skipped} skipped (above): collect them again with --assignment" if skipped
+        else ". Next: minigrad-course grade"))
+    return 1 if skipped else 0
 
 
 def _file(course: Path, student: str, assignment: str, path: Path, target: Path,

@@ -428,3 +428,33 @@ def test_without_matplotlib_the_page_has_no_plots_and_says_why(term_course, monk
     page = class_report.report_html([report])
     assert "<svg" not in page and "matplotlib is not installed" in page
     assert "backward ignores grad_output: 2 (bob, eve)" in page
+
+
+def test_collect_tells_the_chapter_by_its_cells_and_takes_a_chapter_number(
+        term_course, tmp_path, capsys):
+    """An LMS names a returned notebook after the student (``gus.ipynb``): with two
+    chapters in the course, its cells say which one it is; a notebook that says nothing
+    is skipped, loudly (exit 1), and ``--assignment 1`` files it (the teacher's
+    walk-through: collect filed nothing and said to go on)."""
+    import shutil
+
+    course = tmp_path / "copy"
+    shutil.copytree(term_course["course"], course)
+    second = "02_tensors_and_broadcasting"
+    (course / "source" / second).mkdir()
+    shutil.copy(pathlib.Path(__file__).resolve().parents[1] / "notebooks" / f"{second}.ipynb",
+                course / "source" / second / f"{second}.ipynb")
+    returned = tmp_path / "returned"
+    returned.mkdir()
+    shutil.copy(course / "release" / CHAPTER / NOTEBOOK, returned / "gus.ipynb")
+    shutil.copy(course / "source" / second / f"{second}.ipynb", returned / "hal.ipynb")
+    (returned / "ivy.ipynb").write_text(json.dumps(
+        {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    code, out = _run(course, "collect", str(returned))
+    assert code == 1 and "1 skipped" in out
+    assert "skipped" in capsys.readouterr().err
+    assert (course / "submitted" / "gus" / CHAPTER / NOTEBOOK).exists()
+    assert (course / "submitted" / "hal" / second / f"{second}.ipynb").exists()
+    assert not (course / "submitted" / "ivy").exists()
+    code, out = _run(course, "collect", str(returned), "--assignment", "1")
+    assert code == 0 and (course / "submitted" / "ivy" / CHAPTER / NOTEBOOK).exists()
