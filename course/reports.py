@@ -241,6 +241,20 @@ def _write_canvas(course: Path, rows: list[dict], path: Path) -> Path:
     return path
 
 
+def unmatched(course: Path, rows: list[dict], format: str) -> list[str]:
+    """The students an LMS import could not match by the id ``collect`` saw in that LMS's
+    download (notebooks named after the student, as from e-mail or a shared drive)."""
+    students = read_students(course)
+    if format == "canvas":
+        return sorted({row["student"] for row in rows
+                       if not students.get(row["student"], {}).get("canvas_user")})
+    if format == "moodle":
+        return sorted({row["student"] for row in rows if row["status"] != "not returned"
+                       and not students.get(row["student"], {}).get(
+                           "moodle_participant", {}).get(row["assignment"])})
+    return []
+
+
 # the columns of the worksheet Moodle hands out; its upload needs Identifier, Grade and
 # Last modified (grade) (a grade changed in Moodle after that time is kept, unless the
 # teacher ticks "Allow updating records that have been modified more recently in Moodle")

@@ -910,6 +910,16 @@ def export(args: argparse.Namespace) -> int:
     written = reports.write_grades(course, made, Path(args.csv), args.format)
     print(f"wrote {len(made)} row(s) to {', '.join(map(str, written))}"
           + ("" if args.format == "csv" else f" ({args.format}'s import format)"))
+    unmatched = reports.unmatched(course, made, args.format)
+    if unmatched:
+        how = ("they are in the file with their id as the SIS Login ID: Canvas matches "
+               "them only if that is their Canvas login" if args.format == "canvas" else
+               "their Identifier is their id, not Moodle's 'Participant N': Moodle will not "
+               "match them")
+        print(f"warning: {len(unmatched)} student(s) came from notebooks not named by "
+              f"{args.format}'s own download ({', '.join(unmatched[:5])}"
+              f"{', ...' if len(unmatched) > 5 else ''}): {how}. Collect the submissions "
+              f"as {args.format} downloads them to keep its ids.")
     waiting = [r for r in made if r["status"] == NEEDS_MANUAL_GRADING]
     if waiting:
         left = ("their score counts the points given so far (status: "

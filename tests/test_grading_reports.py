@@ -244,6 +244,23 @@ def test_moodle_import_file_keeps_the_participant_ids(graded):
     assert "reference-used" in by_id["Participant 103"]["Feedback comments"]
 
 
+def test_export_names_the_students_an_lms_import_could_not_match(graded, capsys):
+    """A notebook named after the student (not by Canvas's or Moodle's download) has no
+    LMS id: the export says who, instead of a file the LMS silently half-imports."""
+    from minigrad.course import cli
+
+    made = teacher.rows(graded["course"])
+    canvas = reports.unmatched(graded["course"], made, "canvas")
+    moodle = reports.unmatched(graded["course"], made, "moodle")
+    assert "hopper" not in canvas and "Ada_Lovelace" in canvas  # hopper came from Canvas
+    assert "hopper" in moodle and "Ada_Lovelace" not in moodle  # Ada from Moodle
+    assert reports.unmatched(graded["course"], made, "csv") == []
+    capsys.readouterr()
+    assert cli.main(["export", str(graded["course"] / "again.csv"), "--format", "moodle",
+                     "--course", str(graded["course"])]) == 0
+    assert "Moodle will not match them" in capsys.readouterr().out
+
+
 def test_the_feedback_page_never_shows_a_hidden_test(graded):
     for who in STUDENT:
         page = _page(graded, who)
