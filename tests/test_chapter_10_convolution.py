@@ -32,7 +32,7 @@ def _answers() -> dict:
     MyMaxPool2d, MyConv2d."""
     namespace = {"mg": mg, "np": np, "nn": nn, "math": math}
     for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("solution"):
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
             exec("".join(cell["source"]), namespace)
     return namespace
 

@@ -27,7 +27,7 @@ CHAPTER = (pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 def _solutions() -> dict[str, str]:
     return {cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
             for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-            if cell["metadata"].get("nbgrader", {}).get("solution")}
+            if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code"}
 
 
 SOLUTIONS = _solutions()

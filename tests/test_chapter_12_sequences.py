@@ -27,7 +27,7 @@ def _answers() -> dict:
     """The chapter's solution cells, run: MyEmbeddingFunction, MyRNN, lstm_cell, generate."""
     namespace = {"mg": mg, "np": np, "nn": nn, "F": F}
     for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("solution"):
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
             exec("".join(cell["source"]), namespace)
     return namespace
 

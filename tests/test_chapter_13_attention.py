@@ -35,7 +35,7 @@ def _answers() -> dict:
     MyMultiheadAttention, MyTransformerBlock."""
     namespace = {"mg": mg, "np": np, "nn": nn, "F": F, "math": math}
     for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("solution"):
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
             exec("".join(cell["source"]), namespace)
     return namespace
 

@@ -36,7 +36,7 @@ def _answers() -> dict:
     """The chapter's solution cells, run: my_no_grad, evaluate, MyCheckpoint, layer_shapes."""
     namespace = _namespace()
     for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("solution"):
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
             exec("".join(cell["source"]), namespace)
     return namespace
 

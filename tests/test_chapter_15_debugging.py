@@ -52,7 +52,7 @@ def _answers() -> dict:
     checkpoint_training and resume."""
     namespace = {"mg": mg, "np": np, "nn": nn}
     for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("solution"):
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
             exec("".join(cell["source"]), namespace)
     return namespace
 

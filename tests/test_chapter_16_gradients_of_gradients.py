@@ -43,7 +43,7 @@ def _answers() -> dict:
     """The chapter's solution cells, run: Dual, MyHypot, hvp and gradient_penalty."""
     namespace = {"mg": mg, "np": np, "nn": nn}
     for cell in json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("solution"):
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
             exec("".join(cell["source"]), namespace)
     return namespace
 
