@@ -36,10 +36,7 @@ DUE_CELL_ID = "minigrad-due-date"
 SOLUTIONS = "solutions"
 
 
-# --- the late policy: nbgrader's plugin ----------------------------------------------------
-
-
-
+# --- the late policy: nbgrader's plugin (late.py), named in the course's config ------------
 
 CONFIG_START = "# --- minigrad-course term: late policy, solutions (release rewrites this block)"
 CONFIG_END = "# --- end of minigrad-course term"
