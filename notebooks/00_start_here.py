@@ -405,6 +405,7 @@ check_value(predicted_grad, w_check.grad, "your predicted w.grad",
 # Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: says that without clearing, each backward adds the new gradient to the old
 #   ones, so `step()` moves the parameters by the sum of the gradients of every batch so
@@ -422,6 +423,7 @@ check_value(predicted_grad, w_check.grad, "your predicted w.grad",
 # Accept "the gradients accumulate / pile up" for (1) and (2), and a remark that adding
 # is what makes a tensor used twice, or several batches on purpose, work; do not accept
 # "backward overwrites `.grad`".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-zero-grad:2"]

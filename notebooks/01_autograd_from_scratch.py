@@ -499,6 +499,7 @@ print("X summed over i  =", fmt(X.numpy().sum(axis=0)))
 # rule of calculus you use.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 #
 # - **2 points**: the answer gives both reasons: (1) broadcasting *uses* each $b_j$ once
@@ -519,6 +520,7 @@ print("X summed over i  =", fmt(X.numpy().sum(axis=0)))
 # \partial L / \partial z_{ij} \, X_{ij}$. Taking the first row only counts one use
 # (wrong by a factor of about the number of rows); the `(2, 3)` array keeps the uses
 # apart and cannot be added to `b`.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-sum:2"]

@@ -235,6 +235,7 @@ for dtype in (np.float32, np.float64):
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names the formula's own error, about $\varepsilon^2$, which shrinks with
 #   $\varepsilon$; the rounding error, about (machine precision)$/\varepsilon$, which
@@ -261,6 +262,7 @@ for dtype in (np.float32, np.float64):
 # descent). Accept "catastrophic cancellation" for (2); do not accept "float32 cannot
 # represent small numbers" (it can; it cannot represent small *differences* of numbers
 # near 1).
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-float64-check:3"]
@@ -639,6 +641,7 @@ check_function(MyMul, inputs=[[(2, 1, 5), (4, 1)], [(5,), (3, 2, 5)], [(), (2, 3
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: explains that $y_j$ is used once per row $i$, each use with its own local
 #   derivative $x_{ij}$, so the chain rule's sum is $\sum_i g_{ij}\,x_{ij}$: every
@@ -657,6 +660,7 @@ check_function(MyMul, inputs=[[(2, 1, 5), (4, 1)], [(5,), (3, 2, 5)], [(), (2, 3
 # gives $\sum_i g_{ij} x_{ij}$ unless every row of $x$ is the same. Accept "the sum of
 # products is not the product of sums"; do not accept "it is only a matter of the
 # shape".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-multiply-then-sum:2"]

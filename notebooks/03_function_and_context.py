@@ -277,6 +277,7 @@ check_saves_output(MySigmoid, inputs=[(4, 2)], seed=3)
 # instead? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: names that the sigmoid's derivative $s(1 - s)$ is written with the output,
 #   which forward has computed anyway and whose memory its Tensor holds (a saved input
@@ -296,6 +297,7 @@ check_saves_output(MySigmoid, inputs=[(4, 2)], seed=3)
 # array does cost memory (the node holds its output only by a weak reference); do not
 # accept "saving the output copies less data" without saying that the input or output
 # memory exists anyway.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-save-output:2"]
@@ -778,6 +780,7 @@ check_in_place_safety(MyScaleRows, inputs=[(5, 2), (5,)],
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that the saved array shares the tensor's memory, so the edit changes
 #   what backward reads (a wrong gradient, $2 \cdot 10$ instead of $2 \cdot 1$, with no
@@ -797,6 +800,7 @@ check_in_place_safety(MyScaleRows, inputs=[(5, 2), (5,)],
 # and outputs, so a view counts too); an attribute is invisible to it, and the edit
 # passes unnoticed. Accept "clone before editing" as the fix; do not accept "the engine
 # copies the saved arrays".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-version-counter:3"]

@@ -236,6 +236,7 @@ check_topological_order(topological_order, graphs=MORE_GRAPHS)
 # a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that $\partial L/\partial a$ is the sum of one term per use of $a$
 #   and `Exp`'s backward needs the complete sum; that the pre-order reaches `Exp` before
@@ -257,6 +258,7 @@ check_topological_order(topological_order, graphs=MORE_GRAPHS)
 # set lists `Exp` once although it is reached twice. Accept "newest first" (nodes
 # numbered in creation order) as another correct order; do not accept "breadth-first" or
 # "any order, the engine adds".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-topological-order:3"]
@@ -431,6 +433,7 @@ print(f"x.grad after two passes is twice that after one: {np.allclose(x.grad.num
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: names that backward releases the arrays the nodes saved (to free the
 #   memory of the activations), so a second pass has nothing to compute with, and that
@@ -447,6 +450,7 @@ print(f"x.grad after two passes is twice that after one: {np.allclose(x.grad.num
 # so the second pass adds the same gradient again. Accept the remark that nodes that
 # saved nothing (`Add`, `Sum`) could be walked twice anyway; do not accept "the graph is
 # deleted" without saying what backward would miss.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-retain-graph:2"]

@@ -231,6 +231,7 @@ check_function(MySum, inputs=[[(5, 2)]], kwargs={"dim": 0, "keepdim": False},
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: explains that row $i$ of the gradient must be filled with
 #   `grad_output[i]`, that broadcasting lines shapes up from the right so a bare $(m,)$
@@ -247,6 +248,7 @@ check_function(MySum, inputs=[[(5, 2)]], kwargs={"dim": 0, "keepdim": False},
 # nothing complains; with $m \ne n$ NumPy would refuse. Accept "the reduced dimension
 # must be restored where it was" for (2) if the row/column mix-up is named; do not
 # accept "expand_dims is needed for `keepdim=True`" (there it is already there).
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-expand-dims:2"]
@@ -660,6 +662,7 @@ check_function(MyVar, inputs=[[(6, 3)]],
 # only the saved deviations? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: says that the path exists ($x_k$ moves $\bar{x}$ and with it every
 #   deviation $d_j$, by $-1/N$) and that its total is $-\frac{2}{N(N-c)}\sum_j d_j$,
@@ -676,6 +679,7 @@ check_function(MyVar, inputs=[[(6, 3)]],
 # part vanishes and only $2 d_k/(N - c)$ is left. Accept the argument that $a = \bar{x}$
 # minimises $\sum_j (x_j - a)^2$, so its derivative in $a$ is zero there; do not accept
 # "the mean does not depend on $x$" (it does; its contribution cancels).
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-var-mean-path:2"]

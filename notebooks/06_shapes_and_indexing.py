@@ -294,6 +294,7 @@ check_function(
 # Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: explains that each number moves to exactly one place and is not copied, so
 #   its gradient must be moved back to where the number came from (the inverse
@@ -311,6 +312,7 @@ check_function(
 # a wrong one raises nothing and only the values (a check with a random upstream
 # gradient, `gradcheck`) show it. Do not accept "transpose `grad_output`" for a general
 # `dims`.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-inverse-permute:2"]
@@ -532,6 +534,7 @@ check_function(
 # is read twice. Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that a row read $k$ times is used $k$ times, so it gets the sum of
 #   the $k$ gradients (for token 1, $(1, 2, 3) + (100, 200, 300)$); that `grad[idx] +=
@@ -552,6 +555,7 @@ check_function(
 # unbuffered: it adds each element in turn, so repeats accumulate. Accept a correct
 # Python loop for 1-D indices as an alternative to `np.add.at`; do not accept `grad[idx]
 # = g`.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-scatter-add:3"]

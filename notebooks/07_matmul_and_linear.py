@@ -238,6 +238,7 @@ check_function(MyMatMul, inputs=[[(5, 2), (2, 3)], [(1, 4), (4, 1)], [(2, 2), (2
 # the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: justifies the formula (by the chain rule on $Z_{ij} = \sum_p A_{ip}
 #   B_{pj}$, or by the shapes: the only product of $G$ with $B$ that has $A$'s shape)
@@ -255,6 +256,7 @@ check_function(MyMatMul, inputs=[[(5, 2), (2, 3)], [(1, 4), (4, 1)], [(2, 2), (2
 # `grad_output @ b` multiplies $(2, 4)$ by $(3, 4)$ and NumPy raises. So test matrix
 # code where every size differs. Accept the shape argument alone for (1) if it says the
 # shapes leave one choice; do not accept "transpose because it is a matrix".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-matmul-transposes:2"]
@@ -406,6 +408,7 @@ check_linear_function(MyLinearFunction, inputs=[[(3, 5), (2, 5), (2,)], [(1, 3),
 # Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: explains that $b$ is added to every one of the $N$ rows, so its gradient
 #   is the sum of $N$ contributions (a mean would divide by $N$ again), with $b$'s shape
@@ -425,6 +428,7 @@ check_linear_function(MyLinearFunction, inputs=[[(3, 5), (2, 5), (2,)], [(1, 3),
 # shape, but the Function's contract is one gradient of each input's shape, and NumPy
 # code without an engine behind it would be wrong. Do not accept "the mean, because the
 # loss is a mean".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-bias-sum:2"]

@@ -201,6 +201,7 @@ check_function(MyGELU, inputs=[[(2, 3, 4)], [(9,)]], reference=lambda x: F.gelu(
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: names that the derivatives of sigmoid and tanh go to zero for large $|x|$
 #   (and sigmoid's is at most $0.25$), that backward multiplies the gradient by one such
@@ -219,6 +220,7 @@ check_function(MyGELU, inputs=[[(2, 3, 4)], [(9,)]], reference=lambda x: F.gelu(
 # passes no gradient back, so its weights never change: it is dead. Accept "the gradient
 # is multiplied by the activation's slope at each layer" for (2); do not accept
 # "sigmoid's output is between 0 and 1" as the reason.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-saturation:2"]
@@ -354,6 +356,7 @@ check_function(MySoftmax, inputs=[[(3, 7)], [(2, 3, 6)]], kwargs={"dim": -1},
 # computed as `log(softmax(x))`? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names the overflow ($e^{1000}$ is `inf` in float64, and `inf / inf` is
 #   `nan`); that a common shift cancels between numerator and denominator, and with the
@@ -373,6 +376,7 @@ check_function(MySoftmax, inputs=[[(3, 7)], [(2, 3, 6)]], kwargs={"dim": -1},
 # log-softmax formula with the maximum taken out computes the same value without ever
 # forming that tiny number. Accept any constant shift argument for (2) that says why the
 # maximum is chosen; do not accept "to normalise the logits" without the overflow.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-stable-softmax:3"]

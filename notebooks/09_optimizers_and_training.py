@@ -333,6 +333,7 @@ check_optimizer_step(MyAdam, mg.optim.Adam, lr=0.002, betas=(0.95, 0.99), shapes
 # in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that the running averages start at zero, so $m_t$ is on average $(1
 #   - \beta_1^t)$ times the gradient (and $v_t$ likewise with $\beta_2$), which the
@@ -356,6 +357,7 @@ check_optimizer_step(MyAdam, mg.optim.Adam, lr=0.002, betas=(0.95, 0.99), shapes
 # of exactly $\eta$ (up to $\varepsilon$); the correction fades as $\beta^t \to 0$.
 # Accept "about three times too long"; do not accept "the steps would be too short" as
 # the conclusion.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-bias-correction:3"]
@@ -457,6 +459,7 @@ check_optimizer_step(MyAdamW, mg.optim.AdamW, lrs=hidden_lrs, betas=(0.8, 0.99),
 # one with no gradient at all. Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: explains that in Adam the $\lambda p$ term is divided by $\sqrt{\hat v}$
 #   like the rest of the gradient, so it hardly acts where gradients are large and
@@ -474,6 +477,7 @@ check_optimizer_step(MyAdamW, mg.optim.AdamW, lrs=hidden_lrs, betas=(0.8, 0.99),
 # applies $p(1 - \eta\lambda)$ to the parameter directly: both weights shrink by the
 # same factor (about $0.905$ after 100 steps in the chapter). Accept the remark that for
 # plain SGD the two are the same; do not accept "AdamW uses a larger $\lambda$".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-decoupled-decay:2"]

@@ -452,6 +452,7 @@ check_function(MyConv2dFunction, inputs=[[(3, 1, 6, 4), (2, 1, 2, 2), (2,)]],
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that windows overlap, so a pixel is used by several outputs and its
 #   gradient is the sum over the windows that contain it; that `=` keeps only the last
@@ -472,6 +473,7 @@ check_function(MyConv2dFunction, inputs=[[(3, 1, 6, 4), (2, 1, 2, 2), (2,)]],
 # the gradient is cut off. Accept the equivalent view as a full correlation of $G$ with
 # the flipped kernel for (1); do not accept "the gradient is copied back to each
 # window".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-col2im-adds:3"]
@@ -628,6 +630,7 @@ check_function(MyMaxPool2d, inputs=[[tied_images((1, 3, 6, 9), seed=8)]],
 # splits ties evenly? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: explains that moving a non-maximal element a little does not change the
 #   maximum (derivative 0) while the maximum moves with its element (derivative 1), so
@@ -647,6 +650,7 @@ check_function(MyMaxPool2d, inputs=[[tied_images((1, 3, 6, 9), seed=8)]],
 # splits it evenly; compare like with like. Accept the overlap remark (a pixel that wins
 # several windows gets the sum); do not accept "the gradient is divided by the window
 # size".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-maxpool-gradient:2"]

@@ -352,6 +352,7 @@ check_module(MyBatchNorm1d, with_random_affine(nn.BatchNorm1d), args=(3,),
 # mode? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that in training the batch statistics make each sample's output
 #   depend on the other samples of its batch, while at test time a prediction must not
@@ -373,6 +374,7 @@ check_module(MyBatchNorm1d, with_random_affine(nn.BatchNorm1d), args=(3,),
 # the test data; (4) a single sample is its own mean: $x - \mu = 0$ and $\sigma^2 = 0$,
 # there is nothing to normalise (PyTorch and minigrad refuse). Do not accept "eval mode
 # is faster" as the reason.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-batchnorm-eval:3"]
@@ -653,6 +655,7 @@ check_array_function(kaiming_std, [((50, 7),), ((16, 3, 5, 5),), ((8, 6, 2, 4, 3
 # deviation of 0.01, or of 0.2, instead? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: derives the per-layer factor $\text{fan\_in}\,\sigma_W^2/2$ on the
 #   variance (a sum of fan_in independent terms, and a ReLU keeps half the second
@@ -672,6 +675,7 @@ check_array_function(kaiming_std, [((50, 7),), ((16, 3, 5, 5),), ((8, 6, 2, 4, 3
 # gradients vanish with it); with 0.2 it grows by about $2.3$ a layer, about $10^{7}$.
 # Accept "geometrically" for (4) without the numbers; do not accept "small weights are
 # safer".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-kaiming:2"]

@@ -483,6 +483,7 @@ check_lstm_cell(lstm_cell, input_size=2, hidden_size=3, batch=5, seed=8)
 # cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that $\partial L/\partial h_1$ is a product of one Jacobian
 #   $\operatorname{diag}(1 - h_t^2)\,W_{hh}$ per step with the same $W_{hh}$, so it
@@ -506,6 +507,7 @@ check_lstm_cell(lstm_cell, input_size=2, hidden_size=3, batch=5, seed=8)
 # multiplied by the forget gate $f$ only, with no $W_{hh}$ and no tanh, like a residual
 # identity path. Do not accept "the LSTM has more parameters" or "clipping sets small
 # gradients to a minimum".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-bptt-vanishes:3"]
@@ -618,6 +620,7 @@ model.zero_grad()
 # `retain_graph=True` cost instead? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: explains that the state carries the first chunk's graph, so without
 #   `detach` the second backward walks into the first chunk, whose saved arrays the
@@ -636,6 +639,7 @@ model.zero_grad()
 # and ever longer products of Jacobians; (4) `detach()` gives a tensor with the same
 # values and no history: the model still carries what it read across chunks, but
 # backward costs one chunk of 32 steps. Do not accept "detach resets the state to zero".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-detach-state:2"]

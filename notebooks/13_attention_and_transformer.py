@@ -251,6 +251,7 @@ check_attention(MyAttentionFunction, seed=8,
 # nothing at all? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that a score is a sum of $d$ products, whose variance grows like $d$
 #   (standard deviation $\sqrt{d}$); that unscaled scores make the softmax saturate
@@ -269,6 +270,7 @@ check_attention(MyAttentionFunction, seed=8,
 # deviation 1 for any $d$, soft weights; dividing by $d$ makes them shrink like
 # $1/\sqrt{d}$, so the weights become uniform and every query reads the same average. Do
 # not accept "to normalise the weights so they sum to 1" (the softmax does that).
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-scale-sqrt-d:3"]
@@ -338,6 +340,7 @@ check_causal_mask(causal_mask, sizes=(3, 9, 2))
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that $e^{-\infty} = 0$, so forbidden weights are exactly 0 and the
 #   softmax shares the whole weight among the allowed keys (each row still sums to 1,
@@ -359,6 +362,7 @@ check_causal_mask(causal_mask, sizes=(3, 9, 2))
 # copying, and at generation time the next token is not there yet. Accept "softmax
 # renormalises over the allowed keys" for (1); do not accept "the two are the same up to
 # a constant".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-mask-before-softmax:3"]

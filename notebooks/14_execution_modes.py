@@ -303,6 +303,7 @@ check_evaluate(evaluate, seed=8)
 # give back both modes as it found them? Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that `no_grad` switches off recording (no graph, no saved
 #   activations: same numbers, less memory and time) and that `eval()` changes what
@@ -324,6 +325,7 @@ check_evaluate(evaluate, seed=8)
 # and with frozen batch-norm statistics, silently, and a grad mode left off would record
 # nothing; so save `model.training` and the grad mode and restore them. Do not accept
 # "`no_grad` also disables dropout".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-two-switches:3"]
@@ -554,6 +556,7 @@ check_checkpoint(MyCheckpoint, seed=8)
 # few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that normally every layer's saved activations stay alive until
 #   backward reaches it (memory grows with depth), while a checkpoint runs its segment
@@ -577,6 +580,7 @@ check_checkpoint(MyCheckpoint, seed=8)
 # recomputation as in the forward, so the random state is saved and restored, and
 # afterwards put back where it was so later random numbers are new. Do not accept
 # "checkpointing saves the gradients to disk".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-checkpoint-trade:3"]

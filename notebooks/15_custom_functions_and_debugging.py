@@ -348,6 +348,7 @@ check_safe_norm(safe_norm, seed=8)
 # sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that the square root's backward at $s = 0$ divides by $2\sqrt{0} =
 #   0$ (giving Inf, or $0/0$ = NaN with a zero upstream gradient); that `where` sends 0
@@ -369,6 +370,7 @@ check_safe_norm(safe_norm, seed=8)
 # `where` picks 0, whose gradient is 0 all the way back. Accept `detect_anomaly` naming
 # the square root's backward as evidence; do not accept "add a small epsilon" as the
 # same fix (it changes the value at 0).
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-double-where:3"]
@@ -578,6 +580,7 @@ check_save_and_resume(checkpoint_training, resume, seed=8)
 # Answer in the cell below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: names that Adam keeps per-parameter state (the step count and the two
 #   moving averages $m$ and $v$) that the next update depends on; AND that a new Adam's
@@ -595,6 +598,7 @@ check_save_and_resume(checkpoint_training, resume, seed=8)
 # jump on every weight can undo much of what was learned; (3) with the optimizer's state
 # the resumed run continues exactly as the uninterrupted one (what the check verifies).
 # Do not accept "the learning rate is lost" as the main reason.
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-optimizer-state:2"]

@@ -228,6 +228,7 @@ print("the same gradient:", np.allclose(forward_gradient, leaf.grad.numpy()))
 # loss of millions of parameters, always uses reverse mode. Answer in the cell below.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (2 points).**
 # - 2 points: (a) 784 forward passes against 10 backward passes: reverse mode; (b) 3
 #   forward passes against 10,000 backward passes: forward mode; and training: a loss
@@ -242,6 +243,7 @@ print("the same gradient:", np.allclose(forward_gradient, leaf.grad.numpy()))
 # $m = 1$. Accept also noting that forward mode keeps no saved activations (a reason to
 # prefer it in (b) besides the count). Do not accept "forward mode is approximate" (it is
 # exact, not a finite difference).
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-reverse-mode:2"]
@@ -553,6 +555,7 @@ check_gradient_penalty(gradient_penalty, seed=8)
 # below, in a few sentences.
 #
 # === BEGIN MARK SCHEME ===
+#
 # **Rubric (3 points).**
 # - 3 points: names that an ordinary backward computes with NumPy arrays, so the
 #   gradient has no history and the penalty is a constant to `loss.backward()` (the
@@ -576,6 +579,7 @@ check_gradient_penalty(gradient_penalty, seed=8)
 # (`retain_graph` defaults to `create_graph`), so both passes hold more memory and do
 # more bookkeeping than the plain array path. Do not accept "create_graph makes the
 # gradient more precise".
+#
 # === END MARK SCHEME ===
 
 # %% [markdown] tags=["answer:why-create-graph:3"]
