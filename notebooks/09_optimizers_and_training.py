@@ -335,8 +335,8 @@ check_optimizer_step(MyAdam, mg.optim.Adam, lr=0.002, betas=(0.95, 0.99), shapes
 # === BEGIN MARK SCHEME ===
 #
 # **Rubric (3 points).**
-# - 3 points: names that the running averages start at zero, so $m_t$ is on average $(1
-#   - \beta_1^t)$ times the gradient (and $v_t$ likewise with $\beta_2$), which the
+# - 3 points: names that the running averages start at zero, so $m_t$ is on average
+#   $(1 - \beta_1^t)$ times the gradient (and $v_t$ likewise with $\beta_2$), which the
 #   division undoes; that the step is the ratio $m/\sqrt{v}$, so without correction the
 #   first step is $\eta (1 - \beta_1)/\sqrt{1 - \beta_2} \approx 3.2\,\eta$, because $v$
 #   is shrunk more than $m$; and that the corrected first step is $\eta$ times the sign
