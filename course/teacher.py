@@ -27,8 +27,9 @@ import threading
 from pathlib import Path
 
 from . import reports, sandbox
-from .authoring import (ANSWER_STUB, apply_exercise_tags, exercise_cells, graded_cells,
-                        is_written, without_mark_scheme, written_questions)
+from .authoring import (ANSWER_STUB, HIDDEN_MARKERS, apply_exercise_tags, exercise_cells,
+                        graded_cells, is_written, is_written_answer, without_mark_scheme,
+                        written_questions)
 from .grading import AUTOGRADE_CONFIG
 
 DEFAULT_TIMEOUT = 60
@@ -952,8 +953,6 @@ EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
 
 def _written_answers(notebook: dict) -> dict[str, dict]:
     """``{question: its answer cell}`` of the questions graded by hand."""
-    from .authoring import is_written_answer
-
     return {c["metadata"]["nbgrader"]["grade_id"]: c for c in notebook["cells"]
             if is_written_answer(c) and c.get("metadata", {}).get("nbgrader")}
 
@@ -972,8 +971,6 @@ def _message(error: str) -> str:
 def _visible(source: str) -> str:
     """A test cell's code without its hidden tests (nbgrader's validate reports the
     cells so), to match a reported cell with the notebook's."""
-    from .authoring import HIDDEN_MARKERS
-
     return source.split(HIDDEN_MARKERS[0])[0].strip()
 
 

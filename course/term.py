@@ -25,6 +25,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from .authoring import SOLUTION_MARKERS
 from .teacher import (CourseError, _assignments, _course, _exchange, _nbgrader,
                       _notebook_of, _read, _settings)
 
@@ -435,8 +436,6 @@ def solutions(args: argparse.Namespace) -> int:
 
 def _without_solution_markers(path: Path) -> None:
     """The answers as a student would write them: no ``# BEGIN SOLUTION`` lines."""
-    from .authoring import SOLUTION_MARKERS
-
     notebook = _read(path)
     for cell in notebook["cells"]:
         if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
