@@ -56,8 +56,29 @@ def test_checkpointing_the_deep_mlp_at_least_halves_its_peak_memory():
 
 def test_bench_command_prints_a_row_and_a_markdown_table():
     result = subprocess.run([sys.executable, "-m", "bench", "dispatch", "--rounds", "1",
-                             "--no-torch", "--markdown"],
+                             "--processes", "1", "--no-torch", "--markdown"],
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "dispatch     minigrad" in result.stdout
     assert "| case | minigrad | hand-written NumPy | PyTorch | ratio (target) |" in result.stdout
+
+
+def test_a_timed_case_is_the_median_of_its_processes_with_the_range_of_their_ratios():
+    result = subprocess.run([sys.executable, "-m", "bench", "mlp", "--rounds", "1",
+                             "--processes", "3"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("mlp"))
+    assert "x numpy (" in row and "in 3 processes)" in row, row
+
+
+def test_the_median_over_processes_is_of_each_process_s_own_ratio():
+    from bench.__main__ import TIMED, summarize
+
+    mlp = next(case for case in TIMED if case.name == "mlp")
+    # three processes, one of them in a slow mode for both contenders alike
+    row = summarize(mlp, [{"minigrad": 1.0, "numpy": 1.0}, {"minigrad": 2.1, "numpy": 2.0},
+                          {"minigrad": 1.2, "numpy": 1.0}])
+    assert (row.minigrad, row.numpy) == ("1.20 s", "1.00 s")  # the medians of each
+    assert row.ratios.startswith("1.05x numpy (1.00-1.20 in 3 processes)"), row.ratios
+    assert row.met is False  # the target is 1.03
