@@ -237,8 +237,8 @@ def _run_backward(node: Node, grad_outputs: list, create_graph: bool = False) ->
             "its saved tensors were released after the first backward. Call the first "
             "backward(retain_graph=True) if you need to backward twice."
         )
-    for index, ref in enumerate(node._outputs):  # hooks and retain_grad of its outputs
-        output = ref()
+    for index, ref in enumerate(node._outputs if node._output_hooks else ()):
+        output = ref()  # an output's hooks and retain_grad
         if output is not None and (output._hooks or output._retains_grad) \
                 and grad_outputs[index] is not None:
             if create_graph:

@@ -30,17 +30,23 @@ def run_forward(cls: type, ctx: Any, arrays: list, kwargs: dict, args: tuple,
         else:
             outputs = cls.forward(ctx, *arrays, **kwargs)
     except (ValueError, IndexError, TypeError, RuntimeError) as error:
-        if cls._guarded and is_read_only_write(error):
-            raise wrote_in_place(cls, "forward", args) from error
-        if getattr(error, "minigrad", False):
-            raise
-        raise explain(cls, error, args) from error
+        raise_explained(cls, error, args)
     if modes is None:
         modes = thread.modes
     if modes.anomaly:
         where = f"{cls.oper} (forward" + (f", group {modes.group})" if modes.group else ")")
         check_finite(outputs, where, args, received=[*arrays, *kwargs.values()])
     return outputs
+
+
+def raise_explained(cls: type, error: Exception, args: tuple) -> None:
+    """Raise what a forward's ``error`` means: a write into a read-only input of a user's
+    Function said so, one of minigrad's own messages as it is, else ``explain``'s."""
+    if cls._guarded and is_read_only_write(error):
+        raise wrote_in_place(cls, "forward", args) from error
+    if getattr(error, "minigrad", False):
+        raise error
+    raise explain(cls, error, args) from error
 
 
 def wrap_outputs(cls: type, ctx: Any, node: Any, args: tuple, arrays: list,
@@ -50,6 +56,8 @@ def wrap_outputs(cls: type, ctx: Any, node: Any, args: tuple, arrays: list,
     outputs of a user's Function (guarded: see ``Context``), and inputs it marked dirty."""
     several = isinstance(outputs, tuple)
     outputs, marked = as_output_tuple(cls, outputs, ctx)
+    if node is not None:
+        node.start_outputs()
     if cls._guarded:
         return _wrap_guarded(cls, ctx, node, args, arrays, outputs, marked, several)
     results = []
@@ -112,6 +120,8 @@ def _dirty_output(ctx: Any, node: Any, args: tuple, position: int, out: np.ndarr
         stand_in._version_counter = counter_of(tensor)
         node.args = node.args[:position] + (stand_in,) + node.args[position + 1:]
         tensor.grad_fn, tensor._output_index, tensor._requires_grad = node, index, True
+        if tensor._hooks or tensor._retains_grad:  # they stay with the tensor
+            node._output_hooks = True
     if node is not None:
         node.record_output(tensor, out.shape, out.dtype)
     record_write(tensor)

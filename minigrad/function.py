@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import lazy_mode, tensor_class
-from .forward import read_only, run_forward, wrap_outputs
+from .forward import raise_explained, read_only, run_forward, wrap_outputs
 from .hooks import RemovableHandle
 from .state import state, thread
 from .versions import clock, record_write, share_version  # noqa: F401 (record_write: re-exported)
@@ -192,6 +192,8 @@ class Node(Context):
                ``_output_counters``  its outputs' version counters, once made
     debugging  ``_trace``            anomaly mode: the stack where it was made
                ``_node_hooks``       ``register_hook``: called after its backward
+               ``_output_hooks``     an output has hooks or ``retain_grad`` (backward
+                                     looks at the outputs only then)
     """
 
     __slots__ = ("id", "function", "args", "group", "next_functions", "_saved_at",
@@ -202,6 +204,7 @@ class Node(Context):
     _output_counters: dict | None = None  # versions.counter_of
     _trace: list | None = None
     _node_hooks: dict | None = None
+    _output_hooks = False  # an output has hooks or retains its grad (Tensor sets it)
 
     def __init__(self, function: type[Function], args: tuple,
                  needs_input_grad: tuple[bool, ...], next_functions: tuple | None = None,
@@ -218,9 +221,14 @@ class Node(Context):
                                     if isinstance(a, tensor_class.Tensor) else (None, 0)
                                     for a in args])
         self.next_functions = next_functions
-        self._outputs, self.output_meta = [], []  # filled by record_output
+        # _outputs and output_meta: set by whoever wraps the results (apply's one output,
+        # or start_outputs then record_output for each)
         if modes.anomaly:
             self._trace = traceback.format_stack(limit=12)[:-3]
+
+    def start_outputs(self) -> None:
+        """No outputs recorded yet: ``record_output`` adds them one by one."""
+        self._outputs, self.output_meta = [], []
 
     def record_output(self, tensor: Any, shape: tuple, dtype: np.dtype) -> None:
         """Remember an output Tensor, weakly (a node must not keep its results alive),
@@ -288,8 +296,9 @@ class Node(Context):
         references to intermediate inputs (results of other nodes), so that their memory
         can go as it does in PyTorch. Leaves and constants stay; so do the graph's edges,
         and the shapes and dtypes of the inputs (``input_shape_dtype``)."""
-        if self._saved:
-            self.release()
+        if self._saved:  # release()'s lines: this runs for every node of every backward
+            self._saved = None
+            self._released = True
         if not self._freed:
             self._freed = True
             self.args = tuple([None if parent is not None else a
@@ -410,13 +419,20 @@ class Function:
             ctx.needs_input_grad = (False,) * len(args)
         if cls._guarded:  # the user's Function: read-only inputs (see Context)
             arrays = ctx._forward_arrays = [read_only(a) for a in arrays]
-        outputs = run_forward(cls, ctx, arrays, kwargs, args, modes)
+        if cls._uses_setup_context or modes.anomaly:
+            outputs = run_forward(cls, ctx, arrays, kwargs, args, modes)
+        else:  # run_forward's lines for the usual case, one call less per op
+            try:
+                outputs = cls.forward(ctx, *arrays, **kwargs)
+            except (ValueError, IndexError, TypeError, RuntimeError) as error:
+                raise_explained(cls, error, args)
         if type(outputs) is not np.ndarray or cls._guarded or ctx._non_differentiable \
                 or outputs.dtype not in _FLOAT_DTYPES:  # wrap_outputs checks and says why
             return wrap_outputs(cls, ctx, node, args, arrays, outputs)
         result = Tensor._make(outputs, node is not None, node)  # the usual case: one array
-        if node is not None:
-            node.record_output(result, outputs.shape, outputs.dtype)
+        if node is not None:  # record_output's work, for the one output
+            node._outputs = [weakref.ref(result)]
+            node.output_meta = [(outputs.shape, outputs.dtype)]
         if cls.view and isinstance(args[0], Tensor):
             share_version(result, args[0], arrays[0])
         return result

@@ -44,6 +44,7 @@ def defer(node: Any, kwargs: dict, metas: tuple, record: bool) -> Any:
     shapes, dtypes, several = metas
     node._pending = kwargs
     _pending.add(node)
+    node.start_outputs()
     results = []
     for index, (shape, dtype) in enumerate(zip(shapes, dtypes)):
         shape, dtype = tuple(shape), np.dtype(dtype)

@@ -452,6 +452,8 @@ class Tensor(TensorCompat):
                                "does not require grad")
         if self._hooks is None:
             self._hooks = {}
+        if self.grad_fn is not None:  # backward looks at its outputs' hooks only then
+            self.grad_fn._output_hooks = True
         key = len(self._hooks) and max(self._hooks) + 1
         self._hooks[key] = hook
         return RemovableHandle(self._hooks, key)
@@ -462,6 +464,7 @@ class Tensor(TensorCompat):
             raise RuntimeError("retain_grad: the tensor does not require grad")
         if not self.is_leaf:
             self._retains_grad = True
+            self.grad_fn._output_hooks = True  # (see register_hook)
 
     @property
     def retains_grad(self) -> bool:
@@ -536,6 +539,8 @@ class Tensor(TensorCompat):
         node = result.grad_fn
         node._outputs[result._output_index] = weakref.ref(self)
         self.grad_fn, self._output_index = node, result._output_index
+        if self._hooks or self._retains_grad:  # they stay with the tensor (register_hook)
+            node._output_hooks = True
         self._requires_grad = True
 
     def _views_follow(self, written: np.ndarray) -> None:
