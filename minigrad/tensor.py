@@ -37,7 +37,7 @@ from .ops.reduce import normalize_dims
 from .state import no_grad, rng_for, state
 from .printing import numpy_options as numpy_print_options
 from .tensor_compat import TensorCompat
-from .unsupported import absent
+from .unsupported import refuse_names
 from .versions import (VersionCounter, counter_of, is_remembered_view, make_view,
                        positions_in_base, record_write, shares_memory, views_of)
 
@@ -1258,10 +1258,6 @@ class Tensor(TensorCompat):
     def is_floating_point(self) -> bool:
         return self.dtype.kind == "f"
 
-    def __getattr__(self, name: str) -> Any:
-        """Only for names Tensor lacks: PyTorch's that minigrad leaves out say why."""
-        raise absent("torch.Tensor", name)
-
     # --- printing ------------------------------------------------------------------------------
 
     def __repr__(self) -> str:
@@ -1291,6 +1287,7 @@ class Tensor(TensorCompat):
 
 
 tensor_class.register(Tensor)  # the engine reaches Tensor through tensor_class.py
+refuse_names(Tensor, "torch.Tensor")  # PyTorch's names that minigrad leaves out say why
 
 
 def _legacy_sizes(*arguments: Any) -> tuple | None:

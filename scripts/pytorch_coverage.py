@@ -60,8 +60,9 @@ def minigrad_names(namespace: str) -> set[str]:
     obj = resolve(NAMESPACES[namespace][0])
     theirs = torch_names(namespace) or set()
     return {n for n in public_names(obj, exported=True)
-            if not isinstance(getattr(obj, n), types.ModuleType)
-            or n in theirs or n in ("data", "exercises", "widgets")}
+            if hasattr(obj, n)  # (not a name it refuses: reading one says why)
+            and (not isinstance(getattr(obj, n), types.ModuleType)
+                 or n in theirs or n in ("data", "exercises", "widgets"))}
 
 
 def torch_names(namespace: str) -> set[str] | None:
