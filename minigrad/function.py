@@ -196,10 +196,14 @@ class Node(Context):
                                      looks at the outputs only then)
     """
 
+    # slots: the fields every node has, and those every backward writes (_saved by most
+    # forwards, _released and _freed by free()): an attribute first written after
+    # __init__ goes into the node's __dict__, which costs more than the whole write
+    # should (callgrind, 5 dispatch steps: 66.98 M -> 64.94 M instructions as slots)
     __slots__ = ("id", "function", "args", "group", "next_functions", "_saved_at",
-                 "_outputs", "output_meta")
+                 "_outputs", "output_meta", "needs_input_grad", "_saved", "_released",
+                 "_freed")
     # class defaults, written to a node only when they change (nodes are made per op)
-    _freed = False
     _retained = False
     _output_counters: dict | None = None  # versions.counter_of
     _trace: list | None = None
@@ -210,6 +214,7 @@ class Node(Context):
                  needs_input_grad: tuple[bool, ...], next_functions: tuple | None = None,
                  modes: Any = None) -> None:
         self.id = self._saved_at = next(clock)
+        self._saved, self._released, self._freed = (), False, False  # Context's defaults
         self.function = function
         self.needs_input_grad = needs_input_grad
         self.args = args
@@ -301,8 +306,10 @@ class Node(Context):
             self._released = True
         if not self._freed:
             self._freed = True
-            self.args = tuple([None if parent is not None else a
-                               for a, (parent, _) in zip(self.args, self.next_functions)])
+            kept = []  # (a loop: a list comprehension is a function call in Python 3.11)
+            for a, (parent, _) in zip(self.args, self.next_functions):
+                kept.append(None if parent is not None else a)
+            self.args = tuple(kept)
 
     def describe(self, number: int | None = None) -> str:
         """``'Exp #12 (group encoder, label h)'``: how errors name this node. The number is
