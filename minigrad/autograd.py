@@ -227,18 +227,11 @@ def _accumulate_into_leaf(leaf: Any, grad: np.ndarray, own: dict, new: bool,
 # --- one node's backward ---------------------------------------------------------------------
 
 
-def _run_backward(node: Node, grad_outputs: list, create_graph: bool = False) -> tuple:
-    """Call one node's backward and check what it returns: one gradient per input, with
-    that input's shape and dtype (None where no gradient is needed). ``create_graph``:
-    on Tensors, recorded (``higher_order.run_backward``)."""
-    if node._released:
-        raise RuntimeError(
-            f"backward: trying to backward through {node.describe()} a second time, but "
-            "its saved tensors were released after the first backward. Call the first "
-            "backward(retain_graph=True) if you need to backward twice."
-        )
-    for index, ref in enumerate(node._outputs if node._output_hooks else ()):
-        output = ref()  # an output's hooks and retain_grad
+def _run_output_hooks(node: Node, grad_outputs: list, create_graph: bool) -> None:
+    """The hooks of ``node``'s outputs (and retain_grad), on the gradients that arrived for
+    them, before its backward runs: a hook's result replaces the gradient."""
+    for index, ref in enumerate(node._outputs):
+        output = ref()
         if output is not None and (output._hooks or output._retains_grad) \
                 and grad_outputs[index] is not None:
             if create_graph:
@@ -249,6 +242,20 @@ def _run_backward(node: Node, grad_outputs: list, create_graph: bool = False) ->
             grad_outputs[index] = run_tensor_hooks(output, grad_outputs[index])
             if output._retains_grad:
                 accumulate_into_grad(output, grad_outputs[index], {}, new=False)
+
+
+def _run_backward(node: Node, grad_outputs: list, create_graph: bool = False) -> tuple:
+    """Call one node's backward and check what it returns: one gradient per input, with
+    that input's shape and dtype (None where no gradient is needed). ``create_graph``:
+    on Tensors, recorded (``higher_order.run_backward``)."""
+    if node._released:
+        raise RuntimeError(
+            f"backward: trying to backward through {node.describe()} a second time, but "
+            "its saved tensors were released after the first backward. Call the first "
+            "backward(retain_graph=True) if you need to backward twice."
+        )
+    if node._output_hooks:  # an output's hooks and retain_grad
+        _run_output_hooks(node, grad_outputs, create_graph)
     if len(grad_outputs) > 1 and node.materialize_grads:
         for index, (shape, dtype) in enumerate(node.output_meta):
             if grad_outputs[index] is None:

@@ -211,20 +211,16 @@ class Node(Context):
     _output_hooks = False  # an output has hooks or retains its grad (Tensor sets it)
 
     def __init__(self, function: type[Function], args: tuple,
-                 needs_input_grad: tuple[bool, ...], next_functions: tuple | None = None,
-                 modes: Any = None) -> None:
+                 needs_input_grad: tuple[bool, ...], next_functions: tuple,
+                 modes: Any) -> None:
+        """``next_functions``: the edges (see above); ``modes``: the thread's modes
+        (``apply`` has both at hand: it reads them once per op)."""
         self.id = self._saved_at = next(clock)
         self._saved, self._released, self._freed = (), False, False  # Context's defaults
         self.function = function
         self.needs_input_grad = needs_input_grad
         self.args = args
-        if modes is None:  # apply passes its thread's modes, read once per op
-            modes = thread.modes
         self.group = modes.group
-        if next_functions is None:
-            next_functions = tuple([(a.grad_fn, a._output_index)
-                                    if isinstance(a, tensor_class.Tensor) else (None, 0)
-                                    for a in args])
         self.next_functions = next_functions
         # _outputs and output_meta: set by whoever wraps the results (apply's one output,
         # or start_outputs then record_output for each)
@@ -410,7 +406,8 @@ class Function:
         arrays, needs_input_grad, edges = [], [], []
         for a in args:
             if isinstance(a, Tensor):
-                arrays.append(a._data if a._data is not None else a.realize()._data)
+                data = a._data
+                arrays.append(data if data is not None else a.realize()._data)
                 needs_input_grad.append(a._requires_grad)  # the slot: the property costs per op
                 if recording:
                     edges.append((a.grad_fn, a._output_index))
@@ -452,5 +449,8 @@ def _apply_lazy(cls: type[Function], args: tuple, kwargs: dict) -> Any:
     needs_input_grad = tuple(isinstance(a, tensor_class.Tensor) and a.requires_grad
                              for a in args)
     record = cls.differentiable and state.grad_enabled and True in needs_input_grad
-    node = Node(cls, args, needs_input_grad if record else (False,) * len(args))
+    edges = tuple([(a.grad_fn, a._output_index) if isinstance(a, tensor_class.Tensor)
+                   else (None, 0) for a in args])
+    node = Node(cls, args, needs_input_grad if record else (False,) * len(args), edges,
+                thread.modes)
     return lazy_mode.defer(node, kwargs, metas, record)
