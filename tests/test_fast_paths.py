@@ -10,7 +10,12 @@ the behaviour they could break):
   edit of a saved array (through a view, a detached copy, an optimizer step);
 - a graph node is its Function's ctx, as in PyTorch;
 - optimizers update parameters in place and move their version on;
-- the fused ``Linear`` is one node; max pooling with NaN in a window.
+- the fused ``Linear`` is one node; max pooling with NaN in a window;
+- backward looks for hooks on a node's outputs only when one has some (a flag the tensor
+  sets on its node): hooks and ``retain_grad`` still run, whenever they were registered
+  and through in-place ops that give the tensor a new node;
+- a gradient of the wrong shape or dtype is still fitted (the usual one passes one check);
+- a node's fields are slots: a Function can still keep anything on its ctx.
 """
 
 from __future__ import annotations
@@ -267,3 +272,49 @@ def test_max_pool2d_window_with_nan_outputs_nan_and_sends_the_gradient_to_the_fi
     assert np.isnan(out.item())
     out.backward(np.ones((1, 1, 1, 1), dtype=np.float32))
     np.testing.assert_array_equal(x.grad.numpy().reshape(-1), [0.0, 1.0, 0.0, 0.0])
+
+
+def test_hooks_and_retain_grad_run_however_the_tensor_got_its_node():
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    seen = []
+    y = x * 2
+    y.register_hook(lambda g: seen.append(("y", g.numpy().copy())))
+    z = y * 3
+    z.retain_grad()
+    z.add_(1)  # an in-place op: z gets a new node; its retain_grad goes with it
+    w = z.exp()
+    w.register_hook(lambda g: g * 0)  # registered after w was made: replaces its gradient
+    (w.sum() + z.sum()).backward()
+    np.testing.assert_array_equal(seen[0][1], [3.0, 3.0, 3.0])  # d(z.sum())/dy only
+    np.testing.assert_array_equal(z.grad.numpy(), [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0, 6.0])
+
+
+def test_a_hook_on_one_output_of_a_two_output_op_runs():
+    x = mg.tensor([[1.0, 5.0], [4.0, 2.0]], requires_grad=True)
+    values, _ = x.max(dim=1)
+    values.register_hook(lambda g: g * 10)
+    values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0.0, 10.0], [10.0, 0.0]])
+
+
+class WrongShapeAndDtype(mg.Function):
+    """f(x) = 2x, whose backward returns its gradient broadcast to (3,) + x's shape, in
+    float64."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.anything = "kept"  # a node's own fields are slots; the rest still works
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        assert ctx.anything == "kept"
+        return np.broadcast_to(2 * grad, (3,) + grad.shape).astype(np.float64)
+
+
+def test_a_gradient_of_a_broadcast_shape_and_another_dtype_is_still_fitted():
+    x = mg.tensor(np.ones((2, 2), np.float32), requires_grad=True)
+    WrongShapeAndDtype.apply(x).sum().backward()
+    assert x.grad.dtype == mg.float32
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 2), 6.0))
