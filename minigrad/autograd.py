@@ -230,21 +230,27 @@ def _accumulate_into_leaf(leaf: Any, grad: np.ndarray, own: dict, new: bool,
 def _run_output_hooks(node: Node, grad_outputs: list, create_graph: bool) -> None:
     """The hooks of ``node``'s outputs (and retain_grad), on the gradients that arrived for
     them, before its backward runs: a hook's result replaces the gradient. A tensor
-    modified in place is an output of its old node too: it retains the gradient of its
-    current value only, as in PyTorch (not the sum of both)."""
+    modified in place is an output of its old node too: there only the hooks registered
+    before the in-place op run, and it retains the gradient of its current value only,
+    as in PyTorch (``hooks.hooks_stay_with_old_value``)."""
     for index, ref in enumerate(node._outputs):
         output = ref()
-        if output is not None and (output._hooks or output._retains_grad) \
-                and grad_outputs[index] is not None:
-            retains = output._retains_grad and output.grad_fn is node
-            if create_graph:
-                grad_outputs[index] = higher_order.run_hooks(output, grad_outputs[index])
-                if retains:
-                    higher_order.into_grad(output, grad_outputs[index])
-                continue
-            grad_outputs[index] = run_tensor_hooks(output, grad_outputs[index])
+        if output is None or grad_outputs[index] is None:
+            continue
+        current = output.grad_fn is node
+        hooks = output._hooks if current else (node._old_hooks or {}).get(index)
+        retains = current and output._retains_grad
+        if create_graph:
+            if hooks:
+                grad_outputs[index] = higher_order.run_hooks(output, grad_outputs[index],
+                                                             hooks)
             if retains:
-                accumulate_into_grad(output, grad_outputs[index], {}, new=False)
+                higher_order.into_grad(output, grad_outputs[index])
+            continue
+        if hooks:
+            grad_outputs[index] = run_tensor_hooks(output, grad_outputs[index], hooks)
+        if retains:
+            accumulate_into_grad(output, grad_outputs[index], {}, new=False)
 
 
 def _run_backward(node: Node, grad_outputs: list, create_graph: bool = False) -> tuple:

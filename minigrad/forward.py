@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import tensor_class
+from .hooks import hooks_stay_with_old_value
 from .messages import check_finite, describe_args, explain
 from .state import thread
 from .versions import counter_of, record_write, share_version
@@ -119,9 +120,8 @@ def _dirty_output(ctx: Any, node: Any, args: tuple, position: int, out: np.ndarr
                                              tensor.grad_fn, tensor._output_index)
         stand_in._version_counter = counter_of(tensor)
         node.args = node.args[:position] + (stand_in,) + node.args[position + 1:]
+        hooks_stay_with_old_value(tensor, node)
         tensor.grad_fn, tensor._output_index, tensor._requires_grad = node, index, True
-        if tensor._hooks or tensor._retains_grad:  # they stay with the tensor
-            node._output_hooks = True
     if node is not None:
         node.record_output(tensor, out.shape, out.dtype)
     record_write(tensor)

@@ -194,6 +194,7 @@ class Node(Context):
                ``_node_hooks``       ``register_hook``: called after its backward
                ``_output_hooks``     an output has hooks or ``retain_grad`` (backward
                                      looks at the outputs only then)
+               ``_old_hooks``        hooks of an output's value before an in-place op
     """
 
     # slots: the fields every node has, and those every backward writes (_saved by most
@@ -209,6 +210,8 @@ class Node(Context):
     _trace: list | None = None
     _node_hooks: dict | None = None
     _output_hooks = False  # an output has hooks or retains its grad (Tensor sets it)
+    _old_hooks: dict | None = None  # output index -> the hooks of its value before an
+    # in-place op (hooks.hooks_stay_with_old_value)
 
     def __init__(self, function: type[Function], args: tuple,
                  needs_input_grad: tuple[bool, ...], next_functions: tuple,

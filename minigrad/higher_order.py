@@ -73,9 +73,11 @@ def into_grad(leaf: Any, grad: Any) -> None:
     leaf._grad = grad if leaf.grad is None else leaf.grad + grad
 
 
-def run_hooks(tensor: Any, grad: Any) -> Any:
-    """``tensor``'s hooks on its gradient Tensor; a returned Tensor replaces it."""
-    for hook in list((tensor._hooks or {}).values()):
+def run_hooks(tensor: Any, grad: Any, hooks: dict | None = None) -> Any:
+    """``tensor``'s hooks (or ``hooks``: see ``run_tensor_hooks``) on its gradient Tensor;
+    a returned Tensor replaces it."""
+    hooks = tensor._hooks if hooks is None else hooks
+    for hook in list((hooks or {}).values()):
         result = hook(grad)
         if result is not None:
             grad = result

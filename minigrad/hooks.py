@@ -28,9 +28,26 @@ class RemovableHandle:
         self._hooks.pop(self._key, None)
 
 
-def run_tensor_hooks(tensor: Any, grad: np.ndarray) -> np.ndarray:
-    """Run ``tensor``'s hooks on its gradient; a returned tensor replaces it."""
-    for hook in list((tensor._hooks or {}).values()):
+def hooks_stay_with_old_value(tensor: Any, new_node: Any) -> None:
+    """``tensor`` becomes an output of ``new_node`` (an in-place op). As in PyTorch, the
+    hooks registered on it so far are for its old value: they stay with the node that
+    made that value and run on that value's gradient (``node._old_hooks``); hooks
+    registered from now on run on the new value's. ``retain_grad`` moves to the new value."""
+    old_node = tensor.grad_fn
+    if tensor._hooks and old_node is not None:
+        if old_node._old_hooks is None:
+            old_node._old_hooks = {}
+        old_node._old_hooks[tensor._output_index] = tensor._hooks
+        tensor._hooks = None
+    if tensor._retains_grad:
+        new_node._output_hooks = True
+
+
+def run_tensor_hooks(tensor: Any, grad: np.ndarray, hooks: dict | None = None) -> np.ndarray:
+    """Run ``tensor``'s hooks (or ``hooks``, those of an old value of it) on its gradient;
+    a returned tensor replaces it."""
+    hooks = tensor._hooks if hooks is None else hooks
+    for hook in list((hooks or {}).values()):
         name = getattr(hook, "__name__", type(hook).__name__)
         try:
             result = hook(tensor_class.Tensor._make(grad))

@@ -22,7 +22,7 @@ from .device import CPU, DEVICE_TYPES, check_device, device, not_on_cpu
 from .dtypes import DTYPES, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
 from .errors import CastError, ShapeError
 from .function import Node
-from .hooks import RemovableHandle
+from .hooks import RemovableHandle, hooks_stay_with_old_value
 from .lazy_mode import realize_readers
 from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat, Ceil, Clamp,
                   Clone, Compare, Cos, Cumsum, Div, Erf, Exp, Expand, Expm1, Floor, Gather,
@@ -538,9 +538,8 @@ class Tensor(TensorCompat):
         """``self`` becomes the output of the node that made ``result`` (its new value)."""
         node = result.grad_fn
         node._outputs[result._output_index] = weakref.ref(self)
+        hooks_stay_with_old_value(self, node)
         self.grad_fn, self._output_index = node, result._output_index
-        if self._hooks or self._retains_grad:  # they stay with the tensor (register_hook)
-            node._output_hooks = True
         self._requires_grad = True
 
     def _views_follow(self, written: np.ndarray) -> None:

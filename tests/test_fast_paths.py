@@ -12,8 +12,9 @@ the behaviour they could break):
 - optimizers update parameters in place and move their version on;
 - the fused ``Linear`` is one node; max pooling with NaN in a window;
 - backward looks for hooks on a node's outputs only when one has some (a flag the tensor
-  sets on its node): hooks and ``retain_grad`` still run, whenever they were registered
-  and through in-place ops that give the tensor a new node;
+  sets on its node): hooks and ``retain_grad`` still run, whenever they were registered,
+  and around an in-place op as in PyTorch (hooks from before on the old value's gradient,
+  once);
 - a gradient of the wrong shape or dtype is still fitted (the usual one passes one check);
 - a node's fields are slots: a Function can still keep anything on its ctx.
 """
@@ -318,3 +319,38 @@ def test_a_gradient_of_a_broadcast_shape_and_another_dtype_is_still_fitted():
     WrongShapeAndDtype.apply(x).sum().backward()
     assert x.grad.dtype == mg.float32
     np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 2), 6.0))
+
+
+def _hooks_around_in_place(lib, in_place):
+    """Which hooks see which gradient when a tensor with hooks is modified in place."""
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    seen = []
+    z = x * 3
+    z.register_hook(lambda g: seen.append(("before", g.tolist())))
+    z.retain_grad()
+    z = in_place(lib, z)
+    z.register_hook(lambda g: seen.append(("after", g.tolist())))
+    (z * z).sum().backward()
+    return seen, z.grad.tolist(), x.grad.tolist()
+
+
+def _double_in_place(lib, z):
+    class DoubleInPlace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.mark_dirty(t)
+            return t.mul_(2)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return DoubleInPlace.apply(z)
+
+
+@pytest.mark.parametrize("in_place", [lambda lib, z: z.mul_(2), _double_in_place],
+                         ids=["mul_", "mark_dirty"])
+def test_hooks_registered_before_an_in_place_op_see_the_old_value_s_gradient(torch, in_place):
+    # PyTorch: each hook runs once, those registered before on the old value's gradient,
+    # those after on the new one's; retain_grad keeps the new value's
+    assert _hooks_around_in_place(mg, in_place) == _hooks_around_in_place(torch, in_place)
