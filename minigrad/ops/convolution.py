@@ -104,15 +104,15 @@ class Conv2d(Function):
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups=1):
         ctx.save_for_backward(x, weight)  # im2col is redone in backward (it is 9x x's size)
         ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, padding, dilation, groups
-        cols = _im2col(x, weight.shape, stride, padding, dilation)
-        if groups == 1:
-            out = np.matmul(weight.reshape(len(weight), -1), cols)  # (N, O, OH OW)
-        else:  # (G, O/G, C/G kH kW) times (N, G, C/G kH kW, OH OW), per block
-            grouped = np.matmul(_grouped_weight(weight, groups), _grouped(cols, groups))
-            out = grouped.reshape(len(x), len(weight), -1)
-        if bias is not None:
-            out += bias[:, None]
-        return out.reshape(out.shape[:2] + _conv_output_hw(x, weight, stride, padding, dilation))
+        out_h, out_w = _conv_output_hw(x, weight, stride, padding, dilation)
+        if _is_stride_1(stride, dilation):  # rows as wide as the padded image: _wide_im2col
+            cols, row_width = _wide_im2col(x, weight.shape, padding), x.shape[3] + sum(padding[1])
+        else:
+            cols, row_width = _im2col(x, weight.shape, stride, padding, dilation), out_w
+        out = _weight_times(weight, cols, groups)  # (N, O, OH row_width)
+        out = out.reshape(len(x), len(weight), out_h, row_width)[..., :out_w]
+        # one pass makes the (N, O, OH, OW) result and adds the bias
+        return np.ascontiguousarray(out) if bias is None else np.add(out, bias[:, None, None])
 
     @staticmethod
     def output_shape(x, weight, bias, stride, padding, dilation, groups=1):
@@ -130,21 +130,30 @@ class Conv2d(Function):
         stride, padding, dilation, groups = ctx.stride, ctx.padding, ctx.dilation, ctx.groups
         out_channels, _, kh, kw = weight.shape
         n, _, out_h, out_w = grad_output.shape
+        (top, bottom), (left, right) = padding
+        padded_shape = x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right)
         grad_3d = grad_output.reshape(n, out_channels, out_h * out_w)
         grad_x = grad_weight = grad_bias = None
+        if _is_stride_1(stride, dilation):  # grad_output in the wide rows of _wide_im2col
+            grad_wide = np.zeros((n, out_channels, out_h, padded_shape[3]), grad_output.dtype)
+            grad_wide[..., :out_w] = grad_output  # zeros where the junk columns were
+            grad_wide = grad_wide.reshape(n, out_channels, -1)
         if needs_weight:
-            cols = _grouped(_im2col(x, weight.shape, stride, padding, dilation), groups)
-            grad_weight = np.matmul(_grouped(grad_3d, groups),
-                                    cols.transpose(0, 1, 3, 2)).sum(axis=0)
+            if _is_stride_1(stride, dilation):
+                with np.errstate(invalid="ignore"):  # (see below)
+                    grad_weight = _grad_weight(grad_wide, _wide_im2col(x, weight.shape, padding),
+                                               groups)
+            if grad_weight is None or not np.isfinite(grad_weight).all():
+                # (the wide junk columns hold copies of x: an inf there times its zero
+                # gradient is NaN, so a non-finite result is recomputed the plain way)
+                grad_weight = _grad_weight(
+                    grad_3d, _im2col(x, weight.shape, stride, padding, dilation), groups)
             grad_weight = grad_weight.reshape(weight.shape)
         if needs_bias:
             grad_bias = grad_output.sum(axis=(0, 2, 3))
         if needs_x:
-            (top, bottom), (left, right) = padding
-            padded_shape = x.shape[:2] + (x.shape[2] + top + bottom, x.shape[3] + left + right)
-            if stride == (1, 1) and dilation == (1, 1):
-                grad_padded = _input_gradient_stride_1(grad_output, weight, padded_shape,
-                                                       groups)
+            if _is_stride_1(stride, dilation):
+                grad_padded = _input_gradient_stride_1(grad_wide, weight, padded_shape, groups)
             else:  # W^T grad per block: (N, G, C/G kH kW, OH OW)
                 grad_cols = np.matmul(_grouped_weight(weight, groups).transpose(0, 2, 1),
                                       _grouped(grad_3d, groups))
@@ -189,36 +198,80 @@ def _grouped_weight(weight: np.ndarray, groups: int) -> np.ndarray:
     return weight.reshape(groups, len(weight) // groups, -1)
 
 
-def _input_gradient_stride_1(grad_output: np.ndarray, weight: np.ndarray,
+def _is_stride_1(stride: Pair, dilation: Pair) -> bool:
+    """Whether the "wide rows" layout of ``_wide_im2col`` applies."""
+    return stride == (1, 1) and dilation == (1, 1)
+
+
+def _weight_times(weight: np.ndarray, cols: np.ndarray, groups: int) -> np.ndarray:
+    """W times every image's im2col matrix, (N, C kH kW, L) -> (N, O, L): one batched
+    matrix product (BLAS), per channel block when ``groups`` > 1."""
+    if groups == 1:
+        return np.matmul(weight.reshape(len(weight), -1), cols)
+    # (G, O/G, C/G kH kW) times (N, G, C/G kH kW, L), per block
+    return np.matmul(_grouped_weight(weight, groups), _grouped(cols, groups)).reshape(
+        len(cols), len(weight), -1)
+
+
+def _grad_weight(grad_3d: np.ndarray, cols: np.ndarray, groups: int) -> np.ndarray:
+    """sum over images of grad (O, L) times im2col^T (L, C kH kW): (G, O/G, C/G kH kW)."""
+    return np.matmul(_grouped(grad_3d, groups), _grouped(cols, groups).transpose(0, 1, 3, 2)
+                     ).sum(axis=0)
+
+
+def _input_gradient_stride_1(grad_wide: np.ndarray, weight: np.ndarray,
                              padded_shape: tuple, groups: int = 1) -> np.ndarray:
     """The gradient of the padded input of a stride-1 convolution: ``add_windows_back``
     of every window's gradient, arranged so that each kernel offset adds ONE long run
     per image instead of OH short rows (NumPy is slow on many short rows).
 
-    grad_output gets kW - 1 zero columns on the right, so its rows are as wide as the
-    padded image (Wp). Kernel offset (i, j) of output position (r, c) lands on image
-    element (r + i, c + j), that is flat position (i Wp + j) + (r Wp + c): the whole
+    ``grad_wide`` is grad_output in the wide rows of ``_wide_im2col``: (N, O, OH Wp), its
+    kW - 1 junk columns zero. Kernel offset (i, j) of output position (r, c) lands on
+    image element (r + i, c + j), that is flat position (i Wp + j) + (r Wp + c): the whole
     offset's gradient, W^T grad in that wide layout, is a contiguous run starting at
     i Wp + j. Its zero columns land on other elements (adding nothing); the buffer has
     kW spare elements at its end for the last run."""
-    n, out_channels, out_h, out_w = grad_output.shape
+    n, out_channels, length = grad_wide.shape
     _, _, kh, kw = weight.shape
     channels, height, width = padded_shape[1:]
-    wide = np.zeros((n, out_channels, out_h, width), dtype=grad_output.dtype)
-    wide[..., :out_w] = grad_output
     if groups == 1:
-        runs = np.matmul(weight.reshape(out_channels, -1).T, wide.reshape(n, out_channels, -1))
+        runs = np.matmul(weight.reshape(out_channels, -1).T, grad_wide)
     else:  # W^T per channel block
         runs = np.matmul(_grouped_weight(weight, groups).transpose(0, 2, 1),
-                         wide.reshape(n, groups, out_channels // groups, -1))
-    runs = runs.reshape(n * channels, kh * kw, out_h * width)  # (images, offsets, run)
+                         _grouped(grad_wide, groups))
+    runs = runs.reshape(n * channels, kh * kw, length)  # (images, offsets, run)
     flat = np.zeros((n * channels, height * width + kw), dtype=runs.dtype)
-    length = out_h * width
     for i in range(kh):
         for j in range(kw):
             start = i * width + j
             flat[:, start:start + length] += runs[:, i * kw + j]
     return flat[:, :height * width].reshape(padded_shape)
+
+
+def _wide_im2col(x: np.ndarray, weight_shape: tuple, padding: tuple[Pair, Pair]
+                 ) -> np.ndarray:
+    """im2col of a stride-1 convolution in "wide rows": (N, C kH kW, OH Wp), Wp the padded
+    width. Output position (r, c) reads the padded image at (r + i, c + j), flat position
+    (r Wp + c) + (i Wp + j): with rows as wide as the image, kernel offset (i, j) of every
+    window is ONE contiguous run of OH Wp elements starting at i Wp + j. The copy moves
+    C kH kW long runs per image where ``_im2col`` moves C kH kW OH rows of OW (CNN
+    benchmark: 4x fewer instructions for this copy). The last kW - 1 columns of each row
+    are junk (windows wrapping into the next row): their outputs are dropped, and their
+    gradient is zero."""
+    n, channels, height, width = x.shape
+    (top, bottom), (left, right) = padding
+    kh, kw = weight_shape[2:]
+    padded_h, padded_w = height + top + bottom, width + left + right
+    length = (padded_h - kh + 1) * padded_w
+    # one spare row of zeros below the image: the last run reads kW - 1 elements past it
+    padded = np.zeros((n, channels, padded_h + 1, padded_w), dtype=x.dtype)
+    padded[:, :, top:top + height, left:left + width] = x
+    flat = padded.reshape(n, channels, -1)
+    cols = np.empty((n, channels, kh, kw, length), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = flat[:, :, i * padded_w + j:i * padded_w + j + length]
+    return cols.reshape(n, channels * kh * kw, length)
 
 
 def _im2col(x: np.ndarray, weight_shape: tuple, stride: Pair, padding: tuple[Pair, Pair],
