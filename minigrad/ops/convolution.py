@@ -7,6 +7,12 @@ and pooling a max or a mean over the last two dimensions. Every backward ends wi
 ``add_windows_back`` ("col2im"): each window's gradient is added back where the window
 came from, with a loop over the kH * kW kernel offsets, never over pixels.
 
+Two fast paths keep the same loops over kernel offsets but move longer runs of memory
+(NumPy is slow on many short rows): a stride-1 convolution, the usual one, works in
+"wide rows" as wide as the padded image (``_wide_im2col``, ``_input_gradient_stride_1``),
+and max pooling with windows side by side (stride == kernel) writes its gradient straight
+into place (``_max_pool_tiles_backward``).
+
 For gradients of gradients (``create_graph=True``) each op also has a ``tensor_backward``
 of recorded ops: ``window_index`` reads the windows as an indexing (GetItem) and
 IndexBackward adds them back, both differentiable to any order.
@@ -89,6 +95,7 @@ class Conv2d(Function):
               image, one row per (c, i, j), one column per output position), then the
               weight as an (O, C kH kW) matrix times each image's matrix: one batched
               matrix product (BLAS) that lands directly in the (N, O, OH, OW) layout
+              (stride 1: in rows as wide as the padded image, see ``_wide_im2col``)
     backward: grad_weight = sum over images of grad (O, OH OW) times im2col^T; every
               window's gradient = W^T grad, which ``add_windows_back`` adds into the
               image; grad_bias = grad summed over (N, OH, OW)
