@@ -8,6 +8,12 @@
 
 import numpy as _np
 
+# process-wide, once: freed arrays' memory is kept for the next step instead of handed back
+# to the OS and page-faulted in again (allocator.py says why; issue 33's CNN step)
+from .allocator import keep_freed_memory as _keep_freed_memory
+
+_keep_freed_memory()
+
 from .unsupported import module_getattr as _module_getattr
 
 from .autograd import BackwardStep, backward_steps, walk

@@ -196,6 +196,11 @@ CASES: list[OpCase] = [
     pool_case("max_pool2d_non_square", "max_pool2d", distinct(1, 2, 5, 7),
               kernel_size=(2, 3), stride=(2, 1), padding=(1, 0)),
     pool_case("max_pool2d_unbatched", "max_pool2d", distinct(2, 4, 4), kernel_size=2),
+    # windows side by side (stride == kernel) that leave the last row and column out
+    pool_case("max_pool2d_tiles_partly_covering", "max_pool2d", distinct(2, 2, 5, 7),
+              kernel_size=2),
+    pool_case("max_pool2d_tiles_padding", "max_pool2d", distinct(1, 2, 6, 5),
+              kernel_size=2, padding=1),
 
     # --- avg_pool2d ---
     pool_case("avg_pool2d_kernel_2", "avg_pool2d", real(2, 2, 4, 6), kernel_size=2),

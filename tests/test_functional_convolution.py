@@ -170,6 +170,22 @@ def test_a_medium_conv2d_matches_torch_in_float32(torch, kwargs):
         assert_close(a.grad, b.grad)
 
 
+
+@pytest.mark.parametrize("padding", [0, 1])
+def test_conv2d_weight_gradient_is_finite_where_torchs_is_when_the_input_holds_inf(torch,
+                                                                                   padding):
+    """The stride-1 path computes junk columns (ops/convolution.py, _wide_im2col) whose
+    zero gradient times an inf copied into them must not make the weight gradient NaN."""
+    x, weight = randn(2, 3, 6, 6, seed=11), randn(4, 3, 3, 3, seed=12)
+    x[0, 1, 2, 0] = np.inf  # in column 0: kernel columns after 0 + padding never read it
+    ours = mg.tensor(weight, requires_grad=True)
+    theirs = torch.tensor(weight, requires_grad=True)
+    F.conv2d(mg.tensor(x), ours, padding=padding).sum().backward()
+    torch.nn.functional.conv2d(torch.tensor(x), theirs, padding=padding).sum().backward()
+    expected = theirs.grad.numpy()
+    assert np.isfinite(expected[:, :, :, 1 + padding:]).all()
+    np.testing.assert_allclose(ours.grad.numpy(), expected, rtol=1e-4, atol=1e-4)
+
 def test_conv2d_then_max_pool2d_then_mean_has_torch_gradients(torch):
     x, weight, bias = randn(4, 3, 12, 12, seed=7), randn(6, 3, 3, 3, seed=8), randn(6, seed=9)
     ours = [mg.tensor(a, requires_grad=True) for a in (x, weight, bias)]
