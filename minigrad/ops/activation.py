@@ -188,6 +188,7 @@ _AS_HALF_A = (0.5 * 0.254829592, 0.5 * -0.284496736, 0.5 * 1.421413741,
               0.5 * -1.453152027, 0.5 * 1.061405429)
 _CHUNK = 32768  # elements per pass: the temporaries of one chunk stay in the CPU cache
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)  # phi(x) = e^(-x^2/2) / sqrt(2 pi)
+_SIGN_BIT = np.uint32(0x80000000)  # of a float32 seen as 32 bits
 
 
 def _normal_cdf_chunks(flat: np.ndarray, cdf: np.ndarray):
@@ -198,9 +199,10 @@ def _normal_cdf_chunks(flat: np.ndarray, cdf: np.ndarray):
     elements)."""
     size = min(flat.size, _CHUNK)
     z_buffer, e_buffer = np.empty(size, dtype=np.float32), np.empty(size, dtype=np.float32)
+    sign_buffer = np.empty(size, dtype=np.uint32)
     for start in range(0, flat.size, _CHUNK):
         part = flat[start:start + _CHUNK]
-        z, e = z_buffer[:len(part)], e_buffer[:len(part)]
+        z, e, sign = z_buffer[:len(part)], e_buffer[:len(part)], sign_buffer[:len(part)]
         np.abs(part, out=z)
         z *= np.float32(1 / math.sqrt(2))  # erf's argument, |x| / sqrt 2
         np.multiply(z, z, out=e)
@@ -218,8 +220,11 @@ def _normal_cdf_chunks(flat: np.ndarray, cdf: np.ndarray):
         tail *= e  # = Phi(-|x|) = erfc(|x| / sqrt 2) / 2
         # Phi(x) = 1/2 + sign(x) (1/2 - Phi(-|x|)): no branch per element (a masked write
         # costs eight times more); below 3e-8, Phi rounds to 0, an absolute error < 3e-8
-        np.subtract(0.5, tail, out=tail)
-        np.copysign(tail, part, out=tail)
+        np.subtract(0.5, tail, out=tail)  # >= +0.0: its sign bit is clear
+        # copysign(tail, x) as PyTorch's vectorised erf does it, by setting the sign bit of
+        # x on tail (np.copysign has no SIMD loop: 55 us a chunk, these two ops 18 us)
+        np.bitwise_and(part.view(np.uint32), _SIGN_BIT, out=sign)
+        np.bitwise_or(tail.view(np.uint32), sign, out=tail.view(np.uint32))
         tail += 0.5
         yield start, part, tail, e
 
