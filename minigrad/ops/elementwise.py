@@ -539,12 +539,9 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, x, exponent):
-        # x ** 2 (mse_loss's squares) as x * x, as PyTorch does: 21 us against np.power's
-        # 100 us for 16x64x128 float32; the backward's x^(2-1) is then x itself
-        ctx.square = type(exponent) in (int, float) and exponent == 2 and x.dtype.kind == "f"
         with np.errstate(divide="ignore", invalid="ignore"):
             try:
-                out = x * x if ctx.square else np.power(x, exponent)
+                out = np.power(x, exponent)
             except ValueError as error:  # NumPy: "Integers to negative integer powers ..."
                 raise ValueError(f"{error.args[0].rstrip('.')} (as in PyTorch); use a "
                                  "floating base: x.float() ** exponent") from error
@@ -558,7 +555,7 @@ class Pow(Function):
         grad_x = grad_exponent = None
         with np.errstate(divide="ignore", invalid="ignore"):
             if needs_x:
-                grad_x = grad_output * exponent * (x if ctx.square else np.power(x, exponent - 1))
+                grad_x = grad_output * exponent * np.power(x, exponent - 1)
             if needs_exponent:
                 log_x = np.where(x == 0, 0, np.log(np.where(x == 0, 1, x)))
                 grad_exponent = grad_output * out * log_x

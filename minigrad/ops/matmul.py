@@ -105,9 +105,7 @@ class Linear(Function):
         grad_2d = grad_output.reshape(-1, weight.shape[0])
         grad_x = np.matmul(grad_2d, weight).reshape(x.shape) if needs_x else None
         grad_weight = np.matmul(grad_2d.T, x.reshape(-1, x.shape[-1])) if needs_weight else None
-        # the bias's gradient, a column sum, as a product with ones: one BLAS call, where
-        # NumPy's reduction loop pays per row (1024x128 float32: 14 us against 37 us)
-        grad_bias = np.ones(len(grad_2d), dtype=grad_2d.dtype) @ grad_2d if needs_bias else None
+        grad_bias = grad_2d.sum(axis=0) if needs_bias else None
         return grad_x, grad_weight, grad_bias
 
 
