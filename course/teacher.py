@@ -382,8 +382,7 @@ def _which_assignment(path: Path, assignments: list[str], given: str | None,
     if len(assignments) == 1:
         return assignments[0]
     try:
-        held = {cell["metadata"]["nbgrader"]["grade_id"]
-                for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        held = {cell["metadata"]["nbgrader"]["grade_id"] for cell in _read(path)["cells"]
                 if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})}
     except (OSError, ValueError, KeyError, TypeError):
         return None  # (an unreadable notebook: _file notes it when it is named)

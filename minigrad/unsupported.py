@@ -112,11 +112,8 @@ class Refused:
     attribute read of every tensor: Python's fast attribute paths skip a class that has
     one; callgrind, a dispatch step 2.6% fewer instructions without it)."""
 
-    def __init__(self, namespace: str) -> None:
-        self.namespace = namespace
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
+    def __init__(self, namespace: str, name: str) -> None:
+        self.namespace, self.name = namespace, name
 
     def __get__(self, instance: object, owner: type | None = None) -> None:
         raise absent(self.namespace, self.name)
@@ -125,9 +122,7 @@ class Refused:
 def refuse_names(cls: type, namespace: str) -> None:
     """Give ``cls`` a ``Refused`` attribute for each name of ``ABSENT[namespace]``."""
     for name in ABSENT[namespace]:
-        refused = Refused(namespace)
-        refused.__set_name__(cls, name)
-        setattr(cls, name, refused)
+        setattr(cls, name, Refused(namespace, name))
 
 
 def module_getattr(namespace: str):

@@ -53,14 +53,12 @@ class LayerNorm(Function):
         xhat *= rstd  # centered is new: normalise it in place
         ctx.save_for_backward(xhat, rstd, weight)
         ctx.normalized_shape = x.shape[x.ndim - normalized_ndim:]
-        if weight is not None:
-            out = xhat * weight.reshape(-1)
-            if bias is not None and out.dtype == bias.dtype:
+        out = xhat if weight is None else xhat * weight.reshape(-1)
+        if bias is not None:
+            if out is xhat or out.dtype != bias.dtype:  # (xhat is saved: never written)
+                out = out + bias.reshape(-1)
+            else:
                 out += bias.reshape(-1)  # out is new: add in place
-                return out.reshape(x.shape)
-        else:
-            out = xhat
-        out = out if bias is None else out + bias.reshape(-1)
         return out.reshape(x.shape)
 
     @staticmethod
