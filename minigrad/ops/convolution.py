@@ -51,6 +51,18 @@ def windows(x: np.ndarray, kernel: Pair, stride: Pair, dilation: Pair = (1, 1)) 
     return view[:, :, ::sh, ::sw, ::dh, ::dw]
 
 
+def tiles(x: np.ndarray, kernel: Pair, stride: Pair) -> np.ndarray | None:
+    """``windows`` when the windows tile a C-contiguous image exactly (stride == kernel,
+    H and W multiples of it: the usual pooling): the same view made by a reshape, without
+    sliding_window_view's Python (CNN benchmark: ~0.1 ms of its 8 ms step per call).
+    None when they don't."""
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw) = kernel, stride
+    if (kh, kw) != (sh, sw) or h % kh or w % kw or not x.flags.c_contiguous:
+        return None
+    return x.reshape(n, c, h // kh, kh, w // kw, kw).transpose(0, 1, 2, 4, 3, 5)
+
+
 def add_windows_back(grad_windows: np.ndarray, shape: tuple, stride: Pair,
                      dilation: Pair = (1, 1)) -> np.ndarray:
     """The backward of ``windows`` ("col2im"): an array of ``shape`` (N, C, H, W) where
@@ -331,7 +343,9 @@ class MaxPool2d(Function):
         padding = _symmetric(padding)
         lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         padded = pad_image(x, padding, lowest)
-        patches = windows(padded, kernel, stride)  # (N, C, OH, OW, kH, kW), a view
+        patches = tiles(padded, kernel, stride)  # (N, C, OH, OW, kH, kW), a view
+        if patches is None:
+            patches = windows(padded, kernel, stride)
         # A running maximum over the kernel offsets: kH * kW vectorised steps over the
         # output (never a loop over windows). winner = the offset i * kW + j of the first
         # maximal element: a later element wins only if strictly larger. Every step is
