@@ -440,9 +440,12 @@ class Function:
                 or outputs.dtype not in _FLOAT_DTYPES:  # wrap_outputs checks and says why
             return wrap_outputs(cls, ctx, node, args, arrays, outputs)
         result = Tensor._make(outputs, node is not None, node)  # the usual case: one array
-        if node is not None:  # record_output's work, for the one output
-            node._outputs = [weakref.ref(result)]
-            node.output_meta = [(outputs.shape, outputs.dtype)]
+        if node is not None:  # record_output's work, for the one output, in tuples
+            # (one allocation each where a list takes two, and the cyclic collector
+            # untracks them: callgrind, 5 dispatch steps, 62.71 M -> 58.94 M instructions
+            # with the collector on, 59.40 M -> 59.00 M with it off, as the bench times)
+            node._outputs = (weakref.ref(result),)
+            node.output_meta = ((outputs.shape, outputs.dtype),)
         if cls.view and isinstance(args[0], Tensor):
             share_version(result, args[0], arrays[0])
         return result

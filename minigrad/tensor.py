@@ -537,7 +537,9 @@ class Tensor(TensorCompat):
     def _take_history(self, result: Tensor) -> None:
         """``self`` becomes the output of the node that made ``result`` (its new value)."""
         node = result.grad_fn
-        node._outputs[result._output_index] = weakref.ref(self)
+        outputs = list(node._outputs)  # (a tuple for a one-output node: apply)
+        outputs[result._output_index] = weakref.ref(self)
+        node._outputs = outputs
         hooks_stay_with_old_value(self, node)
         self.grad_fn, self._output_index = node, result._output_index
         self._requires_grad = True
