@@ -22,7 +22,7 @@ def _reduce(loss: np.ndarray, reduction: str, count: int, dtype: np.dtype) -> np
     """One loss per element -> the result; ``count`` is what "mean" divides by."""
     if reduction == "none":
         return loss.astype(dtype, copy=False)
-    total = np.sum(loss)
+    total = loss.sum()
     if reduction == "mean":
         if count == 0:  # nothing to average: NaN, as in PyTorch
             return np.asarray(np.nan, dtype=dtype)
