@@ -279,6 +279,22 @@ def test_max_pool2d_window_with_nan_outputs_nan_and_sends_the_gradient_to_the_fi
     np.testing.assert_array_equal(x.grad.numpy().reshape(-1), [0.0, 1.0, 0.0, 0.0])
 
 
+def test_pooling_windows_that_tile_the_image_are_the_same_view_without_sliding_windows():
+    from minigrad.ops.convolution import tiles, windows
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 8)).astype(np.float32)
+    for kernel in [(2, 2), (3, 2), (1, 4)]:
+        np.testing.assert_array_equal(tiles(x, kernel, kernel), windows(x, kernel, kernel))
+    assert tiles(x, (2, 2), (1, 1)) is None  # overlapping windows
+    assert tiles(x, (4, 3), (4, 3)) is None  # not a multiple of H, W: the last row is left out
+    assert tiles(x[:, :, :, ::2], (2, 2), (2, 2)) is None  # not contiguous
+    # max pooling over such windows: the largest of each, the gradient to one winner each
+    t = mg.tensor(x, requires_grad=True)
+    F.max_pool2d(t, 2).sum().backward()
+    np.testing.assert_array_equal(F.max_pool2d(t, 2).numpy(),
+                                  x.reshape(2, 3, 3, 2, 4, 2).max(axis=(3, 5)))
+    assert t.grad.numpy().sum() == 2 * 3 * 3 * 4  # one winner per window
+
+
 def test_hooks_and_retain_grad_run_however_the_tensor_got_its_node():
     x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     seen = []
