@@ -54,7 +54,8 @@ def windows(x: np.ndarray, kernel: Pair, stride: Pair, dilation: Pair = (1, 1)) 
 def tiles(x: np.ndarray, kernel: Pair, stride: Pair) -> np.ndarray | None:
     """``windows`` when the windows tile a C-contiguous image exactly (stride == kernel,
     H and W multiples of it: the usual pooling): the same view made by a reshape, without
-    sliding_window_view's Python (CNN benchmark: ~0.1 ms of its 8 ms step per call).
+    sliding_window_view's Python (CNN benchmark, callgrind, 5 steps of two pools each:
+    192.7 M -> 191.7 M instructions, ~100,000 a call).
     None when they don't."""
     n, c, h, w = x.shape
     (kh, kw), (sh, sw) = kernel, stride
