@@ -327,7 +327,10 @@ class Kernel:
 
     def run(self, code: str, seconds: float = 120) -> tuple[str, str]:
         """Run a cell: ("ok" or "error", what it printed), or ("died", ...) if the kernel
-        died under it (the server then says it is restarting it)."""
+        died under it (the server then says it is restarting it). The cell is done when
+        both its reply (shell channel) and the kernel's "idle" for it (iopub, after all
+        its output) have come: the two channels share the websocket but not an order, so
+        the reply can overtake the output (it did once, in CI on a loaded machine)."""
         msg_id = uuid.uuid4().hex
         self.socket.send(json.dumps({
             "header": {"msg_id": msg_id, "msg_type": "execute_request", "version": "5.3",
@@ -335,8 +338,8 @@ class Kernel:
             "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
             "content": {"code": code, "silent": False, "store_history": False,
                         "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}}))
-        printed, deadline = "", time.monotonic() + seconds
-        while True:
+        printed, reply, idle, deadline = "", None, False, time.monotonic() + seconds
+        while reply is None or not idle:
             if time.monotonic() > deadline:
                 pytest.fail(f"{self.user}'s cell {code!r} gave no answer in {seconds} s")
             self.socket.settimeout(max(1.0, deadline - time.monotonic()))
@@ -351,8 +354,11 @@ class Kernel:
                 printed += content["text"]
             elif kind == "error":
                 printed += "\n".join(content["traceback"])
+            elif kind == "status" and content["execution_state"] == "idle":
+                idle = True
             elif kind == "execute_reply":
-                return content["status"], printed
+                reply = content["status"]
+        return reply, printed
 
     def close(self):
         self.socket.close()
