@@ -230,15 +230,6 @@ def _normal_cdf_chunks(flat: np.ndarray, cdf: np.ndarray):
         yield start, part, tail, e
 
 
-def _normal_cdf_float32(x: np.ndarray) -> np.ndarray:
-    """Phi(x) in float32."""
-    flat = np.ascontiguousarray(x, dtype=np.float32).reshape(-1)
-    cdf = np.empty_like(flat)
-    for _ in _normal_cdf_chunks(flat, cdf):
-        pass
-    return cdf.reshape(x.shape)
-
-
 def _gelu_float32(x: np.ndarray, with_slope: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """x Phi(x) in float32 and, ``with_slope``, its derivative Phi(x) + x phi(x), both
     made chunk by chunk from Phi(x) and e^(-x^2/2) while they are in cache (so backward
