@@ -23,7 +23,8 @@ from minigrad.course import authoring, cli, student, teacher
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 START = NOTEBOOKS / "00_start_here.ipynb"
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "OPENBLAS_CORETYPE")
 
 # How many threads the BLAS that NumPy loaded runs (threadpoolctl when it is there, else
 # OpenBLAS's own counter, as threadpoolctl reads it), and the thread variables.
@@ -53,7 +54,21 @@ def blas_threads():
                 break
     return found
 
-print("threads " + json.dumps({"blas": blas_threads(), "env": [
+def blas_cores():  # the kernels each OpenBLAS loaded chose (its core name)
+    found = []
+    with open("/proc/self/maps") as maps:
+        libraries = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
+    for library in libraries:
+        loaded = ctypes.CDLL(library)
+        for name in ("openblas_get_corename", "scipy_openblas_get_corename64_",
+                     "openblas_get_corename64_"):
+            if hasattr(loaded, name):
+                getattr(loaded, name).restype = ctypes.c_char_p
+                found.append(getattr(loaded, name)().decode())
+                break
+    return found
+
+print("threads " + json.dumps({"blas": blas_threads(), "cores": blas_cores(), "env": [
     os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")]}))
 """
 
@@ -128,6 +143,10 @@ def test_the_workspace_notebooks_kernel_runs_one_blas_thread(tmp_path):
     inside = _threads_reported("".join(printed))
     assert inside["env"] == ["1", "1", "1"]
     assert inside["blas"] and set(inside["blas"]) == {1}, inside
+    # and the page's matrix-product kernels, whatever this CPU would pick (one_thread.env)
+    if inside["cores"] and "avx2" in pathlib.Path("/proc/cpuinfo").read_text():
+        wanted = student.ONE_THREAD["OPENBLAS_CORETYPE"].lower()
+        assert {core.lower() for core in inside["cores"]} == {wanted}, inside
     # without the spec, this machine's BLAS would run more (what the test guards against)
     if (os.cpu_count() or 1) > 1:
         plain = subprocess.run([sys.executable, "-c", BLAS_THREADS], capture_output=True,
