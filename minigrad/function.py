@@ -305,10 +305,20 @@ class Node(Context):
             self._released = True
         if not self._freed:
             self._freed = True
-            kept = []  # (a loop: a list comprehension is a function call in Python 3.11)
-            for a, (parent, _) in zip(self.args, self.next_functions):
-                kept.append(None if parent is not None else a)
-            self.args = tuple(kept)
+            # written out for one and two inputs, the usual nodes: a loop over zip()
+            # cost 2,400 instructions a node, 4% of a dispatch step (callgrind)
+            args, edges = self.args, self.next_functions
+            if len(args) == 1:
+                if edges[0][0] is not None:
+                    self.args = (None,)
+            elif len(args) == 2:
+                self.args = (None if edges[0][0] is not None else args[0],
+                             None if edges[1][0] is not None else args[1])
+            else:
+                kept = []  # (a loop: a list comprehension is a function call in 3.11)
+                for a, (parent, _) in zip(args, edges):
+                    kept.append(None if parent is not None else a)
+                self.args = tuple(kept)
 
     def describe(self, number: int | None = None) -> str:
         """``'Exp #12 (group encoder, label h)'``: how errors name this node. The number is
@@ -439,7 +449,11 @@ class Function:
         if type(outputs) is not np.ndarray or cls._guarded or ctx._non_differentiable \
                 or outputs.dtype not in _FLOAT_DTYPES:  # wrap_outputs checks and says why
             return wrap_outputs(cls, ctx, node, args, arrays, outputs)
-        result = Tensor._make(outputs, node is not None, node)  # the usual case: one array
+        # the usual case, one array: Tensor._make's lines, one call less per op
+        # (callgrind, 5 dispatch steps: 55.23 M -> 54.55 M instructions)
+        result = object.__new__(Tensor)
+        result._data, result._requires_grad, result.grad_fn, result._output_index = \
+            outputs, node is not None, node, 0
         if node is not None:  # record_output's work, for the one output, in tuples
             # (one allocation each where a list takes two, and the cyclic collector
             # untracks them: callgrind, 5 dispatch steps, 62.71 M -> 58.94 M instructions

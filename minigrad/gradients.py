@@ -82,7 +82,9 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
                 "return a tuple instead (return grad_x, grad_y)." if listed else "")
         )
     fitted = []
-    for position, grad in enumerate(grads):
+    position = -1  # (a counter, not enumerate(): see _backward_loop)
+    for grad in grads:
+        position += 1
         if grad is None or not needs_input_grad[position]:
             fitted.append(None)
             continue
