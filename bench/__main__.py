@@ -1,7 +1,7 @@
 """Run minigrad's benchmarks, single-threaded, side by side with hand-written NumPy and
 PyTorch (when installed), and print median times per step and the ratios.
 
-    python -m bench                    # every case (a few minutes)
+    python -m bench                    # every case (about ten minutes)
     python -m bench mlp dispatch       # some cases
     python -m bench --processes 1      # each timed case in this process only (quick look)
     python -m bench --markdown         # the table for the README
@@ -304,7 +304,30 @@ def machine() -> str:
         parts[0] = model
     except (OSError, StopIteration):
         pass
+    core = _blas_core()
+    if core:
+        parts.insert(4, f"OpenBLAS {core} kernels")
     return ", ".join(parts) + "; one thread"
+
+
+def _blas_core() -> str | None:
+    """The kernels OpenBLAS chose for this CPU, or was told to use (OPENBLAS_CORETYPE in
+    course/one_thread.env): they decide the matrix products' speed."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as maps:
+            libraries = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
+    except OSError:
+        return None
+    for library in libraries:
+        loaded = ctypes.CDLL(library)
+        for name in ("openblas_get_corename", "scipy_openblas_get_corename64_",
+                     "openblas_get_corename64_"):
+            if hasattr(loaded, name):
+                getattr(loaded, name).restype = ctypes.c_char_p
+                return getattr(loaded, name)().decode()
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
