@@ -16,6 +16,7 @@ from ..function import Function
 from ..higher_order import recomputed
 from ..state import state
 from .matmul import matmul_shape
+from .reduce import row_sums
 
 
 def attention_shapes(q_shape: tuple, k_shape: tuple, v_shape: tuple,
@@ -72,9 +73,7 @@ class ScaledDotProductAttention(Function):
                 blocked = None
         scores -= row_max
         np.exp(scores, out=scores)
-        # the row sums as a product with ones: BLAS, where NumPy's reduction loop pays per
-        # row (16x4x64x64 float32: 40 us against 157 us)
-        total = np.matmul(scores, np.ones(scores.shape[-1], dtype=scores.dtype))[..., None]
+        total = row_sums(scores)[..., None]  # (BLAS: reduce.row_sums)
         if blocked is not None:
             total[blocked] = 1.0  # 0 / 1: those rows get weights 0
         scores /= total

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Function
+from .reduce import column_sums, row_sums
 
 
 def _layer_norm_recorded(x, weight, bias, normalized_ndim, eps):
@@ -24,9 +25,9 @@ def _as_rows(x: np.ndarray, normalized_ndim: int) -> np.ndarray:
 
 
 # The row means and the column sums below are matrix-vector products with a vector of
-# ones: one BLAS call, where NumPy's reduction loop pays ~100 instructions a row (a mean
-# over the last 128 of 16x64x128 float32: 23 us against 83 us; a column sum of 1024x128:
-# 14 us against 37 us).
+# ones (reduce.row_sums, column_sums): one BLAS call, where NumPy's reduction loop pays
+# ~100 instructions a row (a mean over the last 128 of 16x64x128 float32: 23 us against
+# 83 us; a column sum of 1024x128: 14 us against 37 us).
 
 
 class LayerNorm(Function):
@@ -45,9 +46,9 @@ class LayerNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, normalized_ndim, eps):
         rows = _as_rows(x, normalized_ndim)
-        count, row_sum = rows.shape[1], np.ones(rows.shape[1], dtype=rows.dtype)
-        centered = rows - (rows @ row_sum / count)[:, None]
-        variance = (centered * centered) @ row_sum / count
+        count = rows.shape[1]
+        centered = rows - (row_sums(rows) / count)[:, None]
+        variance = row_sums(centered * centered) / count
         rstd = (1.0 / np.sqrt(variance + eps)).astype(centered.dtype)[:, None]
         xhat = centered
         xhat *= rstd  # centered is new: normalise it in place
@@ -87,17 +88,16 @@ class LayerNorm(Function):
         if needs_x:
             g = grad_rows if weight is None else grad_rows * weight.reshape(-1)
             # rstd / N * (N g - sum g - xhat sum(g xhat)), written with means
-            count, row_sum = xhat.shape[1], np.ones(xhat.shape[1], dtype=g.dtype)
+            count = xhat.shape[1]
             grad_x = g * xhat
-            mean_g_xhat = (grad_x @ row_sum / count)[:, None]
+            mean_g_xhat = (row_sums(grad_x) / count)[:, None]
             np.multiply(xhat, mean_g_xhat, out=grad_x)
             np.subtract(g, grad_x, out=grad_x)
-            grad_x -= (g @ row_sum / count)[:, None]
+            grad_x -= (row_sums(g) / count)[:, None]
             grad_x *= rstd
             grad_x = grad_x.reshape(grad_output.shape)
-        column_sum = np.ones(xhat.shape[0], dtype=grad_rows.dtype)
         if needs_weight:
-            grad_weight = (column_sum @ (grad_rows * xhat)).reshape(ctx.normalized_shape)
+            grad_weight = column_sums(grad_rows * xhat).reshape(ctx.normalized_shape)
         if needs_bias:
-            grad_bias = (column_sum @ grad_rows).reshape(ctx.normalized_shape)
+            grad_bias = column_sums(grad_rows).reshape(ctx.normalized_shape)
         return grad_x, grad_weight, grad_bias, None, None
