@@ -21,6 +21,12 @@ _settings = pathlib.Path(__file__).resolve().parent / "course" / "one_thread.env
 os.environ.update(line.strip().split("=", 1) for line in
                   _settings.read_text(encoding="utf-8").splitlines()
                   if line.strip() and not line.startswith("#"))
+try:  # the BLAS kernels only where the CPU has them (one_thread.env; sandbox.has_avx2)
+    _avx2 = " avx2 " in pathlib.Path("/proc/cpuinfo").read_text().replace("\n", " ")
+except OSError:
+    _avx2 = False
+if not _avx2:
+    os.environ.pop("OPENBLAS_CORETYPE", None)
 
 # Bytecode for the repository's own packages, written once here: this machine's environment
 # sets PYTHONDONTWRITEBYTECODE, so without it every kernel, nbgrader run and sandboxed

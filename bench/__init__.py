@@ -13,3 +13,9 @@ _settings = pathlib.Path(__file__).resolve().parents[1] / "course" / "one_thread
 os.environ.update(line.strip().split("=", 1) for line in
                   _settings.read_text(encoding="utf-8").splitlines()
                   if line.strip() and not line.startswith("#"))
+try:  # the BLAS kernels only where the CPU has them (one_thread.env; sandbox.has_avx2)
+    _avx2 = " avx2 " in pathlib.Path("/proc/cpuinfo").read_text().replace("\n", " ")
+except OSError:
+    _avx2 = False
+if not _avx2:
+    os.environ.pop("OPENBLAS_CORETYPE", None)

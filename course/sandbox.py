@@ -26,10 +26,25 @@ from pathlib import Path
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """``NAME=VALUE`` lines of a file a shell can also source (``#`` comments)."""
+    """``NAME=VALUE`` lines of a file a shell can also source (``#`` comments), without
+    ``OPENBLAS_CORETYPE`` where the CPU cannot run the kernels it names (one_thread.env)."""
     pairs = (line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines()
              if line.strip() and not line.lstrip().startswith("#"))
-    return {name.strip(): value.strip() for name, value in pairs}
+    settings = {name.strip(): value.strip() for name, value in pairs}
+    if not has_avx2():
+        settings.pop("OPENBLAS_CORETYPE", None)
+    return settings
+
+
+def has_avx2(cpuinfo: str | None = None) -> bool:
+    """Does this CPU have AVX2 (``/proc/cpuinfo``'s flags; False where there is none)?"""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    return any(line.startswith("flags") and "avx2" in line.split()
+               for line in cpuinfo.splitlines())
 
 
 # one BLAS/OpenMP thread per process, as every process the course starts (one_thread.env)

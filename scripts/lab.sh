@@ -61,6 +61,7 @@ export JUPYTER_CONFIG_PATH="$PWD/student-lab${JUPYTER_CONFIG_PATH:+:$JUPYTER_CON
 # .venv, and what runs there uses one BLAS thread, like the kernels
 export PATH="$PWD/.venv/bin:$PATH" VIRTUAL_ENV="$PWD/.venv"
 set -a; . course/one_thread.env; set +a
+grep -qw avx2 /proc/cpuinfo 2>/dev/null || unset OPENBLAS_CORETYPE  # (one_thread.env says why)
 
 echo "lab.sh: opening JupyterLab on my-course/${first:-} (stop it with Ctrl-C)"
 if [ "$(id -u)" = 0 ]; then

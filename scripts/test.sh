@@ -35,6 +35,7 @@ echo "== ruff"
 # (conftest.py sets the same for every pytest run, so that a bare pytest --nbval prints
 # the chapters' numbers too; here they also reach the processes this script starts first.)
 set -a; . course/one_thread.env; set +a
+grep -qw avx2 /proc/cpuinfo 2>/dev/null || unset OPENBLAS_CORETYPE  # (one_thread.env says why)
 
 echo "== pytest (unit tests and chapter notebooks)"
 # --dist loadfile keeps each notebook's cells together, in order, in one worker

@@ -405,7 +405,10 @@ def test_every_process_the_course_starts_reads_one_list_of_thread_settings():
     readers = ["conftest.py", "scripts/test.sh", "scripts/lab.sh", "binder/start",
                "scripts/execute_notebooks.py", "bench/__init__.py", "course/sandbox.py"]
     for reader in readers:
-        assert "one_thread.env" in (ROOT / reader).read_text(encoding="utf-8"), reader
+        text = (ROOT / reader).read_text(encoding="utf-8")
+        assert "one_thread.env" in text, reader
+        # ... each keeping the BLAS kernels only where the CPU has them
+        assert "OPENBLAS_CORETYPE" in text or "read_env_file" in text, reader
     spelled = [str(path.relative_to(ROOT)) for folder in ("scripts", "course", "bench",
                                                           "binder", "minigrad")
                for path in (ROOT / folder).rglob("*") if path.is_file()
@@ -414,3 +417,32 @@ def test_every_process_the_course_starts_reads_one_list_of_thread_settings():
                                                               errors="replace")
                .replace('": "', "=").replace('"', "")]
     assert spelled == []
+
+
+def test_the_blas_kernels_are_pinned_only_where_the_cpu_can_run_them(monkeypatch, tmp_path):
+    """one_thread.env's OPENBLAS_CORETYPE names AVX2 kernels: forced on a CPU without AVX2,
+    OpenBLAS would stop the process at its first matrix product, so readers drop it."""
+    from minigrad.course import sandbox
+
+    assert sandbox.has_avx2("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
+    assert not sandbox.has_avx2("flags\t\t: fpu sse2 avx fma avx2x\n")
+    assert not sandbox.has_avx2("")
+    path = ROOT / "course" / "one_thread.env"
+    monkeypatch.setattr(sandbox, "has_avx2", lambda cpuinfo=None: True)
+    assert sandbox.read_env_file(path)["OPENBLAS_CORETYPE"] == "Haswell"
+    monkeypatch.setattr(sandbox, "has_avx2", lambda cpuinfo=None: False)
+    settings = sandbox.read_env_file(path)
+    assert "OPENBLAS_CORETYPE" not in settings and settings["OPENBLAS_NUM_THREADS"] == "1"
+    # the shell readers: the same, with grep (their line, run on a CPU with and without)
+    for reader in ("scripts/test.sh", "scripts/lab.sh", "binder/start"):
+        (line,) = [line for line in (ROOT / reader).read_text(encoding="utf-8").splitlines()
+                   if "unset OPENBLAS_CORETYPE" in line]
+        for flags, expected in (("fpu avx avx2 fma", "Haswell"), ("fpu avx fma", "none")):
+            cpuinfo = tmp_path / "cpuinfo"
+            cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n", encoding="utf-8")
+            script = ("set -a; . course/one_thread.env; set +a\n"
+                      + line.replace("/proc/cpuinfo", str(cpuinfo))
+                      + '\necho "core=${OPENBLAS_CORETYPE:-none}"')
+            shown = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True,
+                                   text=True, check=True).stdout
+            assert shown.strip() == f"core={expected}", (reader, flags, shown)
