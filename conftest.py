@@ -11,22 +11,18 @@ printed losses differed from step 200 on) and, on a busy 2-core machine, chapter
 ten times slower.
 """
 
+import importlib.util
 import os
 import pathlib
 
-# course/one_thread.env, the one list every process the course starts reads (parsed here,
-# not imported: this file must load before anything else, even where minigrad is not
-# installed)
-_settings = pathlib.Path(__file__).resolve().parent / "course" / "one_thread.env"
-os.environ.update(line.strip().split("=", 1) for line in
-                  _settings.read_text(encoding="utf-8").splitlines()
-                  if line.strip() and not line.startswith("#"))
-try:  # the BLAS kernels only where the CPU has them (one_thread.env; sandbox.has_avx2)
-    _avx2 = " avx2 " in pathlib.Path("/proc/cpuinfo").read_text().replace("\n", " ")
-except OSError:
-    _avx2 = False
-if not _avx2:
-    os.environ.pop("OPENBLAS_CORETYPE", None)
+# course/one_thread.env, the one list every process the course starts reads, through
+# course/thread_settings.py loaded from its path: this file must load before anything else,
+# even where minigrad is not installed
+_settings = pathlib.Path(__file__).resolve().parent / "course" / "thread_settings.py"
+_spec = importlib.util.spec_from_file_location("thread_settings", _settings)
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+os.environ.update(_module.read_env_file())
 
 # Bytecode for the repository's own packages, written once here: this machine's environment
 # sets PYTHONDONTWRITEBYTECODE, so without it every kernel, nbgrader run and sandboxed

@@ -5,17 +5,14 @@ PyTorch) is imported anywhere in the process: a thread pool is sized when the li
 loads, so setting these later changes nothing.
 """
 
+import importlib.util
 import os
 import pathlib
 
-# course/one_thread.env: the settings every process the course starts reads
-_settings = pathlib.Path(__file__).resolve().parents[1] / "course" / "one_thread.env"
-os.environ.update(line.strip().split("=", 1) for line in
-                  _settings.read_text(encoding="utf-8").splitlines()
-                  if line.strip() and not line.startswith("#"))
-try:  # the BLAS kernels only where the CPU has them (one_thread.env; sandbox.has_avx2)
-    _avx2 = " avx2 " in pathlib.Path("/proc/cpuinfo").read_text().replace("\n", " ")
-except OSError:
-    _avx2 = False
-if not _avx2:
-    os.environ.pop("OPENBLAS_CORETYPE", None)
+# course/one_thread.env: the settings every process the course starts reads, through
+# course/thread_settings.py loaded from its path (importing minigrad would load NumPy)
+_settings = pathlib.Path(__file__).resolve().parents[1] / "course" / "thread_settings.py"
+_spec = importlib.util.spec_from_file_location("thread_settings", _settings)
+thread_settings = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(thread_settings)
+os.environ.update(thread_settings.read_env_file())

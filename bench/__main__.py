@@ -24,9 +24,10 @@ shows such a case instead of reporting whichever mode one process drew.
 
 from __future__ import annotations
 
-import bench  # noqa: F401  (first: pins the thread pools to one thread before NumPy loads)
+import bench  # (first: pins the thread pools to one thread before NumPy loads)
 
 import argparse
+import ctypes
 import importlib.util
 import json
 import os
@@ -304,30 +305,10 @@ def machine() -> str:
         parts[0] = model
     except (OSError, StopIteration):
         pass
-    core = _blas_core()
-    if core:
-        parts.insert(4, f"OpenBLAS {core} kernels")
+    cores = bench.thread_settings.openblas_get("corename", ctypes.c_char_p)
+    if cores:  # the kernels OpenBLAS chose, or was told to use: they decide BLAS's speed
+        parts.insert(4, f"OpenBLAS {cores[0].decode()} kernels")
     return ", ".join(parts) + "; one thread"
-
-
-def _blas_core() -> str | None:
-    """The kernels OpenBLAS chose for this CPU, or was told to use (OPENBLAS_CORETYPE in
-    course/one_thread.env): they decide the matrix products' speed."""
-    import ctypes
-
-    try:
-        with open("/proc/self/maps") as maps:
-            libraries = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
-    except OSError:
-        return None
-    for library in libraries:
-        loaded = ctypes.CDLL(library)
-        for name in ("openblas_get_corename", "scipy_openblas_get_corename64_",
-                     "openblas_get_corename64_"):
-            if hasattr(loaded, name):
-                getattr(loaded, name).restype = ctypes.c_char_p
-                return getattr(loaded, name)().decode()
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

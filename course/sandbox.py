@@ -23,32 +23,10 @@ import sys
 import sysconfig
 from pathlib import Path
 
-
-
-def read_env_file(path: Path) -> dict[str, str]:
-    """``NAME=VALUE`` lines of a file a shell can also source (``#`` comments), without
-    ``OPENBLAS_CORETYPE`` where the CPU cannot run the kernels it names (one_thread.env)."""
-    pairs = (line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines()
-             if line.strip() and not line.lstrip().startswith("#"))
-    settings = {name.strip(): value.strip() for name, value in pairs}
-    if not has_avx2():
-        settings.pop("OPENBLAS_CORETYPE", None)
-    return settings
-
-
-def has_avx2(cpuinfo: str | None = None) -> bool:
-    """Does this CPU have AVX2 (``/proc/cpuinfo``'s flags; False where there is none)?"""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return False
-    return any(line.startswith("flags") and "avx2" in line.split()
-               for line in cpuinfo.splitlines())
-
+from .thread_settings import read_env_file
 
 # one BLAS/OpenMP thread per process, as every process the course starts (one_thread.env)
-ONE_THREAD = read_env_file(Path(__file__).with_name("one_thread.env"))
+ONE_THREAD = read_env_file()
 MEMORY = 4 * 2**30  # bytes of address space a submission may use
 CPU_SECONDS = 900  # CPU time for a whole notebook (each cell also has a wall-clock limit)
 PROCESSES = 256

@@ -28,11 +28,11 @@ import nbformat
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "course"))
 from authoring import apply_exercise_tags  # noqa: E402  (course/ is minigrad.course)
-import sandbox  # noqa: E402
+import thread_settings  # noqa: E402
 
 # One BLAS thread in the kernels (they inherit this), as in every process the course
 # starts (course/one_thread.env says why; nbval's kernels read the same file)
-for _variable, _value in sandbox.read_env_file(ROOT / "course" / "one_thread.env").items():
+for _variable, _value in thread_settings.read_env_file().items():
     os.environ.setdefault(_variable, _value)
 
 

@@ -199,10 +199,10 @@ def run_time(path: Path) -> RunTime:
     thread, as scripts/execute_notebooks.py does; the notebook is not written back."""
     import nbclient
     import nbformat
-    import sandbox  # course/sandbox.py: reads course/one_thread.env
+    import thread_settings  # course/thread_settings.py: reads course/one_thread.env
 
     environment = dict(os.environ)
-    environment.update(sandbox.read_env_file(ROOT / "course" / "one_thread.env"))
+    environment.update(thread_settings.read_env_file())
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     notebook = nbformat.read(path, as_version=4)

@@ -31,6 +31,7 @@ THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"
 BLAS_THREADS = """
 import ctypes, json, os
 import numpy
+from minigrad.course.thread_settings import openblas_get
 
 def blas_threads():
     try:
@@ -38,35 +39,10 @@ def blas_threads():
         return [i["num_threads"] for i in threadpoolctl.threadpool_info()
                 if i["user_api"] == "blas"]
     except ImportError:
-        pass
-    found = []
-    try:
-        with open("/proc/self/maps") as maps:
-            libraries = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
-    except OSError:
-        return found
-    for library in libraries:
-        loaded = ctypes.CDLL(library)
-        for name in ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_",
-                     "openblas_get_num_threads64_"):
-            if hasattr(loaded, name):
-                found.append(getattr(loaded, name)())
-                break
-    return found
+        return openblas_get("num_threads")
 
 def blas_cores():  # the kernels each OpenBLAS loaded chose (its core name)
-    found = []
-    with open("/proc/self/maps") as maps:
-        libraries = sorted({line.split()[-1] for line in maps if "openblas" in line.lower()})
-    for library in libraries:
-        loaded = ctypes.CDLL(library)
-        for name in ("openblas_get_corename", "scipy_openblas_get_corename64_",
-                     "openblas_get_corename64_"):
-            if hasattr(loaded, name):
-                getattr(loaded, name).restype = ctypes.c_char_p
-                found.append(getattr(loaded, name)().decode())
-                break
-    return found
+    return [name.decode() for name in openblas_get("corename", ctypes.c_char_p)]
 
 print("threads " + json.dumps({"blas": blas_threads(), "cores": blas_cores(), "env": [
     os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")]}))
@@ -396,9 +372,9 @@ def test_every_process_the_course_starts_reads_one_list_of_thread_settings():
     sandbox, the course's kernel spec, the tests (conftest.py, scripts/test.sh), the lab
     (scripts/lab.sh, binder/start), the chapters' execution and the benchmarks read it;
     no other file spells the settings out (six copies had drifted to two lists)."""
-    from minigrad.course import sandbox
+    from minigrad.course import sandbox, thread_settings
 
-    settings = sandbox.read_env_file(ROOT / "course" / "one_thread.env")
+    settings = thread_settings.read_env_file(ROOT / "course" / "one_thread.env")
     assert settings["OPENBLAS_NUM_THREADS"] == "1" and len(settings) >= 3
     assert sandbox.ONE_THREAD == settings == student.ONE_THREAD
     assert all(os.environ.get(name) == value for name, value in settings.items())
@@ -422,16 +398,15 @@ def test_every_process_the_course_starts_reads_one_list_of_thread_settings():
 def test_the_blas_kernels_are_pinned_only_where_the_cpu_can_run_them(monkeypatch, tmp_path):
     """one_thread.env's OPENBLAS_CORETYPE names AVX2 kernels: forced on a CPU without AVX2,
     OpenBLAS would stop the process at its first matrix product, so readers drop it."""
-    from minigrad.course import sandbox
+    from minigrad.course import thread_settings
 
-    assert sandbox.has_avx2("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
-    assert not sandbox.has_avx2("flags\t\t: fpu sse2 avx fma avx2x\n")
-    assert not sandbox.has_avx2("")
-    path = ROOT / "course" / "one_thread.env"
-    monkeypatch.setattr(sandbox, "has_avx2", lambda cpuinfo=None: True)
-    assert sandbox.read_env_file(path)["OPENBLAS_CORETYPE"] == "Haswell"
-    monkeypatch.setattr(sandbox, "has_avx2", lambda cpuinfo=None: False)
-    settings = sandbox.read_env_file(path)
+    assert thread_settings.has_avx2("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
+    assert not thread_settings.has_avx2("flags\t\t: fpu sse2 avx fma avx2x\n")
+    assert not thread_settings.has_avx2("")
+    monkeypatch.setattr(thread_settings, "has_avx2", lambda cpuinfo=None: True)
+    assert thread_settings.read_env_file()["OPENBLAS_CORETYPE"] == "Haswell"
+    monkeypatch.setattr(thread_settings, "has_avx2", lambda cpuinfo=None: False)
+    settings = thread_settings.read_env_file()
     assert "OPENBLAS_CORETYPE" not in settings and settings["OPENBLAS_NUM_THREADS"] == "1"
     # the shell readers: the same, with grep (their line, run on a CPU with and without)
     for reader in ("scripts/test.sh", "scripts/lab.sh", "binder/start"):
