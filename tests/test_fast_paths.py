@@ -10,7 +10,7 @@ the behaviour they could break):
   edit of a saved array (through a view, a detached copy, an optimizer step);
 - a graph node is its Function's ctx, as in PyTorch;
 - optimizers update parameters in place and move their version on;
-- the fused ``Linear`` is one node; max pooling with NaN in a window;
+- the fused ``Linear`` is one node; max pooling with NaN in a window; ReLU's two paths;
 - backward looks for hooks on a node's outputs only when one has some (a flag the tensor
   sets on its node): hooks and ``retain_grad`` still run, whenever they were registered,
   and around an in-place op as in PyTorch (hooks from before on the old value's gradient,
@@ -268,6 +268,25 @@ def test_linear_is_one_graph_node():
     node = F.linear(x, w, b).grad_fn
     assert node.name == "Linear" and len(node.next_functions) == 3
     assert F.linear(x, w).grad_fn.name == "Linear"
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (64, 128), (2, 3, 40, 40)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_is_the_same_below_and_above_its_fast_path_size(shape, dtype):
+    """ReLU takes the maximum with a row of zeros from 4096 elements on (faster than with
+    the number 0) and multiplies by its mask as numbers: the values and gradients are
+    those of the plain formulas, NaN, infinities and signed zeros included."""
+    values = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    values.reshape(-1)[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-30]
+    seed = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    x = mg.tensor(values, requires_grad=True)
+    out = x.relu()
+    out.backward(mg.tensor(seed))
+    expected = np.maximum(values, 0)
+    np.testing.assert_array_equal(out.numpy(), expected)
+    assert out.dtype == dtype and not np.signbit(out.numpy()).any()
+    np.testing.assert_array_equal(x.grad.numpy(), seed * (expected > 0))
+    assert x.grad.dtype == dtype
 
 
 def test_max_pool2d_window_with_nan_outputs_nan_and_sends_the_gradient_to_the_first_nan():
