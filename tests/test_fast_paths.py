@@ -270,23 +270,43 @@ def test_linear_is_one_graph_node():
     assert F.linear(x, w).grad_fn.name == "Linear"
 
 
-@pytest.mark.parametrize("shape", [(4, 4), (64, 128), (2, 3, 40, 40)])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+RELU_CASES = [(shape, dtype) for shape in [(4, 4), (64, 128), (2, 3, 40, 40)]
+              for dtype in (np.float32, np.float64)]
+
+
+def relu_case(shape, dtype):
+    """Values with NaN, infinities and signed zeros, and a gradient to send back."""
+    values = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    values.reshape(-1)[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-30]
+    return values, np.random.default_rng(1).standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("shape, dtype", RELU_CASES)
 def test_relu_is_the_same_below_and_above_its_fast_path_size(shape, dtype):
     """ReLU takes the maximum with a row of zeros from 4096 elements on (faster than with
     the number 0) and multiplies by its mask as numbers: the values and gradients are
-    those of the plain formulas, NaN, infinities and signed zeros included."""
-    values = np.random.default_rng(0).standard_normal(shape).astype(dtype)
-    values.reshape(-1)[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-30]
-    seed = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    those of the plain formulas (the gradient passes where the output is NaN)."""
+    values, seed = relu_case(shape, dtype)
     x = mg.tensor(values, requires_grad=True)
     out = x.relu()
     out.backward(mg.tensor(seed))
     expected = np.maximum(values, 0)
     np.testing.assert_array_equal(out.numpy(), expected)
     assert out.dtype == dtype and not np.signbit(out.numpy()).any()
-    np.testing.assert_array_equal(x.grad.numpy(), seed * (expected > 0))
+    np.testing.assert_array_equal(x.grad.numpy(), seed * ((expected > 0) | np.isnan(expected)))
     assert x.grad.dtype == dtype
+
+
+@pytest.mark.parametrize("shape, dtype", RELU_CASES)
+def test_relu_gives_pytorch_s_values_and_gradients_at_nan_infinities_and_zeros(torch, shape,
+                                                                               dtype):
+    values, seed = relu_case(shape, dtype)
+    x, t = mg.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    x.relu().backward(mg.tensor(seed))
+    expected = t.relu()
+    expected.backward(torch.tensor(seed))
+    np.testing.assert_array_equal(x.relu().numpy(), expected.detach().numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
 
 
 def test_max_pool2d_window_with_nan_outputs_nan_and_sends_the_gradient_to_the_first_nan():

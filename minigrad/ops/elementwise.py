@@ -207,7 +207,7 @@ class Sigmoid(Function):
 
 
 class ReLU(Function):
-    """f(x) = max(x, 0),  f'(x) = 1 if x > 0 else 0"""
+    """f(x) = max(x, 0),  f'(x) = 1 if x > 0 else 0 (PyTorch's 1 at NaN too)"""
 
     twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
@@ -224,9 +224,11 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx, grad_output):
         (out,) = ctx.saved_tensors
-        # the mask as numbers first: NumPy multiplies two float arrays faster than a
-        # float array by a bool one (4x4: 1.1 us for 1.6 us; 128x256 the same)
-        return grad_output * (out > 0).astype(grad_output.dtype)
+        # the mask is out != 0 (out is never negative), made without a Python number
+        # (a ufunc pays ~0.3 us to convert one) and as numbers, not bools (NumPy
+        # multiplies two float arrays faster): 4x4 0.9 us for 1.6 us with out > 0,
+        # 128x256 the same. A NaN output passes the gradient, as in PyTorch.
+        return grad_output * out.astype(bool).astype(grad_output.dtype)
 
 
 class Clamp(Function):
