@@ -303,6 +303,28 @@ def test_a_submodule_called_on_its_own_has_no_stale_path():
     assert groups_in_graph(output) == {None}
 
 
+def test_each_layer_of_a_long_sequential_finds_its_path_at_once():
+    """A layer's path is remembered: a 300-layer Sequential does not search its siblings
+    for each layer (counted: the search runs once per layer, on the first call)."""
+    model = nn.Sequential(*[nn.Identity() for _ in range(300)])
+    searches = []
+    search = nn.Module._search_path_of
+
+    def counted(self, descendant):
+        searches.append(descendant)
+        return search(self, descendant)
+
+    nn.Module._search_path_of = counted
+    try:
+        x = mg.randn(2, 2, requires_grad=True)
+        with mg.group("net"):
+            model(x).sum()
+            model(x).sum()
+    finally:
+        nn.Module._search_path_of = search
+    assert len(searches) == 300
+
+
 def test_errors_inside_a_module_name_its_path():
     model = Encoder()
     with pytest.raises(mg.ShapeError, match=r"Linear 'layers.0.fc1': expected input of shape "

@@ -233,8 +233,33 @@ class Module:
             modes.module, modes.group = caller, outer_group
 
     def _path_of(self, descendant: Module) -> str | None:
-        """``descendant``'s path below this module (``fc1``, ``layers.0``), searched one
-        level at a time (a direct child is found at once); None if it is not below."""
+        """``descendant``'s path below this module (``fc1``, ``layers.0``); None if it is
+        not below. A path found is remembered (by the descendant's id, with its names) and
+        checked by walking it again, which is one dict lookup per level: without that,
+        every layer of a Sequential searched its siblings, and a 200-layer one cost
+        7.7 us a layer for 1.0 us with 5 layers. A module moved, replaced or deleted
+        fails the walk and is searched again."""
+        known = self.__dict__.get("_paths_below")
+        if known is None:
+            known = {}
+            object.__setattr__(self, "_paths_below", known)
+        entry = known.get(id(descendant))
+        if entry is not None:
+            path, names = entry
+            module = self
+            for name in names:
+                module = module._modules.get(name) if module is not None else None
+            if module is descendant:
+                return path
+        path = self._search_path_of(descendant)
+        if path is not None:
+            if len(known) > 10_000:  # ids of modules long gone: start again
+                known.clear()
+            known[id(descendant)] = (path, tuple(path.split(".")))
+        return path
+
+    def _search_path_of(self, descendant: Module) -> str | None:
+        """``_path_of`` without the memory: searched one level at a time."""
         level = [("", self)]
         while level:
             deeper = []
