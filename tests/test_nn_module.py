@@ -273,6 +273,100 @@ def test_double_converts_parameters_and_keeps_the_objects():
     assert model(mg.randn(2, 2, dtype="float64")).dtype == np.float64
 
 
+# --- containers used like lists, and layers replaced: PyTorch's order -----------------------
+
+
+def container_edits(lib, kind):
+    """The same edits on a Sequential or ModuleList of minigrad or PyTorch; what each
+    container holds after each edit, as (name, layer class, out_features) triples."""
+    nn = lib.nn
+
+    def listing(container):
+        return [(name, type(m).__name__, getattr(m, "out_features", None))
+                for name, m in container._modules.items()]
+
+    def make(*layers):
+        return nn.Sequential(*layers) if kind == "Sequential" else nn.ModuleList(layers)
+
+    box = make(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 4), nn.Tanh())
+    seen = [listing(box)]
+    box[0] = nn.Linear(2, 5)  # replaced in place: still first
+    box[-1] = nn.Sigmoid()
+    seen.append(listing(box))
+    del box[1]  # renumbered 0, 1, 2
+    seen.append(listing(box))
+    box.insert(1, nn.Linear(5, 6))
+    box.insert(0, nn.Identity())
+    seen.append(listing(box))
+    popped = box.pop(2)
+    seen.append(listing(box) + [("popped", type(popped).__name__, popped.out_features)])
+    del box[1:3]
+    seen.append(listing(box))
+    box.extend([nn.Linear(1, 7), nn.ReLU()])
+    box.append(nn.Linear(7, 8))
+    seen.append(listing(box))
+    seen.append(listing(box[1:3]) + [(type(box[1:3]).__name__, None, None)])
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["Sequential", "ModuleList"])
+def test_list_like_edits_of_containers_match_pytorch(torch, kind):
+    assert container_edits(mg, kind) == container_edits(torch, kind)
+
+
+def test_a_replaced_item_is_the_one_indexed_and_run():
+    """Replacing an item of a ModuleList once moved it to the end: layers[0] then gave
+    the old second layer, silently."""
+    layers = nn.ModuleList([nn.Linear(2, 3), nn.Linear(3, 4)])
+    new = nn.Linear(2, 3)
+    layers[0] = new
+    assert layers[0] is new and list(layers) == [new, layers[1]]
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    model[0] = nn.Linear(2, 5)
+    assert model(mg.randn(4, 2)).shape == (4, 5)
+
+
+def test_reassigned_layers_parameters_and_buffers_keep_their_place(torch):
+    """``model.a = Linear(...)`` (transfer learning's ``model.fc = ...``) keeps a's place
+    among the modules, and so in parameters() and state_dict(), as in PyTorch."""
+
+    def keys(lib):
+        nn = lib.nn
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b = nn.Linear(1, 1), nn.Linear(1, 1)
+                self.w, self.v = nn.Parameter(lib.zeros(1)), nn.Parameter(lib.zeros(2))
+                self.register_buffer("s", lib.zeros(1))
+                self.register_buffer("t", lib.zeros(1))
+
+        model = Model()
+        model.a = nn.Linear(1, 2)
+        model.w = nn.Parameter(lib.ones(3))
+        model.s = lib.ones(2)
+        model.register_buffer("t", lib.zeros(3), persistent=False)
+        model.register_buffer("t", lib.zeros(3))
+        return list(model.state_dict()), [name for name, _ in model.named_parameters()]
+
+    assert keys(mg) == keys(torch)
+
+
+@pytest.mark.parametrize("edit, error, message", [
+    (lambda box: box[2], IndexError, r"ModuleList.__getitem__: index 2 is out of range for 2"),
+    (lambda box: box.__setitem__(-3, nn.ReLU()), IndexError, r"index -3 is out of range"),
+    (lambda box: box.__delitem__("0"), TypeError, r"indices are ints \(or slices\), got str"),
+    (lambda box: box.insert(5, nn.ReLU()), IndexError, r"insert: index 5 is out of range"),
+    (lambda box: box.__setitem__(0, "relu"), TypeError, r"must be a Module, got str"),
+])
+def test_a_container_edit_out_of_range_says_so_and_changes_nothing(edit, error, message):
+    box = nn.ModuleList([nn.Linear(2, 3), nn.ReLU()])
+    before = list(box._modules.items())
+    with pytest.raises(error, match=message):
+        edit(box)
+    assert list(box._modules.items()) == before
+
+
 # --- groups: graph nodes carry the module path ----------------------------------------------
 
 
@@ -301,6 +395,45 @@ def test_a_submodule_called_on_its_own_has_no_stale_path():
     model(mg.randn(1, 2))
     output = model.fc1(mg.randn(1, 2))
     assert groups_in_graph(output) == {None}
+
+
+class Calls(nn.Module):
+    """Calls the layers at the paths it is given, in order."""
+
+    def __init__(self, **layers):
+        super().__init__()
+        for name, layer in layers.items():
+            setattr(self, name, layer)
+        self.order = list(layers)
+
+    def forward(self, x):
+        for path in self.order:
+            layer = self
+            for name in path.split("."):
+                layer = getattr(layer, name) if not name.isdigit() else layer[int(name)]
+            x = layer(x)
+        return x
+
+
+def test_paths_stay_right_when_the_model_changes_between_calls():
+    """Paths are remembered after the first call: a layer moved, replaced, deleted or
+    put back deeper must still be found where it is now."""
+    first = MLP()
+    model = Calls(layers=nn.ModuleList([first, nn.Linear(3, 2)]))
+    model.order = ["layers.0", "layers.1"]
+    model(mg.randn(4, 2))
+    model.layers[0] = MLP()  # replaced: the new layer's path; the old one is not below
+    assert groups_in_graph(model(mg.randn(4, 2))) == {"layers.0", "layers.0.fc1",
+                                                     "layers.0.fc2", "layers.1"}
+    model.extra = first  # the old layer, now elsewhere
+    model.order = ["extra", "layers.1"]
+    assert groups_in_graph(model(mg.randn(4, 2))) == {"extra", "extra.fc1", "extra.fc2",
+                                                     "layers.1"}
+    del model.extra
+    model.layers[1] = nn.Sequential(first, nn.Linear(3, 2))  # deeper than before
+    model.order = ["layers.1"]
+    assert groups_in_graph(model(mg.randn(4, 2))) == {"layers.1.0", "layers.1.0.fc1",
+                                                     "layers.1.0.fc2", "layers.1.1"}
 
 
 def test_each_layer_of_a_long_sequential_finds_its_path_at_once():

@@ -116,9 +116,9 @@ class Module:
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, (Parameter, Module)):
             self._check_initialized(name)
-            self._forget(name)
-            self._set_member(self._parameters if isinstance(value, Parameter) else self._modules,
-                             name, value)
+            registry = self._parameters if isinstance(value, Parameter) else self._modules
+            self._forget(name, keep=registry)
+            self._set_member(registry, name, value)
         elif name in self.__dict__.get("_parameters", {}):
             if value is not None:
                 raise TypeError(
@@ -147,9 +147,13 @@ class Module:
         if not hasattr(type(self), name):
             self.__dict__[name] = value
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: dict | None = None) -> None:
+        """Drop ``name`` before it is registered again in ``keep``: from every other
+        registry, so that a layer or parameter replaced by another keeps its place in the
+        order (``model.fc1 = Linear(...)``, ``layers[0] = ...``), as in PyTorch."""
         for where in (self.__dict__, self._parameters, self._modules, self._buffers):
-            where.pop(name, None)
+            if where is not keep:
+                where.pop(name, None)
         self._non_persistent_buffers.discard(name)
 
     def __getattr__(self, name: str) -> Any:
@@ -179,7 +183,7 @@ class Module:
             raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
                             f"{type(param).__name__}")
         self._check_initialized(name)
-        self._forget(name)
+        self._forget(name, keep=self._parameters)
         self._set_member(self._parameters, name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -189,7 +193,7 @@ class Module:
             raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
                             f"{type(tensor).__name__}")
         self._check_initialized(name)
-        self._forget(name)
+        self._forget(name, keep=self._buffers)
         self._set_member(self._buffers, name, tensor)
         if not persistent:
             self._non_persistent_buffers.add(name)
@@ -198,7 +202,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: {name!r} must be a Module, got {type(module).__name__}")
         self._check_initialized(name)
-        self._forget(name)
+        self._forget(name, keep=self._modules)
         self._set_member(self._modules, name, module)
 
     register_module = add_module
@@ -532,7 +536,83 @@ class Module:
 # --- containers ---------------------------------------------------------------------------
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: modules numbered 0, 1, ... that index, slice,
+    replace, insert and delete like a list, renumbered after each change, as in PyTorch."""
+
+    def _key(self, index: Any, who: str) -> str:
+        """The name of the module at ``index`` (an int, negative from the end)."""
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"{type(self).__name__}.{who}: indices are ints (or slices), got "
+                            f"{type(index).__name__} {index!r}")
+        size = len(self._modules)
+        if not -size <= index < size:
+            raise IndexError(f"{type(self).__name__}.{who}: index {index} is out of range for "
+                             f"{size} module(s)")
+        return list(self._modules)[index % size]
+
+    def _renumber(self, modules: list) -> None:
+        """Hold exactly ``modules``, named 0, 1, ... in that order."""
+        for name in list(self._modules):
+            self._modules.pop(name)
+            self.__dict__.pop(name, None)
+        for index, module in enumerate(modules):
+            self.add_module(str(index), module)
+
+    def _of(self, items: list) -> Any:
+        """A new container of this kind holding the ``(name, module)`` ``items`` (what a
+        slice gives)."""
+        raise NotImplementedError
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return self._of(list(self._modules.items())[index])
+        return self._modules[self._key(index, "__getitem__")]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        self.add_module(self._key(index, "__setitem__"), module)
+
+    def __delitem__(self, index: int | slice) -> None:
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            del modules[index]
+        else:
+            modules.pop(list(self._modules).index(self._key(index, "__delitem__")))
+        self._renumber(modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> Any:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> Any:
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        """Put ``module`` before position ``index`` (``len(self)``: at the end)."""
+        modules = list(self._modules.values())
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) \
+                or not -len(modules) <= index <= len(modules):
+            raise IndexError(f"{type(self).__name__}.insert: index {index!r} is out of range "
+                             f"for {len(modules)} module(s)")
+        modules.insert(index, module)
+        self._renumber(modules)
+
+    def pop(self, index: int | slice = -1) -> Any:
+        """Remove the module at ``index`` (the last one by default) and return it."""
+        module = self[index]
+        del self[index]
+        return module
+
+
+class Sequential(_ModuleSequence):
     """Modules applied one after another: ``Sequential(Linear(2, 8), ReLU(), Linear(8, 1))``.
     Also accepts an ordered dict of named modules."""
 
@@ -548,29 +628,16 @@ class Sequential(Module):
                                     "Sequential(*layers), not Sequential(layers)")
                 self.add_module(str(index), module)
 
+    def _of(self, items: list) -> Sequential:
+        return Sequential(OrderedDict(items))  # the names stay, as in PyTorch
+
     def forward(self, x: Any) -> Any:
         for module in self._modules.values():
             x = module(x)
         return x
 
-    def __getitem__(self, index: int | slice) -> Module:
-        modules = list(self._modules.values())
-        if isinstance(index, slice):
-            return Sequential(*modules[index])
-        return modules[index]
 
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self)), module)
-        return self
-
-
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules whose parameters are registered (a plain list would hide them)."""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -578,28 +645,8 @@ class ModuleList(Module):
         for module in modules or ():
             self.append(module)
 
-    def append(self, module: Module) -> ModuleList:
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules: Iterable[Module]) -> ModuleList:
-        for module in modules:
-            self.append(module)
-        return self
-
-    def __getitem__(self, index: int | slice) -> Any:
-        modules = list(self._modules.values())
-        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
-
-    def __setitem__(self, index: int, module: Module) -> None:
-        key = list(self._modules)[index]
-        self.add_module(key, module)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
+    def _of(self, items: list) -> ModuleList:
+        return ModuleList(module for _, module in items)  # numbered again, as in PyTorch
 
 
 class ModuleDict(Module):
