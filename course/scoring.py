@@ -41,9 +41,11 @@ def score(assignment: str, student: str | None, parts: int) -> int:
     """Scores for the assignment (one student's, or everyone's), then feedback pages in
     ``parts`` processes; 0 if all went well."""
     api = _api()
+    reviewed = _reviewed_answers(api, assignment, student)
     ok = _report(f"autograde {assignment} --force" + (f" --student={student}" if student
                                                         else ""),
                  api.autograde(assignment, student or "*", force=True, create=True))
+    _keep_reviews(api, assignment, reviewed)
     autograded = os.path.join(api.coursedir.root, "autograded")
     everyone = sorted(
         entry.name for entry in (os.scandir(autograded) if os.path.isdir(autograded) else ())
@@ -68,6 +70,65 @@ def score(assignment: str, student: str | None, parts: int) -> int:
     for pid in children:
         ok = os.waitpid(pid, 0)[1] == 0 and ok
     return 0 if ok else 1
+
+
+def _answer_sources(path: str) -> dict[str, str]:
+    """``{grade_id: source}`` of a notebook's graded cells ({} if it cannot be read)."""
+    import nbformat
+
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except Exception:  # a notebook nbgrader could not read either: nothing to keep
+        return {}
+    return {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in notebook.cells
+            if cell.metadata.get("nbgrader", {}).get("grade_id")}
+
+
+def _reviewed_answers(api, assignment: str, student: str | None) -> list[tuple]:
+    """The answers graded by hand (a ``manual_score``, not waiting for review) whose text
+    is the same in the notebook about to be scored as in the one the teacher graded
+    (last time's ``autograded/`` copy): ``(student, notebook, grade_id)``.
+
+    nbgrader's autograde marks every answer with a manual score "needs manual grading"
+    again, in case the submission changed; the teacher's guide runs ``grade`` again after
+    grading by hand, which would then list every graded answer as still to grade. An
+    answer the student changed since is marked again, as nbgrader does."""
+    from nbgrader.api import Gradebook
+
+    root = api.coursedir.root
+    kept = []
+    with Gradebook(api.coursedir.db_url) as gradebook:
+        for submission in gradebook.assignment_submissions(assignment):
+            if student is not None and submission.student_id != student:
+                continue
+            for notebook in submission.notebooks:
+                done = [g.name for g in notebook.grades
+                        if g.manual_score is not None and not g.needs_manual_grade]
+                if not done:
+                    continue
+                where = (submission.student_id, assignment, f"{notebook.name}.ipynb")
+                graded = _answer_sources(os.path.join(root, "autograded", *where))
+                now = _answer_sources(os.path.join(root, "submitted", *where))
+                kept += [(submission.student_id, notebook.name, name) for name in done
+                         if name in graded and graded[name] == now.get(name)]
+    return kept
+
+
+def _keep_reviews(api, assignment: str, reviewed: list[tuple]) -> None:
+    """After autograde: the answers ``_reviewed_answers`` found are graded, as before."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not reviewed:
+        return
+    with Gradebook(api.coursedir.db_url) as gradebook:
+        for student, notebook, name in reviewed:
+            try:
+                grade = gradebook.find_grade(name, notebook, assignment, student)
+            except MissingEntry:  # (the teacher's copy lost that cell: nothing to keep)
+                continue
+            if grade.manual_score is not None:
+                grade.needs_manual_grade = False
+        gradebook.db.commit()
 
 
 def _feedback(api, assignment: str, group: list[str], everyone: list[str]) -> bool:

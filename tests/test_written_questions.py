@@ -339,6 +339,29 @@ def test_grading_by_hand_completes_the_total_and_the_feedback_hides_the_rubric(
     assert STUDENT_ANSWER in page and "1.5" in page
     assert RUBRIC not in page and MODEL not in page and "MARK SCHEME" not in page
     assert "Why does the gradient of a broadcast input need a sum?" in page
+    # ... and the formgrader does not list the graded answer as still to grade
+    assert _why_sum(course, "ada") == (1.5, False)
+
+
+def _why_sum(course, student: str) -> tuple:
+    """The written answer's (manual score, needs manual grading) in the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course['course'] / 'gradebook.db'}") as gradebook:
+        grade = gradebook.find_grade("why-sum", STEM, STEM, student)
+        return grade.manual_score, grade.needs_manual_grade
+
+
+def test_an_answer_changed_after_grading_by_hand_waits_for_the_teacher_again(course):
+    """(After the test above.) A new submission whose written answer differs is listed
+    for review again, with the teacher's points kept, as nbgrader does; its code
+    exercise is judged anew."""
+    submitted = course["course"] / "submitted" / "ada" / STEM / f"{STEM}.ipynb"
+    notebook = json.loads(submitted.read_text(encoding="utf-8"))
+    _by_id(notebook, "why-sum")["source"] = STUDENT_ANSWER + " And the shapes must match."
+    submitted.write_text(json.dumps(notebook), encoding="utf-8")
+    assert course["run"]("grade", "--student", "ada") == 0
+    assert _why_sum(course, "ada") == (1.5, True)
 
 
 # --- the student's side: the workspace -------------------------------------------------------
