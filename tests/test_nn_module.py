@@ -352,6 +352,26 @@ def test_reassigned_layers_parameters_and_buffers_keep_their_place(torch):
     assert keys(mg) == keys(torch)
 
 
+def test_module_dict_updates_pops_and_clears_as_pytorch_s(torch):
+    def edits(lib):
+        nn = lib.nn
+        box = nn.ModuleDict([("a", nn.Linear(1, 2)), ("b", nn.ReLU())])
+        box.update({"c": nn.Tanh(), "a": nn.Linear(1, 3)})  # a replaced in place
+        box.update(nn.ModuleDict({"d": nn.Identity()}))
+        seen = [[(k, type(m).__name__, getattr(m, "out_features", None))
+                 for k, m in box.items()]]
+        popped = box.pop("b")
+        seen.append((type(popped).__name__, list(box), [n for n, _ in box.named_parameters()]))
+        box.clear()
+        seen.append((len(box), list(box.parameters())))
+        return seen
+
+    assert edits(mg) == edits(torch)
+    with pytest.raises(TypeError, match=r"ModuleDict.update: expected \(name, module\) pairs, "
+                                        r"but element 0 is str 'ab'"):
+        nn.ModuleDict().update(["ab"])
+
+
 @pytest.mark.parametrize("edit, error, message", [
     (lambda box: box[2], IndexError, r"ModuleList.__getitem__: index 2 is out of range for 2"),
     (lambda box: box.__setitem__(-3, nn.ReLU()), IndexError, r"index -3 is out of range"),

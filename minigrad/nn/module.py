@@ -652,10 +652,30 @@ class ModuleList(_ModuleSequence):
 class ModuleDict(Module):
     """A dict of modules whose parameters are registered."""
 
-    def __init__(self, modules: dict[str, Module] | None = None) -> None:
+    def __init__(self, modules: Any = None) -> None:
         super().__init__()
-        for name, module in (modules or {}).items():
-            self[name] = module
+        if modules is not None:
+            self.update(modules)
+
+    def update(self, modules: Any) -> None:
+        """Add (or replace, in place) the modules of a dict, a ModuleDict or an iterable of
+        ``(name, module)`` pairs, in their order."""
+        pairs = modules.items() if isinstance(modules, (dict, ModuleDict)) else modules
+        for position, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"ModuleDict.update: expected (name, module) pairs, but "
+                                f"element {position} is {type(pair).__name__} {pair!r:.60}")
+            self[pair[0]] = pair[1]
+
+    def pop(self, name: str) -> Module:
+        """Remove the module called ``name`` and return it."""
+        module = self[name]
+        del self[name]
+        return module
+
+    def clear(self) -> None:
+        for name in list(self._modules):
+            del self[name]
 
     def __getitem__(self, name: str) -> Module:
         return self._modules[name]
