@@ -18,6 +18,7 @@ import time
 import pytest
 
 from conftest import need
+from notebook_json import read_notebook
 from minigrad.course import authoring, cli, student, teacher
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -54,10 +55,6 @@ def _need_nbgrader() -> None:
         import nbgrader  # noqa: F401
     except ImportError:
         need("nbgrader", "pip install -e '.[grading]'")
-
-
-def _read(path: pathlib.Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _without_thread_variables() -> dict:
@@ -100,7 +97,7 @@ def test_the_workspace_notebooks_kernel_runs_one_blas_thread(tmp_path):
         need("jupyter_client", "pip install -e '.[jupyter]'")
     made = tmp_path / "00_start_here.ipynb"
     student.exercise_version(START, made)
-    name = _read(made)["metadata"]["kernelspec"]["name"]
+    name = read_notebook(made)["metadata"]["kernelspec"]["name"]
     student.install_kernel()  # what workspace does, into this environment
     spec = KernelSpecManager().get_kernel_spec(name)
     assert spec.argv[0] == sys.executable and spec.env == student.ONE_THREAD
@@ -197,7 +194,7 @@ def test_the_stripping_is_nbgrader_s_generate_assignment(tmp_path):
         encoding="utf-8")
     teacher._nbgrader(course, "generate_assignment", START.stem, "--force",
                       "--ClearOutput.enabled=False")
-    released = _read(course / "release" / START.stem / START.name)
+    released = read_notebook(course / "release" / START.stem / START.name)
     assert student._strip_answers(notebook)["cells"] == released["cells"]
 
 
@@ -233,7 +230,8 @@ def test_the_workspace_notebooks_are_trusted_and_not_paired(tmp_path, data_dir):
     for name in (START.name, "widgets_tour.ipynb"):
         mine = nbformat.read(folder / name, as_version=4)
         assert notary.check_signature(mine), f"{name} is not trusted"
-        assert "jupytext" not in mine.metadata and "jupytext" in _read(upstream / name)["metadata"]
+        upstream_metadata = read_notebook(upstream / name)["metadata"]
+        assert "jupytext" not in mine.metadata and "jupytext" in upstream_metadata
         assert mine.metadata.kernelspec.name == student.KERNEL_NAME
     # saved as JupyterLab with jupytext saves it: no .py beside the chapter
     lab = TextFileContentsManager(root_dir=str(folder))
@@ -258,8 +256,9 @@ def test_reset_never_leaves_a_chapter_that_the_lab_refuses(tmp_path, data_dir):
         """As a workspace made before this fix left it: the copy paired with a .py that
         the lab wrote at a save, a little older than the notebook."""
         (folder / "00_start_here.py").unlink(missing_ok=True)
-        notebook = _read(path)
-        notebook["metadata"]["jupytext"] = _read(upstream / START.name)["metadata"]["jupytext"]
+        notebook = read_notebook(path)
+        notebook["metadata"]["jupytext"] = \
+            read_notebook(upstream / START.name)["metadata"]["jupytext"]
         path.write_text(json.dumps(notebook), encoding="utf-8")
         lab.save(lab.get(START.name), START.name)
         assert (folder / "00_start_here.py").exists()
@@ -267,7 +266,7 @@ def test_reset_never_leaves_a_chapter_that_the_lab_refuses(tmp_path, data_dir):
 
     # what went wrong before: the notebook rewritten (as reset does) while still paired
     paired_by_an_older_workspace()
-    notebook = _read(path)
+    notebook = read_notebook(path)
     notebook["cells"][0]["source"] = "# restored\n"
     path.write_text(json.dumps(notebook), encoding="utf-8")
     with pytest.raises(HTTPError, match="is more recent than"):
@@ -279,7 +278,7 @@ def test_reset_never_leaves_a_chapter_that_the_lab_refuses(tmp_path, data_dir):
         text = (folder / "00_start_here.py").read_text(encoding="utf-8")
         assert cli.main([*command, "--workspace", str(folder)]) == 0
         assert lab.get(START.name)["content"].cells
-        assert "jupytext" not in _read(path)["metadata"]
+        assert "jupytext" not in read_notebook(path)["metadata"]
         lab.save(lab.get(START.name), START.name)  # and a save pairs nothing again
         assert not (folder / "00_start_here.py").exists()
         assert text in [b.read_text(encoding="utf-8")  # the text copy is kept, aside
@@ -303,7 +302,7 @@ def test_next_runs_the_checks_only_up_to_the_first_exercise_to_do(tmp_path, data
     assert "running the checks of 2 notebook(s)" in captured.err
     assert "checking 00_start_here.ipynb (1 of 2)" in captured.err
     assert "01_autograd" not in captured.err  # its checks were not run
-    assert set(_read(folder / ".minigrad" / "checks.json")) == {"00_start_here"}
+    assert set(read_notebook(folder / ".minigrad" / "checks.json")) == {"00_start_here"}
 
 
 # --- chapter 00 ---------------------------------------------------------------------------
@@ -346,7 +345,7 @@ def test_chapter_00_s_open_exercises_have_checks_that_say_what_to_write(tmp_path
 
 
 def test_chapter_00_says_how_run_all_behaves_and_where_the_commands_run():
-    markdown = "\n".join("".join(c["source"]) for c in _read(START)["cells"]
+    markdown = "\n".join("".join(c["source"]) for c in read_notebook(START)["cells"]
                          if c["cell_type"] == "markdown")
     assert "Run All" in markdown and "stops at exercise 1" in markdown
     assert "File → New → Terminal" in markdown and "on Binder" in markdown

@@ -23,6 +23,7 @@ import sys
 import pytest
 
 from conftest import STRICT, graded_here
+from notebook_json import read_notebook
 
 if not STRICT:
     pytest.importorskip("nbgrader", reason="pip install -e '.[grading]'")
@@ -36,12 +37,8 @@ TIMEOUT = 10  # seconds a cell may run while grading, here
 from mistakes import MISTAKES  # noqa: E402  (tests/mistakes/NN_name.py, one file a chapter)
 
 
-def _read(path: pathlib.Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 CHAPTERS = [p for p in sorted(NOTEBOOKS.glob("[0-9]*_*.ipynb"))
-            if graded_here(p.stem) and authoring.graded_cells(_read(p))]
+            if graded_here(p.stem) and authoring.graded_cells(read_notebook(p))]
 chapters = pytest.mark.parametrize("chapter", [p.stem for p in CHAPTERS])
 # The cases that test the grading itself, not a chapter's checks (a loop, a broken file,
 # deleted test cells, widget output, a cell after the last check): on three chapters,
@@ -77,9 +74,9 @@ def _cells(notebook: dict, solution: bool) -> list[str]:
 def _class(chapter: pathlib.Path, release: pathlib.Path) -> dict[str, str | dict]:
     """``{student: notebook}``: what each student of this chapter returns."""
     number = chapter.stem.split("_")[0]
-    source = _read(chapter)
+    source = read_notebook(chapter)
     solved = _without_outputs(source)
-    blank = _read(release / chapter.stem / chapter.name)
+    blank = read_notebook(release / chapter.stem / chapter.name)
     returned = {"perfect": solved, "blank": blank}
     for name, (grade_id, wrong, _) in MISTAKES.get(chapter.stem, {}).items():
         returned[name] = _with_cell(solved, grade_id, wrong)
@@ -162,13 +159,13 @@ def _feedback(graded, chapter: str, name: str) -> str:
 
 def _max(chapter: str) -> float:
     """The automatic points (the written questions wait for the teacher's)."""
-    return sum(authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb")).values())
+    return sum(authoring.graded_cells(read_notebook(NOTEBOOKS / f"{chapter}.ipynb")).values())
 
 
 def _answered(chapter: str) -> str:
     """The status of a notebook made from the chapter itself, its written answers
     filled in: complete once the teacher has graded them by hand."""
-    written = authoring.written_questions(_read(NOTEBOOKS / f"{chapter}.ipynb"))
+    written = authoring.written_questions(read_notebook(NOTEBOOKS / f"{chapter}.ipynb"))
     return "needs manual grading" if written else "graded"
 
 
@@ -177,7 +174,7 @@ def test_the_chapter_itself_gets_full_marks(graded, chapter):
     row = _row(graded, chapter, "perfect")
     assert (row["status"], float(row["score"]), row["note"]) == \
         (_answered(chapter), _max(chapter), "")
-    for question in authoring.written_questions(_read(NOTEBOOKS / f"{chapter}.ipynb")):
+    for question in authoring.written_questions(read_notebook(NOTEBOOKS / f"{chapter}.ipynb")):
         assert row[question] == "pending"  # for the teacher to grade, not a silent 0
     assert "right" in _feedback(graded, chapter, "perfect")
 
@@ -186,7 +183,7 @@ def test_the_chapter_itself_gets_full_marks(graded, chapter):
 def test_the_blank_copy_gets_zero_and_says_where_to_write(graded, chapter):
     row = _row(graded, chapter, "blank")
     assert (row["status"], float(row["score"])) == ("graded", 0.0)
-    for question in authoring.written_questions(_read(NOTEBOOKS / f"{chapter}.ipynb")):
+    for question in authoring.written_questions(read_notebook(NOTEBOOKS / f"{chapter}.ipynb")):
         assert row[question] == "0"  # left as handed out: nbgrader's "No response"
     assert "Write your solution where the exercise says so" in _feedback(graded, chapter,
                                                                          "blank")
@@ -228,9 +225,9 @@ def test_a_classic_mistake_loses_points_on_its_own_exercise_s_checks_only(graded
 
     exercise = MISTAKES[chapter][mistake][0]
     must, may = _allowed_to_lose(chapter, exercise)
-    points = authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb"))
+    points = authoring.graded_cells(read_notebook(NOTEBOOKS / f"{chapter}.ipynb"))
     scores = _cell_scores(graded, chapter, mistake)
-    written = authoring.written_questions(_read(NOTEBOOKS / f"{chapter}.ipynb"))
+    written = authoring.written_questions(read_notebook(NOTEBOOKS / f"{chapter}.ipynb"))
     assert set(scores) == set(points) | set(written)
     lost = {cell: points[cell] - scores[cell] for cell in points if scores[cell] < points[cell]}
     assert set(lost) & must, f"{mistake}: the checks of {exercise} ({sorted(must)}) kept " \
@@ -241,7 +238,7 @@ def test_a_classic_mistake_loses_points_on_its_own_exercise_s_checks_only(graded
 
 @chapters
 def test_every_chapter_with_exercises_has_classic_mistakes_to_grade(chapter):
-    solutions = _cells(_read(NOTEBOOKS / f"{chapter}.ipynb"), solution=True)
+    solutions = _cells(read_notebook(NOTEBOOKS / f"{chapter}.ipynb"), solution=True)
     table = MISTAKES.get(chapter, {})
     assert table, f"add {chapter}'s classic mistakes: tests/mistakes/{chapter}.py"
     assert {grade_id for grade_id, _, _ in table.values()} <= set(solutions)
@@ -253,7 +250,7 @@ def test_an_endless_loop_is_cut_off_and_the_rest_is_graded(graded, chapter):
     assert row["status"] == _answered(chapter) and 0 < float(row["score"]) < _max(chapter)
     assert "CellTimeoutError" in _feedback(graded, chapter, "loop")
     # the teacher's table and the student's page say which cell was stopped, and why
-    last = _cells(_read(NOTEBOOKS / f"{chapter}.ipynb"), solution=True)[-1]
+    last = _cells(read_notebook(NOTEBOOKS / f"{chapter}.ipynb"), solution=True)[-1]
     assert f"'{last}' ran past the time limit" in row["note"]
     assert f"Note from grading: '{last}' ran past the time limit" in _feedback(graded, chapter,
                                                                               "loop")
@@ -273,7 +270,7 @@ def test_deleted_and_edited_test_cells_are_noted_and_the_teacher_s_tests_run(gra
     row = _row(graded, chapter, "tampered")
     assert (row["status"], float(row["score"])) == (_answered(chapter), _max(chapter))
     assert "was deleted" in row["note"]
-    if len(authoring.graded_cells(_read(NOTEBOOKS / f"{chapter}.ipynb"))) > 1:
+    if len(authoring.graded_cells(read_notebook(NOTEBOOKS / f"{chapter}.ipynb"))) > 1:
         assert "was edited" in row["note"]
     assert "Note from grading: " + row["note"] in _feedback(graded, chapter, "tampered")
 

@@ -19,6 +19,7 @@ import shutil
 import pytest
 
 from conftest import STRICT
+from notebook_json import read_notebook
 
 if not STRICT:
     pytest.importorskip("nbgrader", reason="pip install -e '.[grading]'")
@@ -41,10 +42,6 @@ class MyMul(mg.Function):
     def backward(ctx, grad_output):
         raise NotImplementedError()
 '''
-
-
-def _read(path: pathlib.Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _solution(notebook: dict, grade_id: str) -> dict:
@@ -176,13 +173,13 @@ def graded(tmp_path_factory):
     assert cli.main(["release", "--course", str(course)]) == 0
     canary = course / "canary.txt"
     canary.write_text("the teacher's", encoding="utf-8")
-    solved = _read(course / "source" / STEM / CHAPTER.name)
+    solved = read_notebook(course / "source" / STEM / CHAPTER.name)
     for cell in solved["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
     returned = root / "returned"
     class_ = _attacks(solved, course)
-    class_["blank"] = _read(course / "release" / STEM / CHAPTER.name)
+    class_["blank"] = read_notebook(course / "release" / STEM / CHAPTER.name)
     for student, notebook in class_.items():
         (returned / student).mkdir(parents=True)
         (returned / student / CHAPTER.name).write_text(json.dumps(notebook), encoding="utf-8")
@@ -198,7 +195,7 @@ def graded(tmp_path_factory):
             "source_digest": source_digest, "class": class_}
 
 
-POINTS = authoring.graded_cells(_read(CHAPTER))
+POINTS = authoring.graded_cells(read_notebook(CHAPTER))
 FULL = sum(POINTS.values())
 OTHERS = FULL - POINTS["mymul-tests"]
 
@@ -256,7 +253,7 @@ def test_a_regrade_reruns_only_what_changed(graded, capsys):
     out = capsys.readouterr().out
     assert "judging" not in out  # nothing changed: the kept result is used
     submitted = course / "submitted" / "blank" / STEM / CHAPTER.name
-    notebook = _read(submitted)
+    notebook = read_notebook(submitted)
     honest = graded["class"]["honest"]
     _solution(notebook, "mysin")["source"] = _solution(honest, "mysin")["source"]
     submitted.write_text(json.dumps(notebook), encoding="utf-8")

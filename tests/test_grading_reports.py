@@ -20,6 +20,7 @@ import re
 import pytest
 
 from conftest import STRICT
+from notebook_json import read_notebook
 
 if not STRICT:
     pytest.importorskip("nbgrader", reason="pip install -e '.[grading]'")
@@ -76,10 +77,6 @@ STUDENT = {"right": "Ada_Lovelace", "blank": "Blank_Page", "mistake": "Mia_Stake
            "copy": "Cop_Ier", "renamed": "hopper"}
 
 
-def _read(path: pathlib.Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def _with_cell(notebook: dict, grade_id: str, source: str) -> dict:
     notebook = copy.deepcopy(notebook)
     (cell,) = [c for c in notebook["cells"]
@@ -101,7 +98,7 @@ def graded(tmp_path_factory):
     course = root / "course"
     assert cli.main(["init", str(course), "--chapters", "1", "--timeout", str(TIMEOUT)]) == 0
     source_path = course / "source" / CHAPTER / NOTEBOOK
-    source = _read(source_path)
+    source = read_notebook(source_path)
     (tests,) = [c for c in source["cells"]
                 if c["metadata"].get("nbgrader", {}).get("grade_id") == "mysin-tests"]
     tests["source"] = "".join(tests["source"]) + HIDDEN
@@ -112,7 +109,7 @@ def graded(tmp_path_factory):
     for cell in solved["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
-    blank = _read(course / "release" / CHAPTER / NOTEBOOK)
+    blank = read_notebook(course / "release" / CHAPTER / NOTEBOOK)
     grade_id, wrong, _ = MISTAKES[CHAPTER]["wrong-sign"]
     notebooks = {"right": solved, "blank": blank,
                  "mistake": _with_cell(solved, grade_id, wrong),

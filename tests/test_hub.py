@@ -55,6 +55,7 @@ from urllib.parse import quote
 import pytest
 
 from conftest import need
+from notebook_json import read_notebook
 
 # its own xdist group (the whole file runs in one worker anyway with --dist loadfile)
 pytestmark = pytest.mark.xdist_group("hub")
@@ -85,10 +86,6 @@ MiB = 1024 ** 2
 # than a busy loop gets here even while other tests keep both cores busy
 LIMITS = {"student": (600 * MiB, 0.25), "teacher": (2048 * MiB, 2.0)}
 CGROUPS = Path("/sys/fs/cgroup")
-
-
-def _read(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 # --- the environment: built once, reused ----------------------------------------------
@@ -373,7 +370,7 @@ def _solutions() -> dict[str, str]:
     them (the class leaves the written questions unanswered: nbgrader's "No response",
     0 points, and nothing waits for the teacher's grading by hand)."""
     answers = {}
-    for cell in _read(CHAPTER)["cells"]:
+    for cell in read_notebook(CHAPTER)["cells"]:
         meta = cell["metadata"].get("nbgrader", {})
         if meta.get("solution") and cell["cell_type"] == "code":
             lines = "".join(cell["source"]).splitlines(keepends=True)
@@ -420,7 +417,7 @@ def _expected_scores() -> dict[str, float | None]:
     that went wrong (a test cell ``ID-tests`` or ``ID-...-tests`` checks exercise ID)."""
     from test_grading import MISTAKES
 
-    points = {m["grade_id"]: m["points"] for c in _read(CHAPTER)["cells"]
+    points = {m["grade_id"]: m["points"] for c in read_notebook(CHAPTER)["cells"]
               if (m := c["metadata"].get("nbgrader", {})).get("grade")
               and c["cell_type"] == "code"}  # (the written questions: 0, unanswered)
     full = sum(points.values())
@@ -702,7 +699,7 @@ def test_each_student_fetched_their_own_feedback_with_the_mistake_named(semester
     from minigrad.course import authoring
 
     # the total counts the written question too, which waits for the teacher (no points yet)
-    written = sum(authoring.written_questions(_read(CHAPTER)).values())
+    written = sum(authoring.written_questions(read_notebook(CHAPTER)).values())
     for student, score in expected.items():  # the page starts with the total
         if score is not None:
             total = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)", page[student])

@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from conftest import need
+from notebook_json import cell_with_id, read_notebook
 import minigrad.course as course
 from minigrad.course import authoring, cli, student
 
@@ -26,16 +27,6 @@ NOTEBOOKS = ROOT / "notebooks"
 TIMEOUT = 20
 CHAPTERS = [p for p in sorted(NOTEBOOKS.glob("[0-9]*_*.ipynb"))
             if authoring.graded_cells(json.loads(p.read_text(encoding="utf-8")))]
-
-
-def _read(path: pathlib.Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _cell(notebook: dict, grade_id: str) -> dict:
-    (cell,) = [c for c in notebook["cells"]
-               if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
-    return cell
 
 
 def _text(cell: dict) -> str:
@@ -64,24 +55,25 @@ def test_the_workspace_holds_the_exercise_version_of_every_chapter(made):
     for source in made["upstream"].glob("*.ipynb"):
         assert (folder / source.name).exists()
     chapter = made["chapter"]
-    original, mine = _read(chapter), _read(folder / chapter.name)
+    original, mine = read_notebook(chapter), read_notebook(folder / chapter.name)
     text = (folder / chapter.name).read_text(encoding="utf-8")
     assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
     for grade_id in authoring.exercises(original):  # stubs naming each code exercise
-        cell = _cell(mine, grade_id)
+        cell = cell_with_id(mine, grade_id)
         assert f'NotImplementedError("exercise {grade_id}:' in _text(cell)
         assert cell["outputs"] == []
     for grade_id in authoring.graded_cells(original):  # the visible checks are kept
-        assert _cell(mine, grade_id)
+        assert cell_with_id(mine, grade_id)
     kept = [c for c in mine["cells"] if c["cell_type"] == "code" and c["outputs"]
             and not c["metadata"].get("nbgrader")]
     assert kept, "the outputs of the cells that are not exercises are kept"
-    manifest = _read(folder / ".minigrad" / "manifest.json")["notebooks"]
+    manifest = read_notebook(folder / ".minigrad" / "manifest.json")["notebooks"]
     assert manifest[chapter.stem]["exercises"] == student._solution_ids(original)
     assert manifest[chapter.stem]["source_sha256"] == student._sha(
         made["upstream"] / chapter.name)
     # a notebook without exercises is copied as it is, but for the workspace's metadata
-    copied, tour = _read(folder / "widgets_tour.ipynb"), _read(NOTEBOOKS / "widgets_tour.ipynb")
+    copied = read_notebook(folder / "widgets_tour.ipynb")
+    tour = read_notebook(NOTEBOOKS / "widgets_tour.ipynb")
     assert copied["cells"] == tour["cells"]
     assert copied["metadata"] == {**{k: v for k, v in tour["metadata"].items()
                                      if k != "jupytext"},
@@ -90,14 +82,15 @@ def test_the_workspace_holds_the_exercise_version_of_every_chapter(made):
 
 def test_solving_an_exercise_is_counted_by_status(made, capsys):
     folder, chapter = made["folder"], made["chapter"]
-    exercise = student._solution_ids(_read(chapter))[0]
-    mine = _read(folder / chapter.name)
-    _cell(mine, exercise)["source"] = _text(_cell(_read(chapter), exercise))  # solved
+    exercise = student._solution_ids(read_notebook(chapter))[0]
+    mine = read_notebook(folder / chapter.name)
+    solved = _text(cell_with_id(read_notebook(chapter), exercise))
+    cell_with_id(mine, exercise)["source"] = solved
     (folder / chapter.name).write_text(json.dumps(mine), encoding="utf-8")
     capsys.readouterr()
     assert cli.main(["status", str(folder), "--timeout", str(TIMEOUT)]) == 0
     out = capsys.readouterr().out
-    total = len(authoring.exercises(_read(chapter)))  # written questions apart
+    total = len(authoring.exercises(read_notebook(chapter)))  # written questions apart
     line = next(line for line in out.splitlines() if line.startswith(chapter.stem))
     assert f" 1 / {total}" in line and exercise not in line.split("to do:")[1]
 
@@ -105,13 +98,13 @@ def test_solving_an_exercise_is_counted_by_status(made, capsys):
 def test_next_names_the_first_exercise_still_to_do_from_the_last_check(made, capsys,
                                                                          monkeypatch):
     folder, chapter = made["folder"], made["chapter"]
-    first, second = student._solution_ids(_read(chapter))[:2]
+    first, second = student._solution_ids(read_notebook(chapter))[:2]
     monkeypatch.setattr(student, "check_notebooks", None)  # the notebook did not change:
     capsys.readouterr()                                      # no new check is run
     assert cli.main(["next", str(folder), "--timeout", str(TIMEOUT)]) == 0
     out = capsys.readouterr().out
     assert f"next: exercise {second} of {chapter.stem} (1 of " in out
-    index = [i for i, c in enumerate(_read(folder / chapter.name)["cells"])
+    index = [i for i, c in enumerate(read_notebook(folder / chapter.name)["cells"])
              if c["metadata"].get("nbgrader", {}).get("grade_id") == second][0]
     assert f"open  {folder / chapter.name}" in out and f"cell {index + 1} of" in out
     assert f"hint {chapter.stem} {second}" in out and first not in out
@@ -141,7 +134,7 @@ def test_status_in_a_notebook_is_a_table_widget(made, monkeypatch):
     monkeypatch.chdir(made["folder"])  # where a notebook's kernel runs
     table = course.status(timeout=TIMEOUT)
     chapter = made["chapter"]
-    total = len(authoring.exercises(_read(chapter)))  # written questions apart
+    total = len(authoring.exercises(read_notebook(chapter)))  # written questions apart
     text = table._repr_html_()
     assert f"<code>{chapter.stem}</code></td><td" in text and f">1 / {total}<" in text
     bundle = table._repr_mimebundle_()
@@ -155,13 +148,13 @@ def test_an_edited_test_cell_or_a_loaded_reference_is_not_counted(made, tmp_path
     folder = tmp_path / "copy"
     shutil.copytree(made["folder"], folder)
     chapter = made["chapter"]
-    first, second = student._solution_ids(_read(chapter))[:2]
+    first, second = student._solution_ids(read_notebook(chapter))[:2]
     path = folder / chapter.name
-    mine = _read(path)
-    owners = student._owners(_read(folder / ".minigrad" / "exercise" / chapter.name))
+    mine = read_notebook(path)
+    owners = student._owners(read_notebook(folder / ".minigrad" / "exercise" / chapter.name))
     test_of_first = next(g for g, e in owners.items() if e == first and g != first)
-    _cell(mine, test_of_first)["source"] = "pass  # no more checks"
-    index = mine["cells"].index(_cell(mine, second))
+    cell_with_id(mine, test_of_first)["source"] = "pass  # no more checks"
+    index = mine["cells"].index(cell_with_id(mine, second))
     mine["cells"].insert(index + 1, {"cell_type": "code", "execution_count": None,
                                      "id": "loads-a-reference",
                                      "metadata": {}, "outputs": [], "source":
@@ -177,34 +170,34 @@ def test_an_edited_test_cell_or_a_loaded_reference_is_not_counted(made, tmp_path
     assert f"exercise {second} is not counted: use_reference({second}) loads the " \
         "reference answer" in captured.err
     # the reference did run in the fresh kernel: the second exercise's checks passed
-    failed = _read(folder / ".minigrad" / "checks.json")[chapter.stem]["failed"]
+    failed = read_notebook(folder / ".minigrad" / "checks.json")[chapter.stem]["failed"]
     tests_of_second = [_text(c) for c in mine["cells"] if owners.get(
         c["metadata"].get("nbgrader", {}).get("grade_id")) == second
         and c["metadata"]["nbgrader"].get("grade")]
     assert tests_of_second and not set(tests_of_second) & set(failed)
     # the edited test cell is restored alone; the student's solution stays
-    solved = _text(_cell(mine, first))
+    solved = _text(cell_with_id(mine, first))
     assert cli.main(["reset", chapter.stem, test_of_first, "--workspace", str(folder)]) == 0
-    restored = _read(path)
-    assert _cell(restored, test_of_first) == _cell(
-        _read(folder / ".minigrad" / "exercise" / chapter.name), test_of_first)
-    assert _text(_cell(restored, first)) == solved
-    assert student.changed_test_cells(_read(folder / ".minigrad" / "exercise" /
+    restored = read_notebook(path)
+    assert cell_with_id(restored, test_of_first) == cell_with_id(
+        read_notebook(folder / ".minigrad" / "exercise" / chapter.name), test_of_first)
+    assert _text(cell_with_id(restored, first)) == solved
+    assert student.changed_test_cells(read_notebook(folder / ".minigrad" / "exercise" /
                                             chapter.name), restored) == ([], [])
     # a deleted test cell is put back in its place
-    restored["cells"].remove(_cell(restored, test_of_first))
+    restored["cells"].remove(cell_with_id(restored, test_of_first))
     path.write_text(json.dumps(restored), encoding="utf-8")
-    assert student.changed_test_cells(_read(folder / ".minigrad" / "exercise" /
+    assert student.changed_test_cells(read_notebook(folder / ".minigrad" / "exercise" /
                                             chapter.name), restored)[1] == [test_of_first]
     assert cli.main(["reset", chapter.stem, test_of_first, "--workspace", str(folder)]) == 0
-    again = _read(path)["cells"]
+    again = read_notebook(path)["cells"]
     ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in again]
     assert ids.index(test_of_first) == ids.index(first) + 1
 
 
 def test_hint_gives_the_next_step_each_time_then_points_to_the_solution(made, capsys):
     folder, chapter = made["folder"], made["chapter"]
-    exercise = student._solution_ids(_read(chapter))[0]
+    exercise = student._solution_ids(read_notebook(chapter))[0]
     steps = student.read_hints(NOTEBOOKS / "hints" / f"{chapter.stem}.toml")[exercise]
     number = str(int(chapter.stem.split("_")[0]))
     outputs = []
@@ -219,7 +212,7 @@ def test_hint_gives_the_next_step_each_time_then_points_to_the_solution(made, ca
     assert "That was the last hint" in outputs[len(steps) - 1]
     assert f"minigrad-course solution {chapter.stem.split('_')[0]} {exercise}" in outputs[-1]
     assert f"You have seen all {len(steps)} hints" in outputs[-1]
-    seen = _read(folder / ".minigrad" / "hints.json")
+    seen = read_notebook(folder / ".minigrad" / "hints.json")
     assert seen[chapter.stem][exercise] == len(steps)
     assert cli.main(["hint", number, "nope", "--workspace", str(folder)]) == 2
     assert "no exercise 'nope'" in capsys.readouterr().err
@@ -231,10 +224,10 @@ def test_running_workspace_again_keeps_the_student_s_work_and_reports_changes(ma
     before = (folder / chapter.name).read_bytes()
     # upstream: a chapter added, and one changed (neither with exercises: no nbgrader run)
     shutil.copy2(upstream / "widgets_tour.ipynb", upstream / "99_added.ipynb")
-    tour = _read(upstream / "widgets_tour.ipynb")
+    tour = read_notebook(upstream / "widgets_tour.ipynb")
     tour["cells"][0]["source"] = "# changed upstream\n"
     (upstream / "widgets_tour.ipynb").write_text(json.dumps(tour), encoding="utf-8")
-    mine_tour = _read(folder / "widgets_tour.ipynb")
+    mine_tour = read_notebook(folder / "widgets_tour.ipynb")
     mine_tour["cells"][0]["source"] = "my notes"
     (folder / "widgets_tour.ipynb").write_text(json.dumps(mine_tour), encoding="utf-8")
     capsys.readouterr()
@@ -244,12 +237,13 @@ def test_running_workspace_again_keeps_the_student_s_work_and_reports_changes(ma
     assert f"{chapter.name}: up to date" in out
     assert (folder / "99_added.ipynb").exists() and "99_added.ipynb: made" in out
     assert "widgets_tour.ipynb: changed upstream" in out and "reset widgets_tour" in out
-    assert _read(folder / "widgets_tour.ipynb")["cells"][0]["source"] == "my notes"
+    assert read_notebook(folder / "widgets_tour.ipynb")["cells"][0]["source"] == "my notes"
     # reset takes the update, keeping a backup of the student's copy
     assert cli.main(["reset", "widgets_tour", "--workspace", str(folder)]) == 0
-    assert _read(folder / "widgets_tour.ipynb")["cells"][0]["source"] == "# changed upstream\n"
+    first = read_notebook(folder / "widgets_tour.ipynb")["cells"][0]
+    assert first["source"] == "# changed upstream\n"
     backups = list((folder / ".minigrad" / "backups").glob("widgets_tour.*.ipynb"))
-    assert [_read(b)["cells"][0]["source"] for b in backups] == ["my notes"]
+    assert [read_notebook(b)["cells"][0]["source"] for b in backups] == ["my notes"]
     capsys.readouterr()
     assert cli.main(["workspace", str(folder), "--notebooks", str(upstream)]) == 0
     assert "widgets_tour.ipynb: up to date" in capsys.readouterr().out
@@ -257,23 +251,23 @@ def test_running_workspace_again_keeps_the_student_s_work_and_reports_changes(ma
 
 def test_reset_restores_an_exercise_with_a_backup(made):
     folder, chapter = made["folder"], made["chapter"]
-    exercise = student._solution_ids(_read(chapter))[0]
-    solved = _text(_cell(_read(folder / chapter.name), exercise))
+    exercise = student._solution_ids(read_notebook(chapter))[0]
+    solved = _text(cell_with_id(read_notebook(folder / chapter.name), exercise))
     assert "NotImplementedError" not in solved  # solved by the test above
-    stub = _cell(_read(folder / ".minigrad" / "exercise" / chapter.name), exercise)
+    stub = cell_with_id(read_notebook(folder / ".minigrad" / "exercise" / chapter.name), exercise)
     assert cli.main(["reset", str(int(chapter.stem.split("_")[0])), exercise,
                      "--workspace", str(folder)]) == 0
-    assert _cell(_read(folder / chapter.name), exercise) == stub
+    assert cell_with_id(read_notebook(folder / chapter.name), exercise) == stub
     (backup,) = (folder / ".minigrad" / "backups").glob(f"{chapter.stem}.*.ipynb")
-    assert _text(_cell(_read(backup), exercise)) == solved
+    assert _text(cell_with_id(read_notebook(backup), exercise)) == solved
 
 
 def test_solution_prints_the_reference_answer(capsys):
     chapter = CHAPTERS[0]
-    exercise = student._solution_ids(_read(chapter))[0]
+    exercise = student._solution_ids(read_notebook(chapter))[0]
     assert cli.main(["solution", chapter.stem, exercise]) == 0
     out = capsys.readouterr().out
-    answer = [line for line in _text(_cell(_read(chapter), exercise)).splitlines()
+    answer = [line for line in _text(cell_with_id(read_notebook(chapter), exercise)).splitlines()
               if "SOLUTION" not in line]
     assert "\n".join(answer) in out and "BEGIN SOLUTION" not in out
 
@@ -284,16 +278,17 @@ def test_an_unknown_chapter_or_exercise_is_named(capsys):
     assert "no chapter '42'" in err and CHAPTERS[0].stem in err
     assert cli.main(["solution", CHAPTERS[0].stem, "nope"]) == 2
     err = capsys.readouterr().err
-    assert "no exercise 'nope'" in err and student._solution_ids(_read(CHAPTERS[0]))[0] in err
+    first_exercise = student._solution_ids(read_notebook(CHAPTERS[0]))[0]
+    assert "no exercise 'nope'" in err and first_exercise in err
 
 
 def test_hint_and_solution_follow_the_chapters_when_they_move(made, tmp_path, capsys):
     folder = tmp_path / "copy"
     shutil.copytree(made["folder"], folder, ignore=shutil.ignore_patterns("hints.json"))
     chapter = made["chapter"]
-    exercise = student._solution_ids(_read(chapter))[0]
+    exercise = student._solution_ids(read_notebook(chapter))[0]
     manifest_path = folder / ".minigrad" / "manifest.json"
-    manifest = _read(manifest_path)
+    manifest = read_notebook(manifest_path)
     for entry in manifest["notebooks"].values():  # the chapters it was made from, moved
         entry["source"] = str(tmp_path / "gone" / pathlib.Path(entry["source"]).name)
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
@@ -315,7 +310,7 @@ def test_hint_and_solution_follow_the_chapters_when_they_move(made, tmp_path, ca
     del manifest["notebooks"]["09_new"]
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
     assert cli.main(["workspace", str(folder), "--notebooks", str(made["upstream"])]) == 0
-    assert _read(manifest_path)["notebooks"][chapter.stem]["source"] == \
+    assert read_notebook(manifest_path)["notebooks"][chapter.stem]["source"] == \
         str(made["upstream"] / chapter.name)
 
 
@@ -345,13 +340,13 @@ def test_a_broken_notebook_gets_a_clear_message_and_is_kept(made, tmp_path, caps
     assert cli.main(["next", str(folder), "--timeout", str(TIMEOUT)]) == 1  # repair first
     err = capsys.readouterr().err
     assert f"repair {chapter.name} first" in err and "not a readable notebook" in err
-    exercise = student._solution_ids(_read(chapter))[0]
+    exercise = student._solution_ids(read_notebook(chapter))[0]
     assert cli.main(["reset", chapter.stem, exercise, "--workspace", str(folder)]) == 2
     assert "not a readable notebook" in capsys.readouterr().err
     assert cli.main(["workspace", str(folder), "--notebooks", str(made["upstream"])]) == 0
     assert path.read_text(encoding="utf-8") == broken  # nothing of the student's lost
     assert cli.main(["reset", chapter.stem, "--workspace", str(folder)]) == 0
-    assert _read(path) == _read(folder / ".minigrad" / "exercise" / chapter.name)
+    assert read_notebook(path) == read_notebook(folder / ".minigrad" / "exercise" / chapter.name)
     assert broken in [b.read_text(encoding="utf-8")
                       for b in (folder / ".minigrad" / "backups").glob("*.ipynb")]
 
@@ -389,7 +384,7 @@ def test_every_exercise_has_hints_in_two_steps_or_more(chapter):
     path = NOTEBOOKS / "hints" / f"{chapter.stem}.toml"
     assert path.exists(), f"write the hints of {chapter.stem}'s exercises in {path}"
     hints = student.read_hints(path)
-    for exercise in student._solution_ids(_read(chapter)):
+    for exercise in student._solution_ids(read_notebook(chapter)):
         assert len(hints.get(exercise, [])) >= 2, f"{path}: [{exercise}] needs 2+ hints"
 
 
@@ -415,7 +410,7 @@ def test_hints_read_on_python_3_10_with_tomli(monkeypatch):
 def test_no_hint_file_names_an_unknown_chapter_or_exercise(path):
     chapter = NOTEBOOKS / f"{path.stem}.ipynb"
     assert chapter.exists(), f"{path.name}: no chapter {chapter.name}"
-    unknown = set(student.read_hints(path)) - set(student._solution_ids(_read(chapter)))
+    unknown = set(student.read_hints(path)) - set(student._solution_ids(read_notebook(chapter)))
     assert not unknown, f"{path.name}: no exercise {sorted(unknown)} in {chapter.name}"
 
 
@@ -427,7 +422,7 @@ def test_each_chapter_tells_how_to_get_a_hint_and_names_its_own_exercises(chapte
     """The intro shows ``minigrad-course hint N ID`` with this chapter's number and one of
     its exercises, and every ``use_reference("ID")`` its text suggests loads one of its
     own exercises (the names a student copies must work)."""
-    notebook = _read(chapter)
+    notebook = read_notebook(chapter)
     exercises = set(student._solution_ids(notebook))
     markdown = [_text(c) for c in notebook["cells"] if c["cell_type"] == "markdown"]
     intro = "\n".join(markdown[:2])
@@ -445,7 +440,7 @@ def test_use_reference_defines_the_reference_answer_in_the_caller(capsys):
     from minigrad.course.notebook import _defined_names, reference_source
 
     chapter = CHAPTERS[0]
-    exercise = student._solution_ids(_read(chapter))[0]
+    exercise = student._solution_ids(read_notebook(chapter))[0]
     stem, code = reference_source(exercise, chapter.stem)
     namespace = {"__name__": "notebook"}
     exec("import numpy as np\nimport minigrad as mg\nfrom minigrad.course import "

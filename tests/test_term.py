@@ -23,6 +23,7 @@ import sys
 import pytest
 
 from conftest import STRICT
+from notebook_json import cell_with_id, read_notebook
 
 if not STRICT:
     pytest.importorskip("nbgrader", reason="pip install -e '.[grading]'")
@@ -51,16 +52,6 @@ SUBMITTED_AT = {"ada": "2026-01-10 16:59", "bob": "2026-01-12 05:00",
                 "fay": "2026-01-10 09:00"}
 
 
-def _read(path: pathlib.Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _cell(notebook: dict, grade_id: str) -> dict:
-    (cell,) = [c for c in notebook["cells"]
-               if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
-    return cell
-
-
 def _run(course: pathlib.Path, *args: str) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -87,7 +78,7 @@ def _add_written_question(source: dict) -> None:
     chapter's own why-sum (its rubric and model answer are this test's words)."""
     source["cells"] = [c for c in source["cells"] if c.get("metadata", {}).get(
         "nbgrader", {}).get("grade_id") not in ("why-sum", "why-sum-question")]
-    at = source["cells"].index(_cell(source, "mymul-tests")) + 1
+    at = source["cells"].index(cell_with_id(source, "mymul-tests")) + 1
     question = {"cell_type": "markdown", "id": "why-sum-question", "metadata": {"nbgrader": {
         "grade": False, "grade_id": "why-sum-question", "locked": True, "schema_version": 3,
         "solution": False, "task": False}},
@@ -108,8 +99,8 @@ def term_course(tmp_path_factory):
         assert cli.main(["init", str(course), "--chapters", "1", "--timeout", "10",
                          "--exchange", str(exchange)]) == 0
         source_path = course / "source" / CHAPTER / NOTEBOOK
-        source = _read(source_path)
-        tests = _cell(source, "mysin-tests")
+        source = read_notebook(source_path)
+        tests = cell_with_id(source, "mysin-tests")
         tests["source"] = "".join(tests["source"]) + HIDDEN
         _add_written_question(source)
         source_path.write_text(json.dumps(source), encoding="utf-8")
@@ -121,14 +112,14 @@ def term_course(tmp_path_factory):
         for cell in solved["cells"]:
             if cell["cell_type"] == "code":
                 cell["outputs"], cell["execution_count"] = [], None
-        handed_out = _read(course / "release" / CHAPTER / NOTEBOOK)
+        handed_out = read_notebook(course / "release" / CHAPTER / NOTEBOOK)
         returned = tmp / "returned"
         returned.mkdir()
         for student, mistakes in MISTAKE_OF.items():
             notebook = copy.deepcopy(handed_out if mistakes is None else solved)
             for mistake in mistakes or []:
                 grade_id, wrong, _ = MISTAKES[CHAPTER][mistake]
-                _cell(notebook, grade_id)["source"] = wrong.lstrip("\n")
+                cell_with_id(notebook, grade_id)["source"] = wrong.lstrip("\n")
             (returned / f"{student}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
         times = tmp / "times.csv"
         times.write_text("student,submitted_at\n" + "".join(
@@ -164,12 +155,12 @@ def test_the_due_date_is_in_the_gradebook_in_utc(term_course):
 
 
 def test_the_students_copy_opens_with_the_due_date_and_the_policy(term_course):
-    first = _read(term_course["course"] / "release" / CHAPTER / NOTEBOOK)["cells"][0]
+    first = read_notebook(term_course["course"] / "release" / CHAPTER / NOTEBOOK)["cells"][0]
     assert first["cell_type"] == "markdown"
     assert "Saturday 10 January 2026, 17:00 (Europe/Berlin)" in first["source"]
     assert "10% of the score" in first["source"]
     published = term_course["exchange"] / "minigrad" / "outbound" / CHAPTER / NOTEBOOK
-    assert _read(published)["cells"][0]["source"] == first["source"]
+    assert read_notebook(published)["cells"][0]["source"] == first["source"]
     assert "due Saturday 10 January 2026, 17:00" in term_course["released"]
 
 
@@ -357,16 +348,16 @@ def test_the_solutions_have_the_answers_and_no_hidden_test_or_rubric(term_course
     for hidden in (HIDDEN_CASE, "BEGIN HIDDEN TESTS", RUBRIC, "BEGIN SOLUTION"):
         assert hidden not in text
     assert "Why a sum?" in text
-    solution = _read(published["folder"])
-    source = _read(term_course["course"] / "source" / CHAPTER / NOTEBOOK)
+    solution = read_notebook(published["folder"])
+    source = read_notebook(term_course["course"] / "source" / CHAPTER / NOTEBOOK)
     for grade_id in ("mymul", "myexp", "myexpmulplus", "mydiv", "mysin", "why-sum"):
-        answer = "".join(_cell(source, grade_id)["source"])
-        assert "".join(_cell(solution, grade_id)["source"]) == "".join(
+        answer = "".join(cell_with_id(source, grade_id)["source"])
+        assert "".join(cell_with_id(solution, grade_id)["source"]) == "".join(
             line for line in answer.splitlines(keepends=True) if "SOLUTION" not in line)
 
 
 def test_a_student_fetches_the_solutions_from_the_exchange(published):
-    assert _read(published["fetched"]) == _read(published["folder"])
+    assert read_notebook(published["fetched"]) == read_notebook(published["folder"])
 
 
 # --- the report --------------------------------------------------------------------------
