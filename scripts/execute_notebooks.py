@@ -86,7 +86,16 @@ def join_stream_pieces(notebook) -> None:
 
 
 if __name__ == "__main__":
-    paths = [pathlib.Path(p).resolve() for p in sys.argv[1:]] or \
-        sorted((ROOT / "notebooks").glob("*.ipynb"))
-    for p in paths:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=pathlib.Path,
+                        help="the notebooks to execute (default: every one in notebooks/)")
+    notebooks = parser.parse_args().notebooks
+    missing = [str(p) for p in notebooks if not p.is_file()]
+    if missing:
+        parser.error(f"no such notebook: {', '.join(missing)}")
+    for p in [p.resolve() for p in notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb")):
         execute(p)
