@@ -297,6 +297,18 @@ def test_relu_is_the_same_below_and_above_its_fast_path_size(shape, dtype):
     assert x.grad.dtype == dtype
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (64, 128)])
+def test_relu_s_backward_runs_on_tensors_below_and_above_its_fast_path_size(shape):
+    """With create_graph the backward runs on Tensors (both mask paths):
+    d/dx sum(relu(x) x) = 2x where x > 0, and its own derivative is 2 there."""
+    values = np.random.default_rng(0).standard_normal(shape)
+    x = mg.tensor(values, requires_grad=True)
+    (grad,) = mg.autograd.grad((x.relu() * x).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(grad.numpy(), 2 * values * (values > 0))
+    grad.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0 * (values > 0))
+
+
 @pytest.mark.parametrize("shape, dtype", RELU_CASES)
 def test_relu_gives_pytorch_s_values_and_gradients_at_nan_infinities_and_zeros(torch, shape,
                                                                                dtype):

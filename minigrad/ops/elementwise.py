@@ -6,6 +6,8 @@ back to each input's shape, so no Function here has to think about broadcasting.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import OpError
@@ -228,9 +230,10 @@ class ReLU(Function):
         # as in PyTorch), made without a Python number (a ufunc pays ~0.3 us to convert
         # one); small ones as numbers, which NumPy multiplies faster than bools (4x4:
         # 0.9 us for 1.6 us with out > 0), large ones stay bools (a quarter of the
-        # memory, as fast)
+        # memory, as fast). (out.shape, not out.size: this also runs on Tensors, whose
+        # size is a method, for create_graph)
         mask = out.astype(bool)
-        if mask.size < 4096:
+        if math.prod(out.shape) < 4096:
             mask = mask.astype(grad_output.dtype)
         return grad_output * mask
 
