@@ -573,11 +573,10 @@ class _ModuleSequence(Module):
         self.add_module(self._key(index, "__setitem__"), module)
 
     def __delitem__(self, index: int | slice) -> None:
+        if not isinstance(index, slice):
+            self._key(index, "__delitem__")  # an int in range, or the error that says not
         modules = list(self._modules.values())
-        if isinstance(index, slice):
-            del modules[index]
-        else:
-            modules.pop(list(self._modules).index(self._key(index, "__delitem__")))
+        del modules[index]
         self._renumber(modules)
 
     def __len__(self) -> int:
