@@ -196,7 +196,7 @@ def run_gradient_flow(rounds: int) -> Row:
     return Row("gradient_flow", what,
                f"{_ms(medians['plain'])} -> {_ms(medians['update'])} a step; drawing "
                f"{_ms(drawing)}",
-               ratios=f"+{added * 1e3:.2f} ms a step (target <= "
+               ratios=f"{added * 1e3:+.2f} ms a step (target <= "
                       f"{GRADIENT_FLOW_TARGET * 1e3:.0f} ms: {'met' if ok else 'MISSED'})",
                met=ok)
 
