@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 
@@ -370,6 +372,72 @@ def test_module_dict_updates_pops_and_clears_as_pytorch_s(torch):
     with pytest.raises(TypeError, match=r"ModuleDict.update: expected \(name, module\) pairs, "
                                         r"but element 0 is str 'ab'"):
         nn.ModuleDict().update(["ab"])
+
+
+def test_containers_add_and_repeat_as_pytorch_s(torch):
+    def results(lib):
+        nn = lib.nn
+        relu, tanh = nn.ReLU(), nn.Tanh()
+        seq = nn.Sequential(relu) + nn.Sequential(tanh)
+        seq += nn.Sequential(nn.Identity())
+        repeated = nn.Sequential(relu, tanh) * 2
+        twice = 2 * nn.Sequential(relu)
+        grown = nn.Sequential(relu)
+        grown *= 3
+        listed = nn.ModuleList([relu]) + [tanh]
+        listed += nn.ModuleList([nn.Identity()])
+        return [[(name, type(m).__name__) for name, m in box.named_children()]
+                + [(len(box), box[0] is box[-1])]
+                for box in (seq, repeated, twice, grown, listed)]
+
+    assert results(mg) == results(torch)
+    with pytest.raises(ValueError, match=r"Sequential \+ ModuleList: only a Sequential"):
+        nn.Sequential() + nn.ModuleList()
+    with pytest.raises(ValueError, match=r"Sequential \* 0: the factor must be positive"):
+        nn.Sequential(nn.ReLU()) * 0
+
+
+def test_get_submodule_parameter_and_buffer_as_pytorch_s(torch):
+    def model(lib):
+        nn = lib.nn
+        return nn.Sequential(OrderedDict(body=nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3)),
+                                         head=nn.Linear(3, 1)))
+
+    ours, theirs = model(mg), model(torch)
+    for path in ("", "body", "body.1", "head"):
+        assert type(ours.get_submodule(path)).__name__ == type(theirs.get_submodule(path)).__name__
+    assert ours.get_submodule("body.0") is ours.body[0]
+    for name in ("body.0.weight", "head.bias"):
+        assert ours.get_parameter(name) is dict(ours.named_parameters())[name]
+        assert ours.get_parameter(name).shape == tuple(theirs.get_parameter(name).shape)
+    assert ours.get_buffer("body.1.running_mean") is ours.body[1].running_mean
+    with pytest.raises(AttributeError, match=r"Sequential.get_submodule\('body.5'\): "
+                                             r"Sequential 'body' has no submodule '5' "
+                                             r"\(it has: 0, 1\)"):
+        ours.get_submodule("body.5")
+    with pytest.raises(AttributeError, match=r"get_parameter\('head.scale'\): Linear 'head' "
+                                             r"has no parameter 'scale' \(its parameters: "
+                                             r"weight, bias\)"):
+        ours.get_parameter("head.scale")
+    with pytest.raises(AttributeError, match=r"get_buffer\('head.weight'\): Linear 'head' has "
+                                             r"no buffer 'weight' \(its buffers: none\)"):
+        ours.get_buffer("head.weight")
+
+
+@pytest.mark.parametrize("register", [
+    lambda m, name: m.add_module(name, nn.ReLU()),
+    lambda m, name: m.register_parameter(name, nn.Parameter(mg.zeros(1))),
+    lambda m, name: m.register_buffer(name, mg.zeros(1)),
+    lambda m, name: nn.ModuleDict({name: nn.ReLU()}),
+])
+@pytest.mark.parametrize("name, error", [("a.b", KeyError), ("", KeyError), (3, TypeError)])
+def test_a_name_with_a_dot_or_empty_is_refused_as_in_pytorch(register, name, error):
+    """A "." would make state_dict keys ambiguous (they are paths)."""
+    model = nn.Sequential(nn.Linear(1, 1))
+    before = list(model.state_dict())
+    with pytest.raises(error, match=r"the name (must be a str|must not be empty or contain)"):
+        register(model, name)
+    assert list(model.state_dict()) == before and len(model) == 1
 
 
 @pytest.mark.parametrize("edit, error, message", [

@@ -178,10 +178,21 @@ class Module:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
                       | set(self._modules))
 
+    def _check_name(self, name: Any, who: str) -> None:
+        """A parameter's, buffer's or sub-module's name: a non-empty str without ".", which
+        separates the levels of the paths in ``state_dict()`` (PyTorch's rule)."""
+        if not isinstance(name, str):
+            raise TypeError(f"{type(self).__name__}.{who}: the name must be a str, got "
+                            f"{type(name).__name__} {name!r}")
+        if name == "" or "." in name:
+            raise KeyError(f"{type(self).__name__}.{who}: the name must not be empty or contain "
+                           f"\".\" (it separates levels in state_dict keys), got {name!r}")
+
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
                             f"{type(param).__name__}")
+        self._check_name(name, "register_parameter")
         self._check_initialized(name)
         self._forget(name, keep=self._parameters)
         self._set_member(self._parameters, name, param)
@@ -192,6 +203,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
                             f"{type(tensor).__name__}")
+        self._check_name(name, "register_buffer")
         self._check_initialized(name)
         self._forget(name, keep=self._buffers)
         self._set_member(self._buffers, name, tensor)
@@ -201,6 +213,7 @@ class Module:
     def add_module(self, name: str, module: Module | None) -> None:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: {name!r} must be a Module, got {type(module).__name__}")
+        self._check_name(name, "add_module")
         self._check_initialized(name)
         self._forget(name, keep=self._modules)
         self._set_member(self._modules, name, module)
@@ -334,6 +347,46 @@ class Module:
     def children(self) -> Iterator[Module]:
         for _, child in self.named_children():
             yield child
+
+    def get_submodule(self, target: str) -> Module:
+        """The module at ``target``, a path as in ``named_modules()`` (``"body.0"``; ``""``
+        is this module itself)."""
+        module = self
+        if target == "":
+            return module
+        walked = []
+        for name in target.split("."):
+            child = module._modules.get(name)
+            if child is None:
+                where = f"{type(module).__name__} '{'.'.join(walked)}'" if walked else \
+                    type(module).__name__
+                raise AttributeError(
+                    f"{type(self).__name__}.get_submodule({target!r}): {where} has no "
+                    f"submodule {name!r} (it has: {', '.join(module._modules) or 'none'})")
+            walked.append(name)
+            module = child
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at ``target`` (``"body.0.weight"``), as ``named_parameters()``
+        names it."""
+        return self._get_member(target, "_parameters", "get_parameter", "parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at ``target`` (``"norm.running_mean"``), as ``named_buffers()``
+        names it."""
+        return self._get_member(target, "_buffers", "get_buffer", "buffer")
+
+    def _get_member(self, target: str, registry: str, who: str, kind: str) -> Any:
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        members = getattr(module, registry)
+        if members.get(name) is None:
+            raise AttributeError(
+                f"{type(self).__name__}.{who}({target!r}): {type(module).__name__}"
+                f"{f' {path!r}' if path else ''} has no {kind} {name!r} (its {kind}s: "
+                f"{', '.join(n for n, v in members.items() if v is not None) or 'none'})")
+        return members[name]
 
     def _named_members(self, registry: str, prefix: str, recurse: bool,
                        remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
@@ -630,6 +683,34 @@ class Sequential(_ModuleSequence):
     def _of(self, items: list) -> Sequential:
         return Sequential(OrderedDict(items))  # the names stay, as in PyTorch
 
+    def __add__(self, other: Sequential) -> Sequential:
+        """A new Sequential: this one's layers, then ``other``'s (the same objects)."""
+        if not isinstance(other, Sequential):
+            raise ValueError(f"Sequential + {type(other).__name__}: only a Sequential can be "
+                             "added to a Sequential")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"Sequential += {type(other).__name__}: only a Sequential can be "
+                             "added to a Sequential")
+        return self.extend(list(other))
+
+    def __mul__(self, times: int) -> Sequential:
+        """The layers repeated ``times`` times: the same objects, so they share weights."""
+        if isinstance(times, bool) or not isinstance(times, (int, np.integer)):
+            raise TypeError(f"Sequential * {type(times).__name__}: the factor must be an int")
+        if times <= 0:
+            raise ValueError(f"Sequential * {times}: the factor must be positive")
+        return Sequential(*(list(self) * int(times)))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, times: int) -> Sequential:
+        repeated = self * times
+        self._renumber(list(repeated))
+        return self
+
     def forward(self, x: Any) -> Any:
         for module in self._modules.values():
             x = module(x)
@@ -646,6 +727,13 @@ class ModuleList(_ModuleSequence):
 
     def _of(self, items: list) -> ModuleList:
         return ModuleList(module for _, module in items)  # numbered again, as in PyTorch
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        """A new ModuleList: this one's modules, then ``other``'s (the same objects)."""
+        return ModuleList([*self, *other])
+
+    def __iadd__(self, other: Iterable[Module]) -> ModuleList:
+        return self.extend(other)
 
 
 class ModuleDict(Module):
