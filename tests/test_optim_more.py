@@ -180,3 +180,30 @@ def test_lbfgs_state_dict_round_trip_continues_the_same_trajectory():
     restored.step(closure_for(restored, copies))
     for p, q in zip(params, copies):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12)
+
+
+KERNEL_OPTIONS = ("foreach", "fused", "capturable", "differentiable")
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam"])
+def test_pytorch_s_kernel_options_are_taken_and_differentiable_is_refused(torch, name):
+    """foreach/fused/capturable pick PyTorch's kernels: each optimizer takes the ones
+    PyTorch's takes, and steps the same; differentiable=True would need a recorded step."""
+    import inspect
+
+    theirs = [o for o in KERNEL_OPTIONS
+              if o in inspect.signature(getattr(torch.optim, name)).parameters]
+    ours = [o for o in KERNEL_OPTIONS
+            if o in inspect.signature(getattr(optim, name)).parameters]
+    assert ours == theirs
+    settings = {o: False for o in theirs if o != "differentiable"}
+    plain = mg.tensor(np.ones(3), requires_grad=True)
+    tuned = mg.tensor(np.ones(3), requires_grad=True)
+    for param, options in ((plain, {}), (tuned, settings)):
+        (param * mg.tensor([1.0, 2.0, 3.0])).sum().backward()
+        getattr(optim, name)([param], lr=0.1, **options).step()
+    np.testing.assert_array_equal(tuned.numpy(), plain.numpy())
+    with pytest.raises(NotImplementedError, match=rf"{name}\(differentiable=True\): minigrad's "
+                                                  "optimizers update the parameters in place"):
+        getattr(optim, name)([plain], lr=0.1, differentiable=True)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, kernel_options
 
 
 class Adam(Optimizer):
@@ -37,7 +37,7 @@ class Adam(Optimizer):
                  decoupled_weight_decay: bool = False, foreach: bool | None = None,
                  capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None) -> None:
-        # foreach/fused/capturable choose PyTorch's kernels (speed, not results): accepted
+        kernel_options(type(self).__name__, differentiable=differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "amsgrad": amsgrad, "maximize": maximize,
                     "decoupled_weight_decay": decoupled_weight_decay}
@@ -112,4 +112,4 @@ class AdamW(Adam):
                  capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         decoupled_weight_decay=True)
+                         decoupled_weight_decay=True, differentiable=differentiable)

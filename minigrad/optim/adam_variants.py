@@ -27,7 +27,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .adam import Adam
-from .optimizer import Optimizer
+from .optimizer import Optimizer, kernel_options
 
 
 def _gradient(param: np.ndarray, grad: np.ndarray, group: dict[str, Any],
@@ -56,7 +56,10 @@ class Adamax(Optimizer):
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, *, maximize: bool = False) -> None:
+                 weight_decay: float = 0, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False,
+                 capturable: bool = False) -> None:
+        kernel_options(type(self).__name__, differentiable=differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize}
         super().__init__(params, defaults)
@@ -84,7 +87,10 @@ class NAdam(Optimizer):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3,
-                 decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None:
+                 decoupled_weight_decay: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        kernel_options(type(self).__name__, differentiable=differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "momentum_decay": momentum_decay,
                     "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize}
@@ -127,7 +133,10 @@ class RAdam(Optimizer):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        kernel_options(type(self).__name__, differentiable=differentiable)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize}
         super().__init__(params, defaults)

@@ -62,6 +62,19 @@ def _check_numbers(name: str, options: dict[str, Any]) -> None:
                                             f"or {key}=float(...)" if _numeric(value) else ""))
 
 
+def kernel_options(name: str, differentiable: bool = False) -> None:
+    """PyTorch's ``foreach``, ``fused`` and ``capturable`` choose its kernels (speed, not
+    results): accepted and ignored, so that code written for PyTorch runs.
+    ``differentiable=True`` asks for a step that autograd can go through (learning the
+    learning rate, say); minigrad's steps update the arrays in place, unrecorded, so it
+    is refused rather than ignored."""
+    if differentiable:
+        raise NotImplementedError(
+            f"{name}(differentiable=True): minigrad's optimizers update the parameters in "
+            "place without recording the step, so no gradient can flow through it; leave "
+            "differentiable=False, or write the update with tensor operations yourself")
+
+
 def _numeric(text: Any) -> bool:
     try:
         float(text)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, kernel_options
 
 
 def _check_non_negative(name: str, group: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -50,7 +50,10 @@ class RMSprop(Optimizer):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-2,
                  alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
                  momentum: float = 0, centered: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False,
+                 capturable: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False) -> None:
+        kernel_options(type(self).__name__, differentiable=differentiable)
         defaults = {"lr": lr, "alpha": alpha, "eps": eps, "weight_decay": weight_decay,
                     "momentum": momentum, "centered": centered, "maximize": maximize}
         super().__init__(params, defaults)
@@ -98,7 +101,10 @@ class Adagrad(Optimizer):
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1e-2,
                  lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
+        kernel_options(type(self).__name__, differentiable=differentiable)
         defaults = {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value, "eps": eps,
                     "maximize": maximize}
@@ -129,7 +135,10 @@ class Adadelta(Optimizer):
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1.0,
                  rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        kernel_options(type(self).__name__, differentiable=differentiable)
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
                     "maximize": maximize}
         super().__init__(params, defaults)
