@@ -495,3 +495,59 @@ def test_int_seed_leaves_the_global_generator_alone(name):
     before = mg.get_rng_state()
     GENERATORS[name](3)
     assert mg.get_rng_state() == before
+
+
+# --- WeightedRandomSampler --------------------------------------------------------------------
+
+
+def test_weighted_sampler_draws_each_index_in_proportion_to_its_weight():
+    from minigrad.data import WeightedRandomSampler
+
+    sampler = WeightedRandomSampler([0.0, 1.0, 3.0], num_samples=40_000)
+    counts = np.bincount(list(sampler), minlength=3) / 40_000
+    assert len(sampler) == 40_000 and counts[0] == 0
+    np.testing.assert_allclose(counts, [0.0, 0.25, 0.75], atol=0.01)
+    mg.manual_seed(3)
+    first = list(WeightedRandomSampler([1, 2, 3, 4], 10))
+    mg.manual_seed(3)
+    assert list(WeightedRandomSampler(mg.tensor([1.0, 2.0, 3.0, 4.0]), 10)) == first
+
+
+def test_weighted_sampler_without_replacement_draws_each_index_once():
+    from minigrad.data import WeightedRandomSampler
+
+    drawn = list(WeightedRandomSampler([5.0, 0.0, 1.0, 1.0, 1.0], 4, replacement=False))
+    assert sorted(drawn) == [0, 2, 3, 4]
+
+
+def test_a_class_balanced_loader_with_a_weighted_sampler(torch):
+    """The usual use, as in PyTorch's docs: weight each sample by 1 / its class count;
+    the batches then hold both classes about equally. Same length as PyTorch's loader."""
+    from minigrad.data import WeightedRandomSampler
+
+    labels = np.array([0] * 90 + [1] * 10)
+    weights = 1.0 / np.bincount(labels)[labels]
+    dataset = TensorDataset(mg.tensor(np.arange(100.0)), mg.tensor(labels))
+    loader = DataLoader(dataset, batch_size=50,
+                        sampler=WeightedRandomSampler(weights, num_samples=2000))
+    theirs = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(torch.arange(100.0), torch.tensor(labels)),
+        batch_size=50, sampler=torch.utils.data.WeightedRandomSampler(weights, 2000))
+    assert len(loader) == len(theirs) == 40
+    share = np.mean(np.concatenate([y.numpy() for _, y in loader]))
+    assert 0.45 < share < 0.55
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (([1.0, 2.0], 0), r"num_samples must be a positive int, got 0"),
+    (([1.0, -2.0], 3), r"weights must be finite, >= 0 and not all 0, got min -2.0"),
+    (([0.0, 0.0], 3), r"weights must be finite, >= 0 and not all 0, got min 0.0, max 0.0"),
+    (([[1.0, 2.0]], 3), r"weights must be a non-empty sequence of numbers .* shape \(1, 2\)"),
+    (([1.0, 0.0, 2.0], 3, False), r"cannot draw 3 samples without replacement from 2 with "
+                                  r"weight > 0"),
+])
+def test_weighted_sampler_arguments_that_cannot_work_say_why(arguments, message):
+    from minigrad.data import WeightedRandomSampler
+
+    with pytest.raises(ValueError, match=rf"WeightedRandomSampler: {message}"):
+        WeightedRandomSampler(*arguments)

@@ -17,12 +17,13 @@ from .dataloader import DataLoader, default_collate
 from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
                       random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
-                      SubsetRandomSampler)
+                      SubsetRandomSampler, WeightedRandomSampler)
 from .datasets import (CharTokenizer, load_digits, make_char_corpus, make_char_lm_dataset,
                        make_moons, make_sequence_task, make_spirals, train_test_split)
 
 __all__ = [
     "BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
+    "WeightedRandomSampler",
     "CharTokenizer", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "Subset",
     "TensorDataset",
     "default_collate", "load_digits", "make_char_corpus", "make_char_lm_dataset", "make_moons",

@@ -115,6 +115,50 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices into ``weights``, index i drawn with probability
+    ``weights[i] / sum(weights)`` (the weights need not sum to 1); with
+    ``replacement=False`` each index at most once. A new draw each pass. The usual use:
+    a class-balanced loader, weights = 1 / (count of the sample's class)."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) \
+                or num_samples <= 0:
+            raise ValueError(f"WeightedRandomSampler: num_samples must be a positive int, "
+                             f"got {num_samples!r}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"WeightedRandomSampler: replacement must be True or False, got "
+                             f"{replacement!r}")
+        weights = np.asarray(weights.numpy() if hasattr(weights, "numpy") else weights,
+                             dtype=np.float64)
+        if weights.ndim != 1 or not len(weights):
+            raise ValueError(f"WeightedRandomSampler: weights must be a non-empty sequence of "
+                             f"numbers (one per sample), got shape {weights.shape}")
+        if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
+            raise ValueError("WeightedRandomSampler: weights must be finite, >= 0 and not all "
+                             f"0, got min {weights.min()}, max {weights.max()}")
+        if not replacement and num_samples > np.count_nonzero(weights):
+            raise ValueError(
+                f"WeightedRandomSampler: cannot draw {num_samples} samples without "
+                f"replacement from {np.count_nonzero(weights)} with weight > 0; use "
+                "replacement=True or a smaller num_samples")
+        rng_for(generator, "WeightedRandomSampler")  # checks it now
+        self.weights, self.num_samples = weights, int(num_samples)
+        self.replacement, self.generator = replacement, generator
+
+    def order(self) -> np.ndarray:
+        rng = rng_for(self.generator)
+        return rng.choice(len(self.weights), self.num_samples, replace=self.replacement,
+                          p=self.weights / self.weights.sum()).astype(np.int64)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.order().tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 class BatchSampler(Sampler):
     """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one
     shorter, or left out with ``drop_last=True``)."""
