@@ -88,14 +88,21 @@ def cross_entropy_reference(x, target, ignore_index=-100, label_smoothing=0.0,
     return reduce_reference(np.array(losses).reshape(positions), reduction, count)
 
 
-def binary_cross_entropy_reference(p, y, reduction="mean"):
+def binary_cross_entropy_reference(p, y, reduction="mean", weight=None):
     losses = -(y * np.maximum(np.log(p), -100) + (1 - y) * np.maximum(np.log(1 - p), -100))
-    return reduce_reference(losses, reduction)
+    return reduce_reference(losses * (1.0 if weight is None else weight), reduction)
 
 
-def binary_cross_entropy_with_logits_reference(x, y, reduction="mean"):
+def binary_cross_entropy_with_logits_reference(x, y, reduction="mean", weight=None,
+                                               pos_weight=None):
     p = sigmoid_reference(x)
-    return reduce_reference(-(y * np.log(p) + (1 - y) * np.log(1 - p)), reduction)
+    positive_weight = 1.0 if pos_weight is None else pos_weight
+    losses = -(positive_weight * y * np.log(p) + (1 - y) * np.log(1 - p))
+    return reduce_reference(losses * (1.0 if weight is None else weight), reduction)
+
+
+POS_WEIGHT = np.array([0.5, 2.0, 4.0, 1.0])  # one per class (the last dim)
+BCE_WEIGHT = np.array([[1.5], [0.5], [2.0]])  # one per row, broadcast
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -294,7 +301,33 @@ CASES: list[OpCase] = [
            torch_fn=lambda x: TF.binary_cross_entropy_with_logits(
                x, as_torch(LABELS[0]).to(x.dtype))),
 
+    OpCase("bce_with_logits_pos_weight",
+           lambda x, y: F.binary_cross_entropy_with_logits(
+               x * 3, y / 2.5, pos_weight=mg.tensor(POS_WEIGHT).to(x.dtype)),
+           lambda x, y: binary_cross_entropy_with_logits_reference(x * 3, y / 2.5,
+                                                                   pos_weight=POS_WEIGHT),
+           (real(3, 4), positive(3, 4)),
+           torch_fn=lambda x, y: TF.binary_cross_entropy_with_logits(
+               x * 3, y / 2.5, pos_weight=as_torch(POS_WEIGHT).to(x.dtype))),
+    OpCase("bce_with_logits_weight_and_pos_weight_none",
+           lambda x, y: F.binary_cross_entropy_with_logits(
+               x, y / 2.5, weight=mg.tensor(BCE_WEIGHT).to(x.dtype),
+               pos_weight=mg.tensor(POS_WEIGHT).to(x.dtype), reduction="none"),
+           lambda x, y: binary_cross_entropy_with_logits_reference(
+               x, y / 2.5, "none", weight=BCE_WEIGHT, pos_weight=POS_WEIGHT),
+           (real(3, 4), positive(3, 4)),
+           torch_fn=lambda x, y: TF.binary_cross_entropy_with_logits(
+               x, y / 2.5, weight=as_torch(BCE_WEIGHT).to(x.dtype),
+               pos_weight=as_torch(POS_WEIGHT).to(x.dtype), reduction="none")),
+
     # --- binary cross entropy from probabilities (positive / 2.5 lies in [0.2, 0.8]) ---
+    OpCase("bce_weight",
+           lambda p, y: F.binary_cross_entropy(p / 2.5, y / 2.5, reduction="sum",
+                                               weight=mg.tensor(BCE_WEIGHT).to(p.dtype)),
+           lambda p, y: binary_cross_entropy_reference(p / 2.5, y / 2.5, "sum", BCE_WEIGHT),
+           (positive(3, 4), positive(3, 4)),
+           torch_fn=lambda p, y: TF.binary_cross_entropy(
+               p / 2.5, y / 2.5, reduction="sum", weight=as_torch(BCE_WEIGHT).to(p.dtype))),
     OpCase("bce", lambda p, y: F.binary_cross_entropy(p / 2.5, y / 2.5),
            lambda p, y: binary_cross_entropy_reference(p / 2.5, y / 2.5),
            (positive(3, 4), positive(3, 4)),

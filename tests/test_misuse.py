@@ -401,8 +401,8 @@ case("a loss module given the data", TypeError, "CrossEntropyLoss", "(3, 4)", "(
     lambda: nn.CrossEntropyLoss(mg.randn(3, 4), mg.tensor([0, 1, 2])))
 case("MSELoss given the data", TypeError, "MSELoss", "(3,)", "loss_fn(input, target)")(
     lambda: nn.MSELoss(mg.randn(3), mg.randn(3)))
-case("BCELoss given the input", TypeError, "BCELoss", "(2,)")(
-    lambda: nn.BCELoss(mg.rand(2)))
+case("BCELoss given the data", TypeError, "BCELoss", "(2,)")(  # (one 1-D Tensor is a weight)
+    lambda: nn.BCELoss(mg.rand(2), mg.rand(2)))
 case("an unknown reduction", ValueError, "MSELoss", "'avg'", "'mean'")(
     lambda: nn.MSELoss(reduction="avg"))
 case("a class index out of range", IndexError, "cross_entropy", "5", "(3, 4)", "C = 4")(

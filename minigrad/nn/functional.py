@@ -438,21 +438,62 @@ def _binary_targets(input: Tensor, target: Any, who: str) -> Any:
     return target
 
 
-def binary_cross_entropy(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+def _binary_weight(weight: Any, input: Tensor, who: str, name: str) -> np.ndarray | None:
+    """A binary loss's ``weight`` or ``pos_weight``: None, or a Tensor that broadcasts to
+    the input's shape (pos_weight: usually one per class, the last dim), without
+    gradient; returned as an array of the input's dtype."""
+    if weight is None:
+        return None
+    if isinstance(weight, str):  # minigrad's old third argument, PyTorch's is weight
+        raise _error(f"{who}: the third argument is weight (as in PyTorch), got the string "
+                     f"{weight!r}; pass the reduction by name: reduction={weight!r}", TypeError)
+    if not isinstance(weight, Tensor):
+        raise _error(f"{who}: {name} must be a Tensor, got {type(weight).__name__}; wrap it: "
+                     f"{name}=mg.tensor(...)", TypeError)
+    _check_floating(weight, who, name)
+    try:
+        fits = np.broadcast_shapes(tuple(weight.shape), tuple(input.shape)) == \
+            tuple(input.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise _error(f"{who}: {name} of shape {tuple(weight.shape)} does not broadcast to the "
+                     f"input's shape {tuple(input.shape)}" + (
+                         f"; pos_weight holds one weight per class, shape "
+                         f"({input.shape[-1]},)" if name == "pos_weight" and input.ndim else ""))
+    if weight.requires_grad:
+        raise _error(f"{who}: minigrad's {name} is a constant, without gradient; give "
+                     f"{name}.detach()", RuntimeError)
+    return weight.numpy().astype(input.dtype, copy=False)
+
+
+def binary_cross_entropy(input: Tensor, target: Any, weight: Tensor | None = None,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
     """-(y log p + (1 - y) log(1 - p)) for probabilities p (log clamped at -100 as in
-    PyTorch, so p = 0 or 1 gives a large finite loss). Values outside [0, 1] raise when
-    the loss is computed."""
+    PyTorch, so p = 0 or 1 gives a large finite loss), times ``weight`` (broadcast to the
+    input) if given. Values outside [0, 1] raise when the loss is computed."""
+    reduction = _legacy_reduction(size_average, reduce, reduction, "binary_cross_entropy")
     _check_reduction(reduction, "binary_cross_entropy")
+    weight = _binary_weight(weight, input, "binary_cross_entropy", "weight")
     target = _binary_targets(input, target, "binary_cross_entropy")
-    return BinaryCrossEntropy.apply(input, target, reduction)
+    return BinaryCrossEntropy.apply(input, target, reduction, weight)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Any,
-                                     reduction: str = "mean") -> Tensor:
-    """binary_cross_entropy(sigmoid(x), y), computed from the logits x stably."""
-    _check_reduction(reduction, "binary_cross_entropy_with_logits")
-    target = _binary_targets(input, target, "binary_cross_entropy_with_logits")
-    return BinaryCrossEntropyWithLogits.apply(input, target, reduction)
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Tensor | None = None,
+                                     size_average: Any = None, reduce: Any = None,
+                                     reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(x), y), computed from the logits x stably;
+    ``pos_weight`` weighs the positive examples (one weight per class: more than 1 for a
+    class with few positives), ``weight`` each loss."""
+    who = "binary_cross_entropy_with_logits"
+    reduction = _legacy_reduction(size_average, reduce, reduction, who)
+    _check_reduction(reduction, who)
+    weight = _binary_weight(weight, input, who, "weight")
+    pos_weight = _binary_weight(pos_weight, input, who, "pos_weight")
+    target = _binary_targets(input, target, who)
+    return BinaryCrossEntropyWithLogits.apply(input, target, reduction, weight, pos_weight)
 
 
 def hinge_loss(input: Tensor, target: Any, margin: float = 1.0,

@@ -82,17 +82,36 @@ def _check_weight_argument(weight: Any, layer: str) -> None:
 
 
 class BCELoss(_Loss):
-    """Binary cross entropy of probabilities in [0, 1]."""
+    """Binary cross entropy of probabilities in [0, 1]; ``weight`` (a buffer, as in
+    PyTorch) multiplies each loss."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction, "BCELoss"))
+        self.register_buffer("weight", weight)
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
-        return F.binary_cross_entropy(input, target, self.reduction)
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Binary cross entropy of logits (sigmoid inside, computed stably)."""
+    """Binary cross entropy of logits (sigmoid inside, computed stably); ``pos_weight``
+    (one per class) weighs the positive examples, ``weight`` each loss (buffers, as in
+    PyTorch)."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction,
+                                             "BCEWithLogitsLoss"))
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
-        return F.binary_cross_entropy_with_logits(input, target, self.reduction)
+        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
 
 
 class HingeLoss(_Loss):

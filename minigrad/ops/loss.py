@@ -222,23 +222,49 @@ def _subtract_at_target(grad: np.ndarray, target: np.ndarray, axis: int, value: 
 
 class BinaryCrossEntropyWithLogits(_Loss):
     """loss = -(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x))), computed as
-    max(x, 0) - x y + log(1 + e^-|x|);  dloss/dx = sigmoid(x) - y,  dloss/dy = -x"""
+    max(x, 0) - x y + log(1 + e^-|x|);  dloss/dx = sigmoid(x) - y,  dloss/dy = -x.
+
+    ``pos_weight`` p (an array broadcast against x, usually one per class) weighs the
+    positive term: loss = -(p y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))
+    = (1 - y) x + (1 + (p - 1) y) softplus(-x);  dloss/dx = (1 + (p - 1) y) sigmoid(x) - p y,
+    dloss/dy = (p - 1) softplus(-x) - x. ``weight`` w multiplies each loss (and so each
+    gradient). Both are constants (no gradient), as in PyTorch's usual use.
+    """
 
     @staticmethod
-    def forward(ctx, input, target, reduction="mean"):
+    def forward(ctx, input, target, reduction="mean", weight=None, pos_weight=None):
         target = np.asarray(target, dtype=input.dtype)
-        loss = np.maximum(input, 0) - input * target + np.log1p(np.exp(-np.abs(input)))
+        if pos_weight is None:
+            loss = np.maximum(input, 0) - input * target + np.log1p(np.exp(-np.abs(input)))
+        else:
+            softplus_neg = np.maximum(-input, 0) + np.log1p(np.exp(-np.abs(input)))
+            loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
+        if weight is not None:
+            loss = loss * weight
         ctx.save_for_backward(input, target)
-        ctx.reduction = reduction
+        ctx.reduction, ctx.weight, ctx.pos_weight = reduction, weight, pos_weight
         return _reduce(loss, reduction, loss.size, input.dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
         input, target = ctx.saved_tensors
+        weight, pos_weight = ctx.weight, ctx.pos_weight
         scale = _reduced_gradient(grad_output, ctx.reduction, input.size)
+        if weight is not None:
+            scale = scale * weight
         sigmoid = 0.5 * (np.tanh(0.5 * input) + 1)  # no overflow for large |x|
-        grad_target = -input * scale if ctx.needs_input_grad[1] else None
-        return (sigmoid - target) * scale, grad_target, None  # nothing for reduction
+        grad_target = None
+        if pos_weight is None:
+            grad_input = (sigmoid - target) * scale
+            if ctx.needs_input_grad[1]:
+                grad_target = -input * scale
+        else:
+            grad_input = ((1 + (pos_weight - 1) * target) * sigmoid - pos_weight * target) \
+                * scale
+            if ctx.needs_input_grad[1]:
+                softplus_neg = np.maximum(-input, 0) + np.log1p(np.exp(-np.abs(input)))
+                grad_target = ((pos_weight - 1) * softplus_neg - input) * scale
+        return grad_input, grad_target, None, None, None  # nothing for the constants
 
     # create_graph=True: the same formulas on the input Tensors (higher_order.py)
     twice_differentiable = True
@@ -246,12 +272,25 @@ class BinaryCrossEntropyWithLogits(_Loss):
     @staticmethod
     def tensor_backward(ctx, grad_output):
         input, target = ctx.args[0], _target_of(ctx)
+        weight, pos_weight = ctx.weight, ctx.pos_weight
         scale = _reduced_gradient(grad_output, ctx.reduction, int(np.prod(input.shape)))
-        grad_target = -input * scale if ctx.needs_input_grad[1] else None
-        return (input.sigmoid() - target) * scale, grad_target, None
+        if weight is not None:
+            scale = scale * weight
+        grad_target = None
+        if pos_weight is None:
+            grad_input = (input.sigmoid() - target) * scale
+            if ctx.needs_input_grad[1]:
+                grad_target = -input * scale
+        else:
+            grad_input = (input.sigmoid() * (target * (pos_weight - 1) + 1)
+                          - target * pos_weight) * scale
+            if ctx.needs_input_grad[1]:
+                softplus_neg = (-input).relu() + (-input.abs()).exp().log1p()
+                grad_target = (softplus_neg * (pos_weight - 1) - input) * scale
+        return grad_input, grad_target, None, None, None
 
     @staticmethod
-    def output_shape(input, target, reduction="mean"):
+    def output_shape(input, target, reduction="mean", weight=None, pos_weight=None):
         return tuple(input.shape) if reduction == "none" else ()
 
 
@@ -280,7 +319,7 @@ class BinaryCrossEntropy(_Loss):
     dloss/dx = (x - y) / max(x (1 - x), 1e-12),  dloss/dy = log(1 - x) - log x"""
 
     @staticmethod
-    def forward(ctx, input, target, reduction="mean"):
+    def forward(ctx, input, target, reduction="mean", weight=None):
         target = np.asarray(target, dtype=input.dtype)
         _check_probabilities(input, "input", "apply sigmoid first, or give the logits to "
                              "binary_cross_entropy_with_logits instead")
@@ -290,17 +329,21 @@ class BinaryCrossEntropy(_Loss):
             log_x = np.maximum(np.log(input), LOG_FLOOR)
             log_1_minus_x = np.maximum(np.log1p(-input), LOG_FLOOR)
         loss = -(target * log_x + (1 - target) * log_1_minus_x)
+        if weight is not None:  # each loss weighed (a constant, as in PyTorch's usual use)
+            loss = loss * weight
         ctx.save_for_backward(input, target, log_x, log_1_minus_x)
-        ctx.reduction = reduction
+        ctx.reduction, ctx.weight = reduction, weight
         return _reduce(loss, reduction, loss.size, input.dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
         input, target, log_x, log_1_minus_x = ctx.saved_tensors
         scale = _reduced_gradient(grad_output, ctx.reduction, input.size)
+        if ctx.weight is not None:
+            scale = scale * ctx.weight
         grad_input = scale * (input - target) / np.maximum(input * (1 - input), BCE_EPSILON)
         grad_target = scale * (log_1_minus_x - log_x) if ctx.needs_input_grad[1] else None
-        return grad_input, grad_target, None  # nothing for reduction
+        return grad_input, grad_target, None, None  # nothing for reduction, weight
 
     # create_graph=True: the same formulas on the input Tensors (higher_order.py)
     twice_differentiable = True
@@ -309,13 +352,15 @@ class BinaryCrossEntropy(_Loss):
     def tensor_backward(ctx, grad_output):
         input, target = ctx.args[0], _target_of(ctx)
         scale = _reduced_gradient(grad_output, ctx.reduction, int(np.prod(input.shape)))
-        grad_input = scale * (input - target) / (input * (1 - input)).clamp(min=BCE_EPSILON)
+        if ctx.weight is not None:
+            scale = scale * ctx.weight
+        grad_input = (input - target) * scale / (input * (1 - input)).clamp(min=BCE_EPSILON)
         grad_target = None
         if ctx.needs_input_grad[1]:
-            grad_target = scale * ((1 - input).log().clamp(min=LOG_FLOOR)
-                                   - input.log().clamp(min=LOG_FLOOR))
-        return grad_input, grad_target, None
+            grad_target = ((1 - input).log().clamp(min=LOG_FLOOR)
+                           - input.log().clamp(min=LOG_FLOOR)) * scale
+        return grad_input, grad_target, None, None
 
     @staticmethod
-    def output_shape(input, target, reduction="mean"):
+    def output_shape(input, target, reduction="mean", weight=None):
         return tuple(input.shape) if reduction == "none" else ()
