@@ -408,3 +408,33 @@ def test_conv2d_on_a_batch_of_one_channel_images_without_the_channel_dim_says_un
     with pytest.raises(mg.ShapeError, match=r"for a batch of one-channel images \(N, H, W\) use "
                                             r"x.unsqueeze\(1\)"):
         nn.Conv2d(1, 2, 3)(mg.randn(4, 8, 8))
+
+
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("dims, padding, dilation", [
+    (2, 1, 1), (2, (2, 1), 1), (2, "same", 2), (2, "valid", 1), (1, 2, 1), (1, "same", 2)])
+def test_convolution_padding_modes_match_pytorch(torch, mode, dims, padding, dilation):
+    """padding_mode pads the input first (F.pad), then convolves without padding, as
+    PyTorch does: values, gradients of input and weight, and the repr agree."""
+    shape = (2, 3, 7, 6) if dims == 2 else (2, 3, 9)
+    ours = (nn.Conv2d if dims == 2 else nn.Conv1d)(3, 4, 3, padding=padding, dilation=dilation,
+                                                   padding_mode=mode).double()
+    theirs = (torch.nn.Conv2d if dims == 2 else torch.nn.Conv1d)(
+        3, 4, 3, padding=padding, dilation=dilation, padding_mode=mode).double()
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    values = np.random.default_rng(0).standard_normal(shape)
+    x, t = mg.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    out, expected = ours(x), theirs(t)
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=1e-10, atol=1e-12)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(),
+                               rtol=1e-10, atol=1e-12)
+    assert repr(ours) == repr(theirs)
+
+
+def test_an_unknown_padding_mode_is_named():
+    with pytest.raises(ValueError, match=r"Conv2d: padding_mode must be one of \('zeros', "
+                                         r"'reflect', 'replicate', 'circular'\), got 'mirror'"):
+        nn.Conv2d(1, 1, 3, padding_mode="mirror")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..device import check_device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, Sequential, check_sizes, new_parameter
+from .functional_checks import _same_padding
 from .functional_ext import _single
+from .module import Module, Sequential, check_sizes, new_parameter
 from .normalization import BatchNorm2d
 
 
@@ -20,11 +22,14 @@ class Conv2d(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 dtype: Any = None) -> None:
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        if device is not None:
+            check_device(device, "Conv2d")
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError(f"Conv2d: padding must be an int, a pair, 'same' or 'valid', "
                              f"got {padding!r}")
+        self.padding_mode = check_padding_mode(padding_mode, "Conv2d")
         if padding == "same" and F._pair(stride, "Conv2d", "stride") != (1, 1):
             raise ValueError("Conv2d: padding='same' needs stride 1")
         self.in_channels, self.out_channels = check_sizes(
@@ -61,7 +66,8 @@ class Conv2d(Module):
                 f"{self.in_channels}, dim {input.ndim - 3}), got shape {tuple(input.shape)}"
                 + hint
             )
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+        input, padding = pad_by_mode(self, input, self.padding)
+        return F.conv2d(input, self.weight, self.bias, self.stride, padding,
                         self.dilation, self.groups)
 
     def extra_repr(self) -> str:
@@ -158,11 +164,14 @@ class Conv1d(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 dtype: Any = None) -> None:
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        if device is not None:
+            check_device(device, "Conv1d")
         if isinstance(padding, str) and padding not in ("same", "valid"):
             raise ValueError(f"Conv1d: padding must be an int, 'same' or 'valid', got "
                              f"{padding!r}")
+        self.padding_mode = check_padding_mode(padding_mode, "Conv1d")
         self.in_channels, self.out_channels = check_sizes(
             "Conv1d", in_channels=in_channels, out_channels=out_channels)
         self.groups = check_groups("Conv1d", in_channels, out_channels, groups)
@@ -196,7 +205,8 @@ class Conv1d(Module):
                 f"expected input with {self.in_channels} channels (in_channels="
                 f"{self.in_channels}, dim {input.ndim - 2}), got shape {tuple(input.shape)}"
                 + hint)
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        input, padding = pad_by_mode(self, input, self.padding)
+        padding = padding if isinstance(padding, str) else padding[0]
         return F.conv1d(input, self.weight, self.bias, self.stride[0], padding,
                         self.dilation[0], self.groups)
 
@@ -264,19 +274,43 @@ class Upsample(Module):
         return f"{what}, mode={self.mode!r}"
 
 
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def check_padding_mode(padding_mode: Any, layer: str) -> str:
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(f"{layer}: padding_mode must be one of {PADDING_MODES}, got "
+                         f"{padding_mode!r}")
+    return padding_mode
+
+
+def pad_by_mode(conv: Module, input: Tensor, padding: Any) -> tuple[Tensor, Any]:
+    """A convolution's input padded by its ``padding_mode`` (PyTorch's way: ``F.pad``
+    first, then the convolution without padding); with "zeros", as it is."""
+    if conv.padding_mode == "zeros" or padding == "valid":
+        return input, padding
+    if padding == "same":
+        pairs = _same_padding(conv.kernel_size, conv.dilation)
+    else:
+        pairs = [(p, p) for p in padding]
+    pads = [side for pair in reversed(pairs) for side in pair]  # F.pad: the last dim first
+    return F.pad(input, pads, mode=conv.padding_mode), (0,) * len(pairs)
+
+
 def conv_extra_repr(conv: Module, dims: int) -> str:
     """PyTorch's repr of a Conv1d/Conv2d: padding, dilation and bias only when not the
     defaults."""
     text = (f"{conv.in_channels}, {conv.out_channels}, kernel_size={conv.kernel_size}, "
             f"stride={conv.stride}")
-    if conv.padding not in ((0,) * dims, "valid"):
-        text += f", padding={conv.padding!r}" if isinstance(conv.padding, str) \
-            else f", padding={conv.padding}"
+    if conv.padding != (0,) * dims:  # (as PyTorch: "same" and "valid" shown, unquoted)
+        text += f", padding={conv.padding}"
     if conv.dilation != (1,) * dims:
         text += f", dilation={conv.dilation}"
     if conv.groups != 1:
         text += f", groups={conv.groups}"
-    return text + ("" if conv.bias is not None else ", bias=False")
+    text += "" if conv.bias is not None else ", bias=False"
+    padding_mode = getattr(conv, "padding_mode", "zeros")
+    return text + ("" if padding_mode == "zeros" else f", padding_mode={padding_mode}")
 
 
 class _ConvTransposeNd(Module):
