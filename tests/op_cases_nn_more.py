@@ -216,6 +216,28 @@ CASES: list[OpCase] = [
             real(6, away_from=(-1, 1))),
     OpCase("relu6", lambda x: F.relu6(x * 4), lambda x: np.clip(x * 4, 0, 6),
            (real(3, 4, away_from=(0, 1.5)),), torch_fn=lambda x: TF.relu6(x * 4)),
+    # (composites: nn/functional_activations.py; x * 2 reaches the kinks at +-3)
+    OpCase("hardsigmoid", lambda x: F.hardsigmoid(x * 2), lambda x: np.clip(x / 3 + 0.5, 0, 1),
+           (real(3, 4, away_from=(-1.5, 1.5)),), torch_fn=lambda x: TF.hardsigmoid(x * 2)),
+    OpCase("hardswish", lambda x: F.hardswish(x * 2),
+           lambda x: 2 * x * np.clip(x / 3 + 0.5, 0, 1),
+           (real(3, 4, away_from=(-1.5, 1.5)),), torch_fn=lambda x: TF.hardswish(x * 2)),
+    inplace("hardswish_inplace", "hardswish", lambda x: x * np.clip(x / 6 + 0.5, 0, 1),
+            real(5)),
+    same("selu", "selu", lambda x: 1.0507009873554805 * np.where(
+        x > 0, x, 1.6732632423543772 * np.expm1(x)), (real(3, 4, away_from=(0,)),)),
+    same("celu_alpha", "celu", lambda x, alpha: np.where(x > 0, x, alpha * np.expm1(x / alpha)),
+         (real(3, 4, away_from=(0,)),), alpha=0.5),
+    inplace("celu_inplace", "celu", lambda x: np.where(x > 0, x, np.expm1(x)),
+            real(5, away_from=(0,))),
+    same("softsign", "softsign", lambda x: x / (1 + np.abs(x)), (real(3, 4, away_from=(0,)),)),
+    same("tanhshrink", "tanhshrink", lambda x: x - np.tanh(x), (real(3, 4),)),
+    same("threshold", "threshold", lambda x, t, v: np.where(x > t, x, v),
+         (real(3, 4, away_from=(0.2,)),), 0.2, -1.0),
+    same("logsigmoid", "logsigmoid", lambda x: -np.log1p(np.exp(-x)), (real(3, 4),)),
+    same("softmin", "softmin", lambda x, dim: np.exp(-x) / np.exp(-x).sum(dim, keepdims=True),
+         (real(3, 4),), dim=1),
+    same("glu", "glu", lambda x, dim: x[..., :2] * sigmoid(x[..., 2:]), (real(3, 4),), dim=-1),
 
     # --- nll_loss (composed: a gather, constant weights) ---
     with_targets("nll_loss", "nll_loss", nll_loss_reference, (real(4, 3),), TARGETS),

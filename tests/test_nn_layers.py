@@ -438,3 +438,22 @@ def test_an_unknown_padding_mode_is_named():
     with pytest.raises(ValueError, match=r"Conv2d: padding_mode must be one of \('zeros', "
                                          r"'reflect', 'replicate', 'circular'\), got 'mirror'"):
         nn.Conv2d(1, 1, 3, padding_mode="mirror")
+
+
+@pytest.mark.parametrize("name, args", [
+    ("Hardsigmoid", ()), ("Hardswish", ()), ("SELU", ()), ("CELU", (0.5,)), ("Softsign", ()),
+    ("Tanhshrink", ()), ("Threshold", (0.1, 20.0)), ("LogSigmoid", ()), ("Softmin", (1,)),
+    ("GLU", ()), ("Hardswish", (True,)), ("SELU", (True,)), ("CELU", (1.0, True)),
+    ("Threshold", (0.1, 20.0, True)), ("Hardsigmoid", (True,))])
+def test_the_other_activation_layers_match_pytorch(torch, name, args):
+    """Values, input gradients and repr, beside PyTorch's; in place on a non-leaf too.
+    (PyTorch's hardsigmoid gradient uses 1/6 in float32 even for float64: rtol 1e-7.)"""
+    values = np.random.default_rng(0).standard_normal((3, 4)) * 4
+    ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    x, t = mg.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    out, expected = ours(x * 1), theirs(t * 1)
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=1e-12, atol=1e-12)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-12)
+    assert repr(ours) == repr(theirs)

@@ -25,6 +25,8 @@ from .recurrent import LSTM, RNN
 
 # --- more of PyTorch's nn (issue 11) ---
 from .activation import ELU, Hardtanh, LeakyReLU, Mish, ReLU6, SiLU, Softplus
+from .activation import (CELU, GLU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Softmin,
+                         Softsign, Tanhshrink, Threshold)
 from .containers import ParameterDict, ParameterList
 from .conv import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, Conv1d, MaxPool1d, Upsample
 from .distance import CosineSimilarity
@@ -69,6 +71,9 @@ __all__ = [
     "InstanceNorm1d", "InstanceNorm2d", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d",
     "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d", "Transformer",
     "TransformerDecoder", "TransformerDecoderLayer", "PReLU", "UpsamplingNearest2d",
+    # the rest of the pointwise activations
+    "CELU", "GLU", "SELU", "Hardsigmoid", "Hardswish", "LogSigmoid", "Softmin", "Softsign",
+    "Tanhshrink", "Threshold",
 ]
 
 from . import modules  # noqa: E402, F401  (PyTorch's torch.nn.modules.* paths)

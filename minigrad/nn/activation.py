@@ -191,3 +191,122 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+# --- the rest of PyTorch's pointwise activations (nn/functional_activations.py) -------------
+
+
+class _InPlace(Module):
+    """An activation with PyTorch's ``inplace`` flag (the result written into the input)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardsigmoid(_InPlace):
+    """0 below -3, 1 above 3, x / 6 + 1/2 between"""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return ""  # (PyTorch's repr leaves out inplace here)
+
+
+class Hardswish(_InPlace):
+    """x * hardsigmoid(x)"""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return ""  # (PyTorch's repr leaves out inplace here)
+
+
+class SELU(_InPlace):
+    """scale * (x if x > 0 else alpha (e^x - 1)), self-normalizing constants"""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.selu(input, self.inplace)
+
+
+class CELU(_InPlace):
+    """max(0, x) + min(0, alpha (e^(x / alpha) - 1))"""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.alpha = alpha
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class Threshold(_InPlace):
+    """x where x > threshold, else value"""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.threshold, self.value = threshold, value
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else "")
+
+
+class Softsign(Module):
+    """x / (1 + |x|)"""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)"""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class LogSigmoid(Module):
+    """log sigmoid(x)"""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Softmin(Module):
+    """softmax(-x) along ``dim``"""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class GLU(Module):
+    """a * sigmoid(b) for the input's halves a, b along ``dim``"""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

@@ -511,6 +511,13 @@ from .functional_ext import (  # noqa: E402, F401  (re-exported; they use the he
     mish, nll_loss, normalize, one_hot, relu6, silu, smooth_l1_loss, softplus,
 )
 
+# --- the rest of PyTorch's pointwise activations, in functional_activations.py --------------
+
+from .functional_activations import (  # noqa: E402, F401  (re-exported)
+    celu, glu, hardsigmoid, hardswish, logsigmoid, selu, softmin, softsign, tanhshrink,
+    threshold,
+)
+
 # --- issue 29: what the census of teaching code found missing, in functional_more.py ---------
 
 from .functional_more import (  # noqa: E402, F401  (re-exported)
@@ -529,6 +536,8 @@ __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list
     "softplus", "tanh", "unfold",
     "conv_transpose1d", "conv_transpose2d", "dropout1d", "dropout2d", "dropout3d",
     "instance_norm", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm",
+    "celu", "glu", "hardsigmoid", "hardswish", "logsigmoid", "selu", "softmin", "softsign",
+    "tanhshrink", "threshold",
 ]
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
