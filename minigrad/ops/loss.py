@@ -220,6 +220,11 @@ def _subtract_at_target(grad: np.ndarray, target: np.ndarray, axis: int, value: 
 # --- binary cross entropy --------------------------------------------------------------------
 
 
+def _softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + e^x) without overflow: max(x, 0) + log(1 + e^-|x|)."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
 class BinaryCrossEntropyWithLogits(_Loss):
     """loss = -(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x))), computed as
     max(x, 0) - x y + log(1 + e^-|x|);  dloss/dx = sigmoid(x) - y,  dloss/dy = -x.
@@ -237,8 +242,7 @@ class BinaryCrossEntropyWithLogits(_Loss):
         if pos_weight is None:
             loss = np.maximum(input, 0) - input * target + np.log1p(np.exp(-np.abs(input)))
         else:
-            softplus_neg = np.maximum(-input, 0) + np.log1p(np.exp(-np.abs(input)))
-            loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
+            loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * _softplus(-input)
         if weight is not None:
             loss = loss * weight
         ctx.save_for_backward(input, target)
@@ -262,8 +266,7 @@ class BinaryCrossEntropyWithLogits(_Loss):
             grad_input = ((1 + (pos_weight - 1) * target) * sigmoid - pos_weight * target) \
                 * scale
             if ctx.needs_input_grad[1]:
-                softplus_neg = np.maximum(-input, 0) + np.log1p(np.exp(-np.abs(input)))
-                grad_target = ((pos_weight - 1) * softplus_neg - input) * scale
+                grad_target = ((pos_weight - 1) * _softplus(-input) - input) * scale
         return grad_input, grad_target, None, None, None  # nothing for the constants
 
     # create_graph=True: the same formulas on the input Tensors (higher_order.py)
