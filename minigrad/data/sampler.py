@@ -18,6 +18,20 @@ from ..state import rng_for
 CHUNK = 1 << 16  # indices drawn at a time with replacement (num_samples may be 10**10)
 
 
+def _check_positive_int(value: Any, who: str) -> int:
+    """``value`` as an int if it is a positive int (not a bool); else the error names
+    ``who`` (``"BatchSampler: batch_size"``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{who} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def _check_flag(value: Any, who: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{who} must be True or False, got {value!r}")
+    return value
+
+
 class Sampler:
     """Base class: a subclass yields indices in ``__iter__`` (and says how many in
     ``__len__``)."""
@@ -123,13 +137,8 @@ class WeightedRandomSampler(Sampler):
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
                  generator: Any = None) -> None:
-        if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) \
-                or num_samples <= 0:
-            raise ValueError(f"WeightedRandomSampler: num_samples must be a positive int, "
-                             f"got {num_samples!r}")
-        if not isinstance(replacement, bool):
-            raise ValueError(f"WeightedRandomSampler: replacement must be True or False, got "
-                             f"{replacement!r}")
+        num_samples = _check_positive_int(num_samples, "WeightedRandomSampler: num_samples")
+        _check_flag(replacement, "WeightedRandomSampler: replacement")
         weights = np.asarray(weights.numpy() if hasattr(weights, "numpy") else weights,
                              dtype=np.float64)
         if weights.ndim != 1 or not len(weights):
@@ -144,7 +153,7 @@ class WeightedRandomSampler(Sampler):
                 f"replacement from {np.count_nonzero(weights)} with weight > 0; use "
                 "replacement=True or a smaller num_samples")
         rng_for(generator, "WeightedRandomSampler")  # checks it now
-        self.weights, self.num_samples = weights, int(num_samples)
+        self.weights, self.num_samples = weights, num_samples
         self.replacement, self.generator = replacement, generator
 
     def order(self) -> np.ndarray:
@@ -164,14 +173,8 @@ class BatchSampler(Sampler):
     shorter, or left out with ``drop_last=True``)."""
 
     def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
-                or batch_size <= 0:
-            raise ValueError(f"BatchSampler: batch_size must be a positive int, got "
-                             f"{batch_size!r}")
-        if not isinstance(drop_last, bool):
-            raise ValueError(f"BatchSampler: drop_last must be True or False, got "
-                             f"{drop_last!r}")
-        self.sampler, self.batch_size, self.drop_last = sampler, int(batch_size), drop_last
+        self.batch_size = _check_positive_int(batch_size, "BatchSampler: batch_size")
+        self.sampler, self.drop_last = sampler, _check_flag(drop_last, "BatchSampler: drop_last")
 
     def __iter__(self) -> Iterator[list[int]]:
         return (batch.tolist() for batch in self.epoch())

@@ -49,32 +49,29 @@ class Sigmoid(Module):
         return F.sigmoid(input)
 
 
-class Softmax(Module):
-    """exp(x_i) / sum_j exp(x_j) along ``dim``."""
+class _AlongDim(Module):
+    """An activation computed along one dim (Softmax, LogSoftmax, Softmin, GLU)."""
 
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = dim
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax(_AlongDim):
+    """exp(x_i) / sum_j exp(x_j) along ``dim``."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
+class LogSoftmax(_AlongDim):
     """log(softmax(x)) along ``dim``, computed stably."""
-
-    def __init__(self, dim: int) -> None:
-        super().__init__()
-        self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 # --- more of PyTorch's activations (issue 11) -------------------------------------------------
@@ -284,29 +281,18 @@ class LogSigmoid(Module):
         return F.logsigmoid(input)
 
 
-class Softmin(Module):
+class Softmin(_AlongDim):
     """softmax(-x) along ``dim``"""
-
-    def __init__(self, dim: int) -> None:
-        super().__init__()
-        self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class GLU(Module):
+class GLU(_AlongDim):
     """a * sigmoid(b) for the input's halves a, b along ``dim``"""
 
     def __init__(self, dim: int = -1) -> None:
-        super().__init__()
-        self.dim = dim
+        super().__init__(dim)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.glu(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
