@@ -120,6 +120,10 @@ from .dtypes import bfloat16  # noqa: E402
 from .printing import set_printoptions  # noqa: E402
 from . import functions_more as _functions_more  # noqa: E402
 from .functions_more import *  # noqa: E402, F401, F403
+from . import functions_math as _functions_math  # noqa: E402
+from .functions_math import *  # noqa: E402, F401, F403
+from . import functions_stats as _functions_stats  # noqa: E402
+from .functions_stats import *  # noqa: E402, F401, F403
 
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 newaxis = None
@@ -150,7 +154,7 @@ _ISSUE_29 = ["Size", "random", "accelerator", "amp", "autocast", "bfloat16", "co
              "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
              "serialization", "set_float32_matmul_precision", "set_printoptions", "testing",
              "version",
-             ] + _functions_more.__all__
+             ] + _functions_more.__all__ + _functions_math.__all__ + _functions_stats.__all__
 # --- end of issue 29 -------------------------------------------------------------------------
 
 __version__ = "0.1.0"

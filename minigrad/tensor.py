@@ -37,6 +37,8 @@ from .ops.reduce import normalize_dims
 from .state import no_grad, rng_for, state
 from .printing import numpy_options as numpy_print_options
 from .tensor_compat import TensorCompat
+from .tensor_math import TensorMath
+from .tensor_stats import TensorStats
 from .unsupported import refuse_names
 from .versions import (VersionCounter, counter_of, is_remembered_view, make_view,
                        positions_in_base, record_write, shares_memory, views_of)
@@ -64,7 +66,7 @@ def _keep(keepdim, keepdims):
     return bool(keepdims) if keepdims is not None else bool(keepdim)
 
 
-class Tensor(TensorCompat):
+class Tensor(TensorCompat, TensorMath, TensorStats):
     """A NumPy array plus autograd: ``data``, ``grad``, ``requires_grad``, ``grad_fn``."""
 
     # Every op makes a Tensor, so making one must be cheap: the attributes every tensor

@@ -49,6 +49,10 @@ from .parallel import DataParallel  # noqa: E402
 from .transformer import (Transformer, TransformerDecoder,  # noqa: E402
                           TransformerDecoderLayer)
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: E402
+from . import layers_more as _layers_more  # noqa: E402
+from .layers_more import *  # noqa: E402, F401, F403
+from . import loss_more as _loss_more  # noqa: E402
+from .loss_more import *  # noqa: E402, F401, F403
 from ..unsupported import module_getattr as _module_getattr
 
 __all__ = [
@@ -74,7 +78,7 @@ __all__ = [
     # the rest of the pointwise activations
     "CELU", "GLU", "SELU", "Hardsigmoid", "Hardswish", "LogSigmoid", "Softmin", "Softsign",
     "Tanhshrink", "Threshold",
-]
+] + _layers_more.__all__ + _loss_more.__all__  # round 3 of the census
 
 from . import modules  # noqa: E402, F401  (PyTorch's torch.nn.modules.* paths)
 

@@ -525,6 +525,13 @@ from .functional_more import (  # noqa: E402, F401  (re-exported)
     instance_norm, pad_by_index, pixel_shuffle, pixel_unshuffle, prelu, rms_norm,
 )
 
+# --- round 3 of the census: in functional_layers_more.py and functional_losses_more.py -------
+
+from . import functional_layers_more as _layers_more  # noqa: E402
+from .functional_layers_more import *  # noqa: E402, F401, F403  (re-exported)
+from . import functional_losses_more as _losses_more  # noqa: E402
+from .functional_losses_more import *  # noqa: E402, F401, F403  (re-exported)
+
 __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list see
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "attention", "avg_pool1d", "avg_pool2d",
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv1d",
@@ -538,7 +545,7 @@ __all__ = [  # what `from minigrad.nn.functional import *` and the coverage list
     "instance_norm", "pixel_shuffle", "pixel_unshuffle", "prelu", "rms_norm",
     "celu", "glu", "hardsigmoid", "hardswish", "logsigmoid", "selu", "softmin", "softsign",
     "tanhshrink", "threshold",
-]
+] + _layers_more.__all__ + _losses_more.__all__  # round 3 of the census
 
 # a name PyTorch has and minigrad leaves out on purpose says why (minigrad/unsupported.py)
 __getattr__ = _module_getattr("torch.nn.functional")

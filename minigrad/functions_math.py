@@ -1,0 +1,5 @@
+"""More of PyTorch's ``torch.*`` elementwise functions (round 3 of the census)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

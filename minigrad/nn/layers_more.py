@@ -1,0 +1,6 @@
+"""More of PyTorch's layers (round 3 of the census): pooling with indices, unpooling,
+adaptive max pooling, local response norm, alpha dropout, bilinear, embedding bags."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
