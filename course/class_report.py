@@ -106,7 +106,7 @@ def class_report(course: Path, assignment: str) -> dict:
                         continue
                     entry = written.setdefault(grade.name, {"points": grade.max_score,
                                                             "students": {}})
-                    if grade.manual_score is None and grade.needs_manual_grade:
+                    if grade.needs_manual_grade:  # not graded yet, or changed since
                         entry["students"][student] = NOT_GRADED
                     elif grade.manual_score is None and grade.auto_score == 0:
                         entry["students"][student] = NOT_ANSWERED  # nbgrader: unchanged

@@ -133,11 +133,16 @@ def _notebook(course: Path, assignment: str) -> Path:
     return path
 
 
-def exercise_scores(course: Path, assignment: str) -> dict[str, dict[str, float | None]]:
+def exercise_scores(course: Path, assignment: str, changed: dict | None = None,
+                    ) -> dict[str, dict[str, float | None]]:
     """``{student: {exercise: score}}`` from nbgrader's gradebook: an exercise's score is
     the sum of its test cells' scores; a question graded by hand's is the teacher's points
     (``manual_score``), None while the answer waits for them (nbgrader gives 0 by itself
-    only to an answer left as handed out: "No response")."""
+    only to an answer left as handed out: "No response").
+
+    An answer the student changed after the teacher graded it waits again: nbgrader keeps
+    the old points but marks it for review (``needs_manual_grade``); those old points are
+    put in ``changed`` (``{student: {question: points}}``), if given, and not counted."""
     from nbgrader.api import Gradebook, MissingEntry
 
     course = Path(course)
@@ -159,8 +164,10 @@ def exercise_scores(course: Path, assignment: str) -> dict[str, dict[str, float 
                 if grade.name in owner:
                     by_exercise[owner[grade.name]] += grade.score or 0.0
                 elif grade.name in written:
-                    by_exercise[grade.name] = None if grade.manual_score is None and \
-                        grade.auto_score is None else grade.score
+                    by_exercise[grade.name] = None if grade.needs_manual_grade else grade.score
+                    if grade.needs_manual_grade and grade.manual_score is not None \
+                            and changed is not None:
+                        changed.setdefault(student.id, {})[grade.name] = grade.manual_score
             scores[student.id] = by_exercise
     return scores
 

@@ -804,10 +804,15 @@ def rows(course: Path) -> list[dict]:
         written = written_questions(source)
         max_score = sum(graded_cells(source).values()) + sum(written.values())
         exercises = [*reports.exercises(source), *written]
-        by_exercise = reports.exercise_scores(course, assignment) if graded else {}
+        changed: dict = {}  # answers changed since graded by hand: their old points
+        by_exercise = reports.exercise_scores(course, assignment, changed) if graded else {}
         for student in sorted(students):
             score = scores.get((student, assignment))
             note = _note(course, problems, student, assignment)
+            old = changed.get(student, {}) if score is not None else {}
+            if old:  # the gradebook's total still holds them: not counted, and said why
+                score -= sum(old.values())
+                note = " ".join(filter(None, [note, _changed_note(old)]))
             returned = (course / "submitted" / student / assignment).is_dir()
             theirs = by_exercise.get(student, {}) if score is not None else {}
             waiting = [q for q in written if q in theirs and theirs[q] is None]
@@ -827,6 +832,12 @@ def rows(course: Path) -> list[dict]:
     from . import term
 
     return term.with_lateness(course, made)  # late_by, late_penalty where due dates are set
+
+
+def _changed_note(old: dict) -> str:
+    questions = ", ".join(f"{q} ({points:g} points before)" for q, points in old.items())
+    return (f"The written answer to {questions} changed after it was graded by hand: "
+            "grade it again in the formgrader (the old points are not counted).")
 
 
 def _cell_score(theirs: dict, exercise: str) -> str:

@@ -362,6 +362,17 @@ def test_an_answer_changed_after_grading_by_hand_waits_for_the_teacher_again(cou
     submitted.write_text(json.dumps(notebook), encoding="utf-8")
     assert course["run"]("grade", "--student", "ada") == 0
     assert _why_sum(course, "ada") == (1.5, True)
+    # the export does not count the points given to the old answer: the total waits
+    ada = {r["student"]: r for r in _export(course, "changed.csv")}["ada"]
+    assert (ada["status"], ada["score"], ada["why-sum"], ada["double"]) == \
+        ("needs manual grading", "1", "pending", "1")
+    assert "why-sum (1.5 points before)" in ada["note"] and "grade it again" in ada["note"]
+    canvas = _export(course, "changed-canvas.csv", "canvas")
+    assert {row[0]: row[-1] for row in canvas[2:]}["ada"] == ""  # no partial total
+    from minigrad.course.class_report import NOT_GRADED, class_report
+
+    assert class_report(course["course"], STEM)["written"]["why-sum"]["students"]["ada"] == \
+        NOT_GRADED
 
 
 # --- the student's side: the workspace -------------------------------------------------------
