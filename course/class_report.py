@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from .teacher import CourseError, _assignments, _course, _notebook_of, _read
+from .teacher import CourseError, assignments_of, course_folder, notebook_of, read_json
 from .term import open_gradebook, chapters_named
 
 PASSED, PARTLY, FAILED, MISSING = "passed", "partly", "failed", "not attempted"
@@ -54,13 +54,13 @@ def class_report(course: Path, assignment: str) -> dict:
     from .authoring import graded_cells
     from .grading import result_path
 
-    notebook_name = _notebook_of(course, assignment)
-    source = _read(course / "source" / assignment / notebook_name)
+    notebook_name = notebook_of(course, assignment)
+    source = read_json(course / "source" / assignment / notebook_name)
     points = graded_cells(source)
     exercise_tests = {e: tests for e, tests in reports.exercises(source).items() if tests}
     owner = {test: e for e, tests in exercise_tests.items() for test in tests}
     released_path = course / "release" / assignment / notebook_name
-    stubs = _solution_text(_read(released_path)) if released_path.exists() else {}
+    stubs = _solution_text(read_json(released_path)) if released_path.exists() else {}
     submitted = course / "submitted"
     students = sorted(p.name for p in submitted.iterdir()) if submitted.is_dir() else []
     scores = reports.exercise_scores(course, assignment) \
@@ -70,7 +70,7 @@ def class_report(course: Path, assignment: str) -> dict:
                  for e, tests in exercise_tests.items()}
     for student in students:
         path = submitted / student / assignment / notebook_name
-        answers = _solution_text(_read(path)) if path.exists() else {}
+        answers = _solution_text(read_json(path)) if path.exists() else {}
         result = result_path(course, student, assignment)
         judged = json.loads(result.read_text(encoding="utf-8")) if result.exists() else {}
         for cell in judged.get("notebook", {}).get("cells", []):
@@ -93,6 +93,7 @@ def class_report(course: Path, assignment: str) -> dict:
                 outcome = PARTLY if score > 0 else FAILED
             entry[outcome].append(student)
     written: dict[str, dict] = {}
+    changed_since = reports.read_changed_answers(course)
     if (course / "gradebook.db").exists():
         with open_gradebook(course) as gradebook:
             for student in students:
@@ -106,7 +107,8 @@ def class_report(course: Path, assignment: str) -> dict:
                         continue
                     entry = written.setdefault(grade.name, {"points": grade.max_score,
                                                             "students": {}})
-                    if grade.needs_manual_grade:  # not graded yet, or changed since
+                    if reports.waits_for_teacher(grade, changed_since.get(student, {})
+                                                 .get(assignment, {})):
                         entry["students"][student] = NOT_GRADED
                     elif grade.manual_score is None and grade.auto_score == 0:
                         entry["students"][student] = NOT_ANSWERED  # nbgrader: unchanged
@@ -245,11 +247,11 @@ def report_options(parser: argparse.ArgumentParser) -> None:
 
 
 def report(args: argparse.Namespace) -> int:
-    course = _course(args)
+    course = course_folder(args)
     if not (course / "gradebook.db").exists() or not (course / "autograded").is_dir():
         raise CourseError("nothing graded yet: minigrad-course grade first")
     chosen = chapters_named(course, [args.chapter]) if args.chapter else [
-        a for a in _assignments(course) if any((course / "autograded").glob(f"*/{a}"))]
+        a for a in assignments_of(course) if any((course / "autograded").glob(f"*/{a}"))]
     made = [class_report(course, assignment) for assignment in chosen]
     print("\n\n".join(report_text(r) for r in made))
     if args.html:

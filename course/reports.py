@@ -1,6 +1,6 @@
 """What the teacher reads after grading: scores per exercise, flags, and the grade files.
 
-Three files in the course folder, next to nbgrader's gradebook:
+Four files in the course folder, next to nbgrader's gradebook:
 
 - ``flags.json``: what grading noticed and did not turn into points, per student and
   assignment, ``{student: {assignment: [{"exercise": id or null, "flag": kind, "note":
@@ -9,6 +9,11 @@ Three files in the course folder, next to nbgrader's gradebook:
 - ``students.json``: the names and LMS ids that ``collect`` found in a download's file and
   folder names (Moodle's participant id, Canvas's user id), so the grades can be written
   back in that LMS's import format.
+- ``changed_answers.json``: the written answers graded by hand that the student changed
+  since (a new submission), ``{student: {assignment: {question: points}}}`` with the
+  points the old answer got. ``grade`` writes it (course/scoring.py); nbgrader keeps those
+  points in its total and lists the answer for review again, and ``export`` counts them
+  only once the teacher has graded the new answer.
 - ``answers/ASSIGNMENT/EXERCISE/STUDENT.py``: each student's answer to each exercise as
   text, written by ``flag_similar`` (open them side by side, or run copydetect's own HTML
   report on the folder).
@@ -36,6 +41,7 @@ from .authoring import (  # noqa: F401  (exercises: part of what reports offers)
 
 FLAGS = "flags.json"
 STUDENTS = "students.json"
+CHANGED_ANSWERS = "changed_answers.json"
 ANSWERS = "answers"
 # what a flag says (flags.json's "flag"); the note says the rest
 FLAG_KINDS = {
@@ -77,6 +83,39 @@ def _write_json(path: Path, data: dict) -> None:
                                      encoding="utf-8") as file:
         json.dump(data, file, indent=1, sort_keys=True, ensure_ascii=False)
     os.replace(file.name, path)
+
+
+# --- written answers changed after grading by hand -------------------------------------
+
+
+def read_changed_answers(course: Path) -> dict:
+    """``{student: {assignment: {question: points}}}`` from ``changed_answers.json``."""
+    return _read_json(Path(course) / CHANGED_ANSWERS)
+
+
+def note_changed_answers(course: Path, assignment: str, changed: list[tuple],
+                         unchanged: list[tuple]) -> None:
+    """After autograde: ``changed`` answers ``(student, question, points)`` wait for the
+    teacher again; ``unchanged`` ones ``(student, question)`` are graded as they were."""
+    with _locked(course):
+        record = read_changed_answers(course)
+        for student, question in unchanged:
+            record.get(student, {}).get(assignment, {}).pop(question, None)
+        for student, question, points in changed:
+            record.setdefault(student, {}).setdefault(assignment, {})[question] = points
+        record = {student: {a: questions for a, questions in by_assignment.items()
+                            if questions}
+                  for student, by_assignment in record.items()}
+        _write_json(Path(course) / CHANGED_ANSWERS, {s: r for s, r in record.items() if r})
+
+
+def waits_for_teacher(grade, changed: dict) -> bool:
+    """Does this written answer (a gradebook grade) wait for the teacher's points: not
+    graded yet, or changed since it was graded (``changed``: that student's questions
+    for this assignment, from ``read_changed_answers``) and not graded again?"""
+    if grade.manual_score is None and grade.auto_score is None:
+        return True
+    return grade.name in changed and bool(grade.needs_manual_grade)
 
 
 # --- flags -----------------------------------------------------------------------------
@@ -140,9 +179,9 @@ def exercise_scores(course: Path, assignment: str, changed: dict | None = None,
     (``manual_score``), None while the answer waits for them (nbgrader gives 0 by itself
     only to an answer left as handed out: "No response").
 
-    An answer the student changed after the teacher graded it waits again: nbgrader keeps
-    the old points but marks it for review (``needs_manual_grade``); those old points are
-    put in ``changed`` (``{student: {question: points}}``), if given, and not counted."""
+    An answer the student changed after the teacher graded it waits again
+    (``waits_for_teacher``): nbgrader keeps the old points in its total; they are put in
+    ``changed`` (``{student: {question: points}}``), if given, and not counted here."""
     from nbgrader.api import Gradebook, MissingEntry
 
     course = Path(course)
@@ -151,8 +190,10 @@ def exercise_scores(course: Path, assignment: str, changed: dict | None = None,
     owner = exercise_of_tests(source)
     written = written_questions(source)
     scores: dict[str, dict[str, float | None]] = {}
+    changed_since = read_changed_answers(course)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for student in gradebook.students:
+            theirs = changed_since.get(student.id, {}).get(assignment, {})
             try:
                 notebook = gradebook.find_submission_notebook(path.stem, assignment,
                                                               student.id)
@@ -164,9 +205,9 @@ def exercise_scores(course: Path, assignment: str, changed: dict | None = None,
                 if grade.name in owner:
                     by_exercise[owner[grade.name]] += grade.score or 0.0
                 elif grade.name in written:
-                    by_exercise[grade.name] = None if grade.needs_manual_grade else grade.score
-                    if grade.needs_manual_grade and grade.manual_score is not None \
-                            and changed is not None:
+                    waiting = waits_for_teacher(grade, theirs)
+                    by_exercise[grade.name] = None if waiting else grade.score
+                    if waiting and grade.manual_score is not None and changed is not None:
                         changed.setdefault(student.id, {})[grade.name] = grade.manual_score
             scores[student.id] = by_exercise
     return scores

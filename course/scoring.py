@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+
+from . import reports
 
 # jsonschema, which nbformat loads, builds a parser for IRIs (an Earley grammar, 2-3 s of
 # CPU) at import when rfc3987-syntax is installed (jupyter-events asks for it); a
@@ -41,11 +44,13 @@ def score(assignment: str, student: str | None, parts: int) -> int:
     """Scores for the assignment (one student's, or everyone's), then feedback pages in
     ``parts`` processes; 0 if all went well."""
     api = _api()
-    reviewed = _reviewed_answers(api, assignment, student)
+    reviewed, changed = _reviewed_answers(api, assignment, student)
     ok = _report(f"autograde {assignment} --force" + (f" --student={student}" if student
                                                         else ""),
                  api.autograde(assignment, student or "*", force=True, create=True))
     _keep_reviews(api, assignment, reviewed)
+    reports.note_changed_answers(Path(api.coursedir.root), assignment, changed,
+                                 [(who, name) for who, _, name in reviewed])
     autograded = os.path.join(api.coursedir.root, "autograded")
     everyone = sorted(
         entry.name for entry in (os.scandir(autograded) if os.path.isdir(autograded) else ())
@@ -84,10 +89,11 @@ def _answer_sources(path: str) -> dict[str, str]:
             if cell.metadata.get("nbgrader", {}).get("grade_id")}
 
 
-def _reviewed_answers(api, assignment: str, student: str | None) -> list[tuple]:
+def _reviewed_answers(api, assignment: str, student: str | None) -> tuple[list, list]:
     """The answers graded by hand (a ``manual_score``, not waiting for review) whose text
     is the same in the notebook about to be scored as in the one the teacher graded
-    (last time's ``autograded/`` copy): ``(student, notebook, grade_id)``.
+    (last time's ``autograded/`` copy): ``(student, notebook, grade_id)``; and those whose
+    text changed: ``(student, grade_id, points)``.
 
     nbgrader's autograde marks every answer with a manual score "needs manual grading"
     again, in case the submission changed; the teacher's guide runs ``grade`` again after
@@ -96,7 +102,7 @@ def _reviewed_answers(api, assignment: str, student: str | None) -> list[tuple]:
     from nbgrader.api import Gradebook
 
     root = api.coursedir.root
-    kept = []
+    kept, changed = [], []
     with Gradebook(api.coursedir.db_url) as gradebook:
         for submission in gradebook.assignment_submissions(assignment):
             if student is not None and submission.student_id != student:
@@ -109,9 +115,15 @@ def _reviewed_answers(api, assignment: str, student: str | None) -> list[tuple]:
                 where = (submission.student_id, assignment, f"{notebook.name}.ipynb")
                 graded = _answer_sources(os.path.join(root, "autograded", *where))
                 now = _answer_sources(os.path.join(root, "submitted", *where))
-                kept += [(submission.student_id, notebook.name, name) for name in done
-                         if name in graded and graded[name] == now.get(name)]
-    return kept
+                for grade in notebook.grades:
+                    if grade.name not in done:
+                        continue
+                    if grade.name in graded and graded[grade.name] == now.get(grade.name):
+                        kept.append((submission.student_id, notebook.name, grade.name))
+                    else:
+                        changed.append((submission.student_id, grade.name,
+                                        grade.manual_score))
+    return kept, changed
 
 
 def _keep_reviews(api, assignment: str, reviewed: list[tuple]) -> None:

@@ -61,7 +61,7 @@ def _need_nbgrader() -> None:
                           "checks one exercise.") from None
 
 
-def _nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def run_nbgrader(course: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run one nbgrader command in the course folder; its log goes to ``nbgrader.log``."""
     _need_nbgrader()
     result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
@@ -84,7 +84,7 @@ def _environment() -> dict:
             "PYTHONWARNINGS": "ignore", **sandbox.ONE_THREAD}
 
 
-def _course(args: argparse.Namespace) -> Path:
+def course_folder(args: argparse.Namespace) -> Path:
     course = Path(args.course).resolve()
     if not (course / "nbgrader_config.py").exists():
         raise CourseError(f"{course} is not a course folder (no nbgrader_config.py): make one "
@@ -92,11 +92,11 @@ def _course(args: argparse.Namespace) -> Path:
     return course
 
 
-def _assignments(course: Path) -> list[str]:
+def assignments_of(course: Path) -> list[str]:
     return sorted(p.name for p in (course / "source").iterdir() if p.is_dir())
 
 
-def _notebook_of(course: Path, assignment: str) -> str:
+def notebook_of(course: Path, assignment: str) -> str:
     (notebook,) = (p.name for p in (course / "source" / assignment).glob("*.ipynb"))
     return notebook
 
@@ -160,7 +160,7 @@ def init(args: argparse.Namespace) -> int:
             raise CourseError(f"no chapter {missing} in {notebooks}; there are "
                               f"{sorted(found)}")
     else:
-        wanted = [n for n, p in found.items() if graded_cells(_read(p))]
+        wanted = [n for n, p in found.items() if graded_cells(read_json(p))]
         if not wanted:
             raise CourseError(f"no chapter in {notebooks} has graded exercises yet; choose "
                               "some with --chapters 1,2")
@@ -175,7 +175,7 @@ def init(args: argparse.Namespace) -> int:
                           f"minigrad-course init {inside[0].parent / 'my-class'}")
     for number in wanted:
         path = found[number]
-        notebook = _read(path)
+        notebook = read_json(path)
         apply_exercise_tags(notebook)
         if not graded_cells(notebook):
             print(f"note: chapter {number} ({path.stem}) has no graded exercise yet")
@@ -200,7 +200,7 @@ def init(args: argparse.Namespace) -> int:
         exchange = Path(args.exchange).resolve()
         _make_exchange(exchange)
     else:
-        exchange = _exchange(course) if _has_nbgrader() else None
+        exchange = exchange_folder(course) if _has_nbgrader() else None
     if exchange is not None and exchange.is_dir():
         print(f"nbgrader exchange {exchange}: release publishes there, collect (with no "
               "folder) collects from there, feedback returns through it.")
@@ -246,7 +246,7 @@ def _point_formgrader_at(course: Path, course_id: str) -> None:
               f"set in it:\n{wanted.split(chr(10), 3)[3]}")
 
 
-def _read(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -256,20 +256,20 @@ def _read(path: Path) -> dict:
 def release(args: argparse.Namespace) -> int:
     from . import term  # due dates and the late policy
 
-    course = _course(args)
+    course = course_folder(args)
     config = course / "nbgrader_config.py"
     if "ClearMarkScheme" not in config.read_text(encoding="utf-8"):  # a course made before
         with open(config, "a", encoding="utf-8") as file:
             file.write("\n# rubrics of the questions graded by hand sit in their question "
                        "cells\nc.ClearMarkScheme.enforce_metadata = False\n")
     chosen = term.before_release(course, args)
-    exchange = _exchange(course) if chosen else None
+    exchange = exchange_folder(course) if chosen else None
     for assignment in chosen:
-        _nbgrader(course, "generate_assignment", assignment, "--force")
+        run_nbgrader(course, "generate_assignment", assignment, "--force")
         term.after_generate(course, assignment, args)
         print(f"{assignment}: students' copy in {course / 'release' / assignment}")
         if exchange.is_dir():
-            _nbgrader(course, "release_assignment", assignment, "--force")
+            run_nbgrader(course, "release_assignment", assignment, "--force")
             print(f"{assignment}: published in the exchange {exchange}; students fetch it "
                   "from JupyterLab's Assignments tab (Nbgrader menu)")
     return 0
@@ -300,7 +300,7 @@ class _WorkingDirectory:
             self._lock.release()
 
 
-def _settings(course: Path):
+def nbgrader_settings(course: Path):
     """nbgrader's configuration as its commands see it when run in the course folder: the
     course's ``nbgrader_config.py`` over the user's and the system's."""
     _need_nbgrader()
@@ -312,12 +312,12 @@ def _settings(course: Path):
     return app.config
 
 
-def _exchange(course: Path) -> Path:
+def exchange_folder(course: Path) -> Path:
     """The exchange folder nbgrader uses for this course (``c.Exchange.root``, else
     nbgrader's default); the hub route is on when it exists."""
     from nbgrader.exchange.default.exchange import Exchange
 
-    return Path(Exchange(config=_settings(course)).root)
+    return Path(Exchange(config=nbgrader_settings(course)).root)
 
 
 # --- collect ---------------------------------------------------------------------------
@@ -382,7 +382,7 @@ def _which_assignment(path: Path, assignments: list[str], given: str | None,
     if len(assignments) == 1:
         return assignments[0]
     try:
-        held = {cell["metadata"]["nbgrader"]["grade_id"] for cell in _read(path)["cells"]
+        held = {cell["metadata"]["nbgrader"]["grade_id"] for cell in read_json(path)["cells"]
                 if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})}
     except (OSError, ValueError, KeyError, TypeError):
         return None  # (an unreadable notebook: _file notes it when it is named)
@@ -392,7 +392,7 @@ def _which_assignment(path: Path, assignments: list[str], given: str | None,
 
 def _grade_ids(course: Path, assignment: str) -> set[str]:
     """The grade ids of an assignment's exercise cells, as handed out."""
-    notebook = _read(course / "source" / assignment / _notebook_of(course, assignment))
+    notebook = read_json(course / "source" / assignment / notebook_of(course, assignment))
     return {meta["grade_id"] for _, meta in exercise_cells(notebook)}
 
 
@@ -473,8 +473,8 @@ def _restore_locked_cells(notebook: dict, source: dict) -> None:
 
 
 def collect(args: argparse.Namespace) -> int:
-    course = _course(args)
-    assignments = _assignments(course)
+    course = course_folder(args)
+    assignments = assignments_of(course)
     if args.assignment:  # a name or a number, as release and solutions take it
         from .term import chapters_named
 
@@ -524,10 +524,10 @@ def _file(course: Path, student: str, assignment: str, path: Path, target: Path,
     what is wrong in ``problems``. An unreadable notebook is not filed: ``target`` is
     removed and 0 returned."""
     source_dir = course / "source" / assignment
-    name = _notebook_of(course, assignment)
-    source = _read(source_dir / name)
+    name = notebook_of(course, assignment)
+    source = read_json(source_dir / name)
     handed_out = course / "release" / assignment / name
-    notebook, found = _inspect(path, _read(handed_out) if handed_out.exists() else source)
+    notebook, found = _inspect(path, read_json(handed_out) if handed_out.exists() else source)
     problems.setdefault(student, {}).pop(assignment, None)
     if found:
         problems[student][assignment] = " ".join(found)
@@ -558,13 +558,13 @@ def _collect_from_exchange(course: Path, assignments: list[str], given: str | No
     as for a folder; an unreadable notebook is moved to ``unreadable/STUDENT/ASSIGNMENT/``
     (with nbgrader's timestamp and secret, so ``grade`` can write that student a note and
     ``feedback`` return it)."""
-    exchange = _exchange(course)
+    exchange = exchange_folder(course)
     if not exchange.is_dir():
         raise CourseError(f"no folder given, and no nbgrader exchange at {exchange} to collect "
                           "from: pass the folder of returned notebooks (minigrad-course collect "
                           "SUBMISSIONS_DIR), or name the exchange (c.Exchange.root in "
                           f"{course / 'nbgrader_config.py'})")
-    course_id = _settings(course).CourseDirectory.course_id
+    course_id = nbgrader_settings(course).CourseDirectory.course_id
     released = [a for a in ([given] if given else assignments)
                 if (exchange / course_id / "outbound" / a).is_dir()]
     if not released:
@@ -574,12 +574,12 @@ def _collect_from_exchange(course: Path, assignments: list[str], given: str | No
     filed = 0
     for assignment in released:
         before = _timestamps(course, assignment)
-        _nbgrader(course, "collect", assignment, "--update")
+        run_nbgrader(course, "collect", assignment, "--update")
         for student, stamp in sorted(_timestamps(course, assignment).items()):
             if before.get(student) == stamp:
                 continue  # collected before, already checked
             target = course / "submitted" / student / assignment
-            path = target / _notebook_of(course, assignment)
+            path = target / notebook_of(course, assignment)
             if not path.exists():
                 problems.setdefault(student, {})[assignment] = (
                     f"{path.name} was not in the submission; it was not graded.")
@@ -617,7 +617,7 @@ def grade(args: argparse.Namespace) -> int:
     score the judged outputs and write the feedback pages."""
     from . import grading
 
-    course = _course(args)
+    course = course_folder(args)
     sandboxed = not getattr(args, "unsandboxed", False)
     why = sandbox.check()
     if sandboxed and why:
@@ -631,9 +631,9 @@ def grade(args: argparse.Namespace) -> int:
     if "JudgedOutputs" not in config.read_text(encoding="utf-8"):  # a course made before
         with open(config, "a", encoding="utf-8") as file:
             file.write("\n" + AUTOGRADE_CONFIG)
-    timeout = args.timeout or _settings(course).Execute.timeout or DEFAULT_TIMEOUT
+    timeout = args.timeout or nbgrader_settings(course).Execute.timeout or DEFAULT_TIMEOUT
     submitted = course / "submitted"
-    graded = [a for a in _assignments(course)
+    graded = [a for a in assignments_of(course)
               if submitted.is_dir() and any((s / a).is_dir() for s in submitted.iterdir())]
     if not graded:
         raise CourseError("nothing to grade: file the returned notebooks first with "
@@ -646,7 +646,7 @@ def grade(args: argparse.Namespace) -> int:
                           and (only is None or s.name == only))
         if not students:
             continue
-        results = grading.judge_all(course, assignment, _notebook_of(course, assignment),
+        results = grading.judge_all(course, assignment, notebook_of(course, assignment),
                                     students, timeout, sandboxed)
         for student, result in results.items():  # what the judge noticed, anew
             reports.clear_flags(course, assignment, student=student)
@@ -693,7 +693,7 @@ def _write_notes(course: Path, assignment: str) -> None:
     exchange), a page of its own that ``feedback`` returns like the others. Every page
     also gets its checks named after their exercises, and no MathJax from the CDN
     (``feedback_page.tidy``)."""
-    name = Path(_notebook_of(course, assignment)).stem
+    name = Path(notebook_of(course, assignment)).stem
     _tidy_feedback(course, assignment)
     problems = _problems(course)
     students = set(problems) | {p.parent.name for p in
@@ -739,8 +739,8 @@ def _tidy_feedback(course: Path, assignment: str) -> None:
               f"these lines to {course / 'nbgrader_config.py'} and grade again:\n"
               f"c.GenerateFeedback.preprocessors = {FEEDBACK_PREPROCESSORS!r}\n"
               f"c.StudentFeedback.course_root = {str(course)!r}")
-    name = _notebook_of(course, assignment)
-    exercise_of = reports.exercise_of_tests(_read(course / "source" / assignment / name))
+    name = notebook_of(course, assignment)
+    exercise_of = reports.exercise_of_tests(read_json(course / "source" / assignment / name))
     for page in (course / "feedback").glob(f"*/{assignment}/{Path(name).stem}.html"):
         content = page.read_text(encoding="utf-8")
         tidied = tidy(content, exercise_of)
@@ -754,7 +754,7 @@ def _note(course: Path, problems: dict, student: str, assignment: str) -> str:
     notes = [problems.get(student, {}).get(assignment, "")]
     for notebook in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
         try:
-            cells = _read(notebook)["cells"]
+            cells = read_json(notebook)["cells"]
         except (ValueError, KeyError, OSError):
             continue
         answers, chapter_cells, code_number = [], [], 0
@@ -799,8 +799,8 @@ def rows(course: Path) -> list[dict]:
     graded = (course / "gradebook.db").exists()
     scores = _scores(course) if graded else {}
     made = []
-    for assignment in _assignments(course):
-        source = _read(course / "source" / assignment / _notebook_of(course, assignment))
+    for assignment in assignments_of(course):
+        source = read_json(course / "source" / assignment / notebook_of(course, assignment))
         written = written_questions(source)
         max_score = sum(graded_cells(source).values()) + sum(written.values())
         exercises = [*reports.exercises(source), *written]
@@ -810,7 +810,7 @@ def rows(course: Path) -> list[dict]:
             score = scores.get((student, assignment))
             note = _note(course, problems, student, assignment)
             old = changed.get(student, {}) if score is not None else {}
-            if old:  # the gradebook's total still holds them: not counted, and said why
+            if old:  # nbgrader's total still holds them: not counted, and said why
                 score -= sum(old.values())
                 note = " ".join(filter(None, [note, _changed_note(old)]))
             returned = (course / "submitted" / student / assignment).is_dir()
@@ -880,13 +880,13 @@ def _scores(course: Path) -> dict[tuple[str, str], float]:
 def feedback(args: argparse.Namespace) -> int:
     """``nbgrader release_feedback`` for each graded assignment: each student fetches their
     own page from JupyterLab's Assignments tab."""
-    course = _course(args)
-    exchange = _exchange(course)
+    course = course_folder(args)
+    exchange = exchange_folder(course)
     if not exchange.is_dir():
         raise CourseError(f"no nbgrader exchange at {exchange} to return feedback through; "
                           f"send the pages in {course / 'feedback'} yourself (LMS, e-mail)")
     released = 0
-    for assignment in _assignments(course):
+    for assignment in assignments_of(course):
         folders = sorted(p for p in (course / "feedback").glob(f"*/{assignment}")
                          if any(p.glob("*.html")))
         # a submission collected from a folder has no nbgrader secret: it cannot go
@@ -898,7 +898,7 @@ def feedback(args: argparse.Namespace) -> int:
         if len(by_hand) == len(folders):
             continue
         exclude = [f"--CourseDirectory.student_id_exclude={','.join(by_hand)}"] if by_hand else []
-        _nbgrader(course, "release_feedback", assignment, *exclude)
+        run_nbgrader(course, "release_feedback", assignment, *exclude)
         for folder in folders:
             if folder.parent.name not in by_hand:
                 print(f"{folder.parent.name} ({assignment}): feedback released")
@@ -916,7 +916,7 @@ def feedback(args: argparse.Namespace) -> int:
 def export(args: argparse.Namespace) -> int:
     """The grades as CSV: minigrad's own table (one row per student and assignment, a
     column per exercise, the flags), or the gradebook-import format of Canvas or Moodle."""
-    course = _course(args)
+    course = course_folder(args)
     made = rows(course)
     written = reports.write_grades(course, made, Path(args.csv), args.format)
     print(f"wrote {len(made)} row(s) to {', '.join(map(str, written))}"
@@ -1009,8 +1009,8 @@ def check(args: argparse.Namespace) -> int:
         return 1
     # nbgrader counts an answer to a written question left as handed out as failed:
     # named here as not answered (no verdict on the others: the teacher grades them)
-    written = written_questions(_read(notebook))
-    unanswered = [q for q, cell in _written_answers(_read(notebook)).items()
+    written = written_questions(read_json(notebook))
+    unanswered = [q for q, cell in _written_answers(read_json(notebook)).items()
                   if _text(cell["source"]).strip() in ("", ANSWER_STUB)]
     failed = [cell for cell in found.get("failed", [])
               if cell["source"].strip() not in ("", ANSWER_STUB)]
@@ -1022,8 +1022,8 @@ def check(args: argparse.Namespace) -> int:
         print(f"Success! Every check of {notebook.name} passes.")
         return 0
     test_of = {_visible(_text(cell["source"])): meta["grade_id"] for cell, meta in
-               reports.exercise_cells(_read(notebook))}
-    exercise_of = reports.exercise_of_tests(_read(notebook))
+               reports.exercise_cells(read_json(notebook))}
+    exercise_of = reports.exercise_of_tests(read_json(notebook))
     by_exercise: dict[str, list[tuple[str, str]]] = {}  # in the notebook's order
     for cell in failed:
         test = test_of.get(_visible(cell["source"]), "")

@@ -26,8 +26,8 @@ import sys
 from pathlib import Path
 
 from .authoring import SOLUTION_MARKERS
-from .teacher import (CourseError, _assignments, _course, _exchange, _nbgrader,
-                      _notebook_of, _read, _settings)
+from .teacher import (CourseError, assignments_of, course_folder, exchange_folder,
+                      nbgrader_settings, notebook_of, read_json, run_nbgrader)
 
 TERM = "term.json"
 DUE_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S",
@@ -61,7 +61,7 @@ c.ClearMarkScheme.enforce_metadata = False
 
 def policies(course: Path) -> dict[str, str | float]:
     """``{assignment: percent per day, or "cutoff"}`` as the course's config says."""
-    settings = _settings(course).LatePolicy
+    settings = nbgrader_settings(course).LatePolicy
     found: dict[str, str | float] = dict(settings.get("percent_per_day", {}))
     found.update(dict.fromkeys(settings.get("cutoff", []), "cutoff"))
     return found
@@ -134,7 +134,7 @@ def open_gradebook(course: Path):
     from nbgrader.api import Gradebook
 
     return Gradebook(f"sqlite:///{course / 'gradebook.db'}",
-                     _settings(course).CourseDirectory.course_id)
+                     nbgrader_settings(course).CourseDirectory.course_id)
 
 
 def _term(course: Path) -> dict:
@@ -178,7 +178,7 @@ def _number(assignment: str) -> int | None:
 
 def chapters_named(course: Path, names: list[str]) -> list[str]:
     """The assignments given by name or number (``1``, ``01``, ``01_autograd_...``)."""
-    assignments = _assignments(course)
+    assignments = assignments_of(course)
     chosen = []
     for name in names:
         number = int(name) if name.isdigit() else None
@@ -212,7 +212,7 @@ def release_options(parser: argparse.ArgumentParser) -> None:
 def before_release(course: Path, args: argparse.Namespace) -> list[str]:
     """Check ``release``'s options and write the late policy; the assignments to release."""
     chosen = chapters_named(course, args.chapters) if getattr(args, "chapters", None) \
-        else _assignments(course)
+        else assignments_of(course)
     if not chosen:
         return chosen  # nothing to release (nor nbgrader needed)
     late = getattr(args, "late_penalty", None)
@@ -245,8 +245,8 @@ def after_generate(course: Path, assignment: str, args: argparse.Namespace) -> N
         return
     policy = policy_text(policies(course).get(assignment))
     print(f"{assignment}: due {due_text(due)}; {policy}")
-    path = course / "release" / assignment / _notebook_of(course, assignment)
-    notebook = _read(path)
+    path = course / "release" / assignment / notebook_of(course, assignment)
+    notebook = read_json(path)
     cell = {"cell_type": "markdown", "metadata": {"minigrad": DUE_CELL_ID},
             "source": f"**Due: {due_text(due)}.** Late work: {policy}."}
     if notebook.get("nbformat_minor", 0) >= 5:  # cells have ids from nbformat 4.5 on
@@ -405,14 +405,14 @@ def may_publish(assignment: str, due: datetime.datetime | None,
 def solutions(args: argparse.Namespace) -> int:
     """nbgrader's ``generate_solution`` for one chapter, after its due date: the solution
     notebooks in a folder and, on a hub, in the exchange as ``CHAPTER-solutions``."""
-    course = _course(args)
+    course = course_folder(args)
     (assignment,) = chapters_named(course, [args.chapter])
     if not args.force:
         may_publish(assignment, due_dates(course).get(assignment),
                     datetime.datetime.now(datetime.timezone.utc))
     _write_config(course, policies(course))  # the solution's preprocessors
     generated = course / SOLUTIONS
-    _nbgrader(course, "generate_solution", assignment, "--force",
+    run_nbgrader(course, "generate_solution", assignment, "--force",
               f"--CourseDirectory.solution_directory={SOLUTIONS}")
     folder = generated / assignment
     for path in folder.glob("*.ipynb"):
@@ -421,14 +421,14 @@ def solutions(args: argparse.Namespace) -> int:
     if target != folder:
         shutil.copytree(folder, target, dirs_exist_ok=True)
     print(f"{assignment}: solutions in {target}")
-    exchange = _exchange(course)
+    exchange = exchange_folder(course)
     if exchange.is_dir():
         name = f"{assignment}-solutions"
         released = course / "release" / name
         if released.exists():
             shutil.rmtree(released)
         shutil.copytree(folder, released)
-        _nbgrader(course, "release_assignment", name, "--force")
+        run_nbgrader(course, "release_assignment", name, "--force")
         print(f"{assignment}: solutions published in the exchange {exchange} as {name}; "
               "students fetch it from JupyterLab's Assignments tab")
     return 0
@@ -436,7 +436,7 @@ def solutions(args: argparse.Namespace) -> int:
 
 def _without_solution_markers(path: Path) -> None:
     """The answers as a student would write them: no ``# BEGIN SOLUTION`` lines."""
-    notebook = _read(path)
+    notebook = read_json(path)
     for cell in notebook["cells"]:
         if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
             text = "".join(cell["source"]) if isinstance(cell["source"], list) \

@@ -192,7 +192,7 @@ def test_the_stripping_is_nbgrader_s_generate_assignment(tmp_path):
         course_id="minigrad", root=str(course), db_url=f"sqlite:///{course / 'gradebook.db'}",
         timeout=teacher.DEFAULT_TIMEOUT, preprocessors=teacher.FEEDBACK_PREPROCESSORS),
         encoding="utf-8")
-    teacher._nbgrader(course, "generate_assignment", START.stem, "--force",
+    teacher.run_nbgrader(course, "generate_assignment", START.stem, "--force",
                       "--ClearOutput.enabled=False")
     released = read_notebook(course / "release" / START.stem / START.name)
     assert student._strip_answers(notebook)["cells"] == released["cells"]
@@ -205,7 +205,7 @@ def test_the_workspace_is_made_without_a_process_per_notebook(tmp_path, data_dir
     def no_process(*args, **kwargs):
         raise AssertionError("the workspace ran nbgrader in a process of its own")
 
-    monkeypatch.setattr(teacher, "_nbgrader", no_process)
+    monkeypatch.setattr(teacher, "run_nbgrader", no_process)
     monkeypatch.setattr(subprocess, "run", no_process)
     upstream = _upstream(tmp_path, START.name, "01_autograd_from_scratch.ipynb",
                          "widgets_tour.ipynb")

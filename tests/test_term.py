@@ -276,7 +276,7 @@ def test_a_cutoff_in_the_course_config_scores_late_work_zero(term_course, tmp_pa
                               cutoff=True, no_late_penalty=False)
     assert term.before_release(course, args) == [CHAPTER]
     assert term.policies(course) == {CHAPTER: "cutoff"}
-    parent = AssignLatePenalties(config=teacher._settings(course))  # as autograde makes it
+    parent = AssignLatePenalties(config=teacher.nbgrader_settings(course))  # as autograde makes it
     parent.assignment_id = CHAPTER
     assert parent.plugin_class is LatePolicy
     assert LatePolicy(parent=parent).late_submission_penalty("bob", 8.0, 60) == 8.0

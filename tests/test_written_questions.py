@@ -373,6 +373,20 @@ def test_an_answer_changed_after_grading_by_hand_waits_for_the_teacher_again(cou
 
     assert class_report(course["course"], STEM)["written"]["why-sum"]["students"]["ada"] == \
         NOT_GRADED
+    # the teacher grades the new answer: it counts, and stays graded after `grade`
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course['course'] / 'gradebook.db'}") as gradebook:
+        grade = gradebook.find_grade("why-sum", STEM, STEM, "ada")
+        grade.manual_score, grade.needs_manual_grade = 2, False
+        gradebook.db.commit()
+    for again in (False, True):
+        if again:
+            assert course["run"]("grade", "--student", "ada") == 0
+        ada = {r["student"]: r for r in _export(course, "regraded.csv")}["ada"]
+        assert (ada["status"], ada["score"], ada["why-sum"], ada["note"]) == \
+            ("graded", "3", "2", "")
+    assert _why_sum(course, "ada") == (2, False)
 
 
 # --- the student's side: the workspace -------------------------------------------------------
