@@ -7,18 +7,22 @@ from . import functional as F
 from .module import Module
 
 
-class ReLU(Module):
-    """max(0, x); ``inplace=True`` writes the result into the input (as PyTorch's)."""
+class _InPlace(Module):
+    """An activation with PyTorch's ``inplace`` flag (the result written into the input)."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input, inplace=self.inplace)
-
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_InPlace):
+    """max(0, x); ``inplace=True`` writes the result into the input (as PyTorch's)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.relu(input, inplace=self.inplace)
 
 
 class GELU(Module):
@@ -49,12 +53,15 @@ class Sigmoid(Module):
         return F.sigmoid(input)
 
 
+STACKLEVEL = 5  # an implicit dim's warning names the line that called the module
+
+
 class _AlongDim(Module):
     """An activation computed along one dim (Softmax, LogSoftmax, Softmin, GLU)."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
-        self.dim = dim
+        self.dim = dim  # None (Softmax, LogSoftmax, Softmin): PyTorch's deprecated implicit dim
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -64,14 +71,14 @@ class Softmax(_AlongDim):
     """exp(x_i) / sum_j exp(x_j) along ``dim``."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
+        return F.softmax(input, self.dim, _stacklevel=STACKLEVEL)
 
 
 class LogSoftmax(_AlongDim):
     """log(softmax(x)) along ``dim``, computed stably."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
+        return F.log_softmax(input, self.dim, _stacklevel=STACKLEVEL)
 
 
 # --- more of PyTorch's activations (issue 11) -------------------------------------------------
@@ -120,23 +127,15 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-class SiLU(Module):
+class SiLU(_InPlace):
     """x * sigmoid(x)"""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, self.inplace)
 
 
-class Mish(Module):
+class Mish(_InPlace):
     """x * tanh(softplus(x))"""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.mish(input, self.inplace)
@@ -157,7 +156,8 @@ class Hardtanh(Module):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}"
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else "")
 
 
 class ReLU6(Hardtanh):
@@ -167,7 +167,7 @@ class ReLU6(Hardtanh):
         super().__init__(0.0, 6.0, inplace)
 
     def extra_repr(self) -> str:
-        return ""
+        return "inplace=True" if self.inplace else ""
 
 
 class PReLU(Module):
@@ -191,17 +191,6 @@ class PReLU(Module):
 
 
 # --- the rest of PyTorch's pointwise activations (nn/functional_activations.py) -------------
-
-
-class _InPlace(Module):
-    """An activation with PyTorch's ``inplace`` flag (the result written into the input)."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class Hardsigmoid(_InPlace):
@@ -285,7 +274,7 @@ class Softmin(_AlongDim):
     """softmax(-x) along ``dim``"""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim)
+        return F.softmin(input, self.dim, _stacklevel=STACKLEVEL)
 
 
 class GLU(_AlongDim):

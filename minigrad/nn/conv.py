@@ -99,21 +99,30 @@ class _AvgPool(_Pool):
         self.count_include_pad, self.ceil_mode = count_include_pad, ceil_mode
 
 
-class MaxPool2d(_Pool):
-    """The maximum of each ``kernel_size`` window, ``stride`` apart (default: no overlap)."""
+class _MaxPool(_Pool):
+    """What MaxPool1d and MaxPool2d share: the window's settings, and whether forward also
+    returns where each maximum is (``return_indices``, for MaxUnpool)."""
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  dilation: Any = 1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
         super().__init__(kernel_size, stride, padding)
-        if dilation != 1 or return_indices:
-            raise NotImplementedError("MaxPool2d: dilation and return_indices are not "
-                                      "supported by minigrad")
-        self.ceil_mode = ceil_mode
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
-    def forward(self, input: Tensor) -> Tensor:
+    def extra_repr(self) -> str:  # PyTorch's
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+                f", dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPool):
+    """The maximum of each ``kernel_size`` window, ``stride`` apart (default: no overlap).
+    With ``return_indices=True``: (values, indices), the indices flat in each (H * W)
+    plane."""
+
+    def forward(self, input: Tensor) -> Any:
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding,
-                            ceil_mode=self.ceil_mode)
+                            self.dilation, ceil_mode=self.ceil_mode,
+                            return_indices=self.return_indices)
 
 
 class AvgPool2d(_AvgPool):
@@ -214,11 +223,13 @@ class Conv1d(Module):
         return conv_extra_repr(self, dims=1)
 
 
-class MaxPool1d(_Pool):
+class MaxPool1d(_MaxPool):
     """The maximum of each ``kernel_size`` window along the last dimension."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding)
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding,
+                            self.dilation, ceil_mode=self.ceil_mode,
+                            return_indices=self.return_indices)
 
 
 class AvgPool1d(_AvgPool):

@@ -68,14 +68,25 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     return GELU.apply(input, approximate)
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:
-    """exp(x_i) / sum_j exp(x_j) along ``dim`` (computed stably, for logits of +-1000)."""
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """exp(x_i) / sum_j exp(x_j) along ``dim`` (computed stably, for logits of +-1000).
+    ``dtype``: the input is cast to it first. Without ``dim``: PyTorch's deprecated
+    implicit choice (dim 0 for 0-, 1- and 3-D inputs, else 1), with its warning."""
+    if dim is None:
+        dim = _layers_more.implicit_softmax_dim("softmax", input.ndim, _stacklevel)
+    input = input if dtype is None else input.to(dtype)
     _check_floating(input, "softmax")
     return Softmax.apply(input, normalize_dims(dim, input.ndim, "softmax")[0])
 
 
-def log_softmax(input: Tensor, dim: int) -> Tensor:
-    """x_i - logsumexp(x) along ``dim``: stable where log(softmax(x)) would give -inf."""
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: Any = None) -> Tensor:
+    """x_i - logsumexp(x) along ``dim``: stable where log(softmax(x)) would give -inf.
+    ``dtype`` and a missing ``dim`` as in ``softmax``."""
+    if dim is None:
+        dim = _layers_more.implicit_softmax_dim("log_softmax", input.ndim, _stacklevel)
+    input = input if dtype is None else input.to(dtype)
     _check_floating(input, "log_softmax")
     return LogSoftmax.apply(input, normalize_dims(dim, input.ndim, "log_softmax")[0])
 
@@ -97,24 +108,27 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return output + bias if bias is not None else output
 
 
-def embedding(input: Tensor | np.ndarray, weight: Tensor,
-              padding_idx: int | None = None) -> Tensor:
+def embedding(input: Tensor | np.ndarray, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` picked by the integer ``input`` (backward adds each row's
-    gradient up, so a repeated index accumulates). Row ``padding_idx`` gets no gradient."""
-    indices = input.numpy() if isinstance(input, Tensor) else np.asarray(input)
-    if indices.dtype.kind not in "iu":
-        raise _error(f"embedding: indices must be integers, got {indices.dtype} "
-                     f"(shape {indices.shape}); use .long()", TypeError)
+    gradient up, so a repeated index accumulates). Row ``padding_idx`` gets no gradient.
+    ``max_norm``: first, each picked row whose ``norm_type``-norm exceeds it is scaled
+    down to it, in ``weight`` itself (without history), as PyTorch does.
+    ``scale_grad_by_freq``: each row's gradient is divided by its index's count in input."""
+    _layers_more.refuse_sparse(sparse, "embedding")  # (bound at the end of this file)
     num = weight.shape[0]
-    if indices.size and (indices.min() < 0 or indices.max() >= num):
-        bad = indices.max() if indices.max() >= num else indices.min()
-        raise _error(f"embedding: index {bad} is out of range for an embedding with "
-                     f"{num} rows (valid: 0 to {num - 1})", IndexError)
+    indices = _layers_more.embedding_indices(input, num, "embedding")
+    if max_norm is not None:
+        _layers_more.embedding_renorm_(weight, indices, max_norm, norm_type)
+    rows = weight[indices]
+    if scale_grad_by_freq:
+        rows = _layers_more.frequency_scaled(rows, indices)
     if padding_idx is not None:  # that row's value, without a path back to the weight
         padding = indices == padding_idx % num
         if padding.any():
-            return where(Tensor(padding[..., None]), weight.detach()[indices], weight[indices])
-    return weight[indices]
+            return where(Tensor(padding[..., None]), weight.detach()[indices], rows)
+    return rows
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
@@ -272,14 +286,21 @@ def _pool_arguments(input: Tensor, kernel_size: Any, stride: Any, padding: Any,
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               dilation: Any = 1, ceil_mode: bool = False) -> Tensor:
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """The largest value in each window (its gradient goes to that element).
-    ``ceil_mode``: a last, partial window where the windows do not fit exactly."""
+    ``ceil_mode``: a last, partial window where the windows do not fit exactly.
+    ``dilation``: the window's elements that far apart. ``return_indices``: also where
+    each maximum is, as a flat index into its (H * W) plane (for ``max_unpool2d``)."""
+    if return_indices or _positive_pair(dilation, "max_pool2d", "dilation") != (1, 1):
+        from .functional_layers_more import max_pool_with_indices
+        x, unbatched = _check_image_input(input, "max_pool2d")
+        values, indices = max_pool_with_indices(x, kernel_size, stride, padding, dilation,
+                                                ceil_mode, "max_pool2d")
+        if unbatched:
+            values, indices = values[0], indices[0]
+        return (values, indices) if return_indices else values
     x, unbatched, kernel, stride, padding = _pool_arguments(input, kernel_size, stride,
                                                             padding, "max_pool2d")
-    if _positive_pair(dilation, "max_pool2d", "dilation") != (1, 1):
-        raise _error("max_pool2d: dilation is not supported by minigrad (dilation=1 only)",
-                     NotImplementedError)
     if ceil_mode:
         output = ceil_mode_pool(x, kernel, stride, padding, "max")
     else:

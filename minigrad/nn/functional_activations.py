@@ -18,6 +18,7 @@ from ..ops.reduce import normalize_dims
 from ..tensor import Tensor
 from .functional_checks import _check_floating, _error
 from .functional_ext import elu, softplus
+from .functional_layers_more import implicit_softmax_dim
 
 # SELU's constants (Klambauer et al., 2017): the values that keep unit mean and variance
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -88,8 +89,12 @@ def logsigmoid(input: Tensor) -> Tensor:
     return -softplus(-input)
 
 
-def softmin(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """softmax(-x) along ``dim``: the smallest values get the largest weights."""
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """softmax(-x) along ``dim``: the smallest values get the largest weights. Without
+    ``dim``: PyTorch's deprecated implicit choice, as ``softmax``."""
+    if dim is None:
+        dim = implicit_softmax_dim("softmin", input.ndim, _stacklevel)
     _check_floating(input, "softmin")
     negated = -(input if dtype is None else input.to(dtype))
     return Softmax.apply(negated, normalize_dims(dim, input.ndim, "softmin")[0])

@@ -326,10 +326,24 @@ def _pool1d_arguments(input, kernel_size, stride, padding, who):
     return x, unbatched, (1, kernel), (1, stride), (0, padding)
 
 
-def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
-    """The largest value in each window of ``kernel_size`` along the last dimension."""
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """The largest value in each window of ``kernel_size`` along the last dimension.
+    ``dilation``, ``ceil_mode`` and ``return_indices`` (indices into the length L) as in
+    ``max_pool2d``."""
+    who = "max_pool1d"
+    if return_indices or ceil_mode or _single(dilation, who, "dilation", 1) != 1:
+        from .functional_layers_more import max_pool_with_indices
+        x, unbatched = _check_sequence_input(input, who)
+        stride = None if stride is None else (1, _single(stride, who, "stride", 1))
+        values, indices = max_pool_with_indices(
+            x, (1, _single(kernel_size, who, "kernel_size", 1)), stride,
+            (0, _single(padding, who, "padding")), (1, _single(dilation, who, "dilation", 1)),
+            ceil_mode, who)
+        values, indices = (_unsqueezed_result(t, unbatched) for t in (values, indices))
+        return (values, indices) if return_indices else values
     x, unbatched, kernel, stride, padding = _pool1d_arguments(input, kernel_size, stride,
-                                                              padding, "max_pool1d")
+                                                              padding, who)
     return _unsqueezed_result(MaxPool2d.apply(x, kernel, stride, padding), unbatched)
 
 

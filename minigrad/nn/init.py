@@ -7,6 +7,7 @@ generator (so ``mg.manual_seed`` fixes them) and run without recording history.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -117,3 +118,48 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         q = q.T
     with no_grad():
         return tensor.copy_(Tensor(q.reshape(tensor.shape) * gain, dtype=tensor.dtype))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator=None) -> Tensor:
+    """N(mean, std^2) truncated to [a, b] (the bounds are values, not numbers of stds):
+    draws outside the bounds are drawn again, which gives the same distribution as
+    PyTorch's inverse-CDF sampling. Used by ViT code (std=0.02)."""
+    if not a < b:
+        raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
+    mass = (math.erf((b - mean) / (std * math.sqrt(2))) -
+            math.erf((a - mean) / (std * math.sqrt(2)))) / 2
+    if mass < 1e-3:  # PyTorch warns when mean is far outside [a, b]; here it would not end
+        raise ValueError(f"trunc_normal_: [a, b] = [{a}, {b}] holds only {mass:.2g} of "
+                         f"N({mean}, {std}^2); move mean into the bounds")
+    rng = rng_for(generator, "trunc_normal_")
+    values = rng.normal(mean, std, tensor.shape)
+    outside = (values < a) | (values > b)
+    while outside.any():
+        values[outside] = rng.normal(mean, std, int(outside.sum()))
+        outside = (values < a) | (values > b)
+    with no_grad():
+        return tensor.copy_(Tensor(values, dtype=tensor.dtype))
+
+
+def _deprecated(function):
+    """PyTorch's old init names without the underscore: a FutureWarning, then the new one."""
+    old_name = function.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{function.__name__}`.", FutureWarning, stacklevel=2)
+        return function(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"Deprecated: use ``{function.__name__}``."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)

@@ -10,7 +10,8 @@ from ..device import check_device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .module import Module, check_sizes, new_parameter
+from .functional_layers_more import refuse_sparse
+from .module import Module, Parameter, check_sizes, new_parameter
 
 
 class Identity(Module):
@@ -61,12 +62,19 @@ class Linear(Module):
 
 class Embedding(Module):
     """A table of ``num_embeddings`` vectors of size ``embedding_dim``; integer indices
-    pick rows. ``weight`` starts N(0, 1), as in PyTorch."""
+    pick rows. ``weight`` starts N(0, 1), as in PyTorch. ``max_norm``: rows looked up are
+    first scaled down (in place) to that ``norm_type``-norm; ``scale_grad_by_freq``: each
+    row's gradient is divided by how often its index occurs in the batch."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int,
-                 padding_idx: int | None = None, *, device: Any = None,
-                 dtype: Any = None) -> None:
+                 padding_idx: int | None = None, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Any = None, _freeze: bool = False,
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        if device is not None:
+            check_device(device, "Embedding")
+        refuse_sparse(sparse, "Embedding")
         num_embeddings, embedding_dim = check_sizes("Embedding", num_embeddings=num_embeddings,
                                                     embedding_dim=embedding_dim)
         if padding_idx is not None:
@@ -76,8 +84,16 @@ class Embedding(Module):
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
-        self.weight = new_parameter(num_embeddings, embedding_dim, dtype=dtype)
-        self.reset_parameters()
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = new_parameter(num_embeddings, embedding_dim, dtype=dtype)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: _weight must have shape ({num_embeddings}, "
+                                 f"{embedding_dim}), got {tuple(_weight.shape)}")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
@@ -85,10 +101,35 @@ class Embedding(Module):
             self.weight._data[self.padding_idx] = 0.0
 
     def forward(self, input: Any) -> Tensor:
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm,
+                           self.norm_type, self.scale_grad_by_freq, self.sparse)
 
-    def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
+        """An Embedding whose weight is ``embeddings`` (2-D, its array shared, as PyTorch
+        does); ``freeze``: without gradient, so an optimizer leaves it unchanged."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D "
+                             f"(num_embeddings, embedding_dim), got shape "
+                             f"{tuple(embeddings.shape)}")
+        return cls(*embeddings.shape, padding_idx=padding_idx, max_norm=max_norm,
+                   norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
+                   sparse=sparse, _weight=embeddings, _freeze=freeze)
+
+    def extra_repr(self) -> str:  # PyTorch's
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return text + (", sparse=True" if self.sparse is not False else "")
 
 
 class Dropout(Module):
@@ -105,7 +146,7 @@ class Dropout(Module):
         return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}" + (", inplace=True" if self.inplace else "")
+        return f"p={self.p}, inplace={self.inplace}"  # (PyTorch shows inplace=False too)
 
 
 class Flatten(Module):
