@@ -457,3 +457,55 @@ def test_the_other_activation_layers_match_pytorch(torch, name, args):
     expected.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-12)
     assert repr(ours) == repr(theirs)
+
+
+# --- the normalization layers' signatures: torch 2.13's keyword-only bias, and device --------
+
+
+NORMALIZATION_LAYERS = [
+    ("BatchNorm1d", (3,), {}, (4, 3)), ("BatchNorm2d", (3,), {}, (2, 3, 4, 4)),
+    ("BatchNorm1d", (3,), {"bias": False}, (4, 3)),
+    ("BatchNorm2d", (3,), {"affine": False}, (2, 3, 4, 4)),
+    ("GroupNorm", (1, 3), {}, (2, 3, 5)), ("GroupNorm", (3, 3), {"bias": False}, (2, 3, 5)),
+    ("InstanceNorm1d", (3,), {}, (2, 3, 5)),
+    ("InstanceNorm2d", (3,), {"affine": True, "bias": False}, (2, 3, 4, 4)),
+    ("LayerNorm", (5,), {}, (2, 3, 5)), ("LayerNorm", (5,), {"bias": False}, (2, 3, 5)),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs, shape", NORMALIZATION_LAYERS,
+                         ids=[f"{n}-{k}" for n, _, k, _ in NORMALIZATION_LAYERS])
+def test_normalization_layers_match_pytorch_with_and_without_bias(name, args, kwargs, shape):
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, name)(*args, device="cpu", **kwargs)
+    theirs = getattr(torch.nn, name)(*args, device="cpu", **kwargs)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    with torch.no_grad():
+        for parameter in theirs.parameters():  # weights other than ones and zeros
+            parameter.uniform_(0.5, 1.5)
+    load_torch_weights(ours, theirs)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    ours_out, theirs_out = ours(mg.tensor(x)), theirs(torch.from_numpy(x))
+    np.testing.assert_allclose(ours_out.numpy(), theirs_out.detach().numpy(), rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_normalization_layers_refuse_other_devices_by_name():
+    for layer in (lambda: nn.BatchNorm1d(3, device="cuda"), lambda: nn.LayerNorm(3, device="cuda"),
+                  lambda: nn.GroupNorm(1, 3, device="cuda")):
+        with pytest.raises(RuntimeError, match="Norm"):
+            layer()
+
+
+INPLACE_LAYERS = ["ReLU", "SiLU", "Mish", "ELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardsigmoid",
+                  "Hardswish", "SELU", "CELU", "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout"]
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("name", INPLACE_LAYERS)
+def test_layers_with_an_inplace_flag_print_as_pytorch_s(name, inplace):
+    torch = pytest.importorskip("torch")
+    assert repr(getattr(nn, name)(inplace=inplace)) == \
+        repr(getattr(torch.nn, name)(inplace=inplace))

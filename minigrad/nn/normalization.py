@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..device import check_device
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module, check_sizes, new_parameter
@@ -16,8 +17,10 @@ class LayerNorm(Module):
     ``weight`` (ones) and shift by ``bias`` (zeros)."""
 
     def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5,
-                 elementwise_affine: bool = True, bias: bool = True, dtype: Any = None) -> None:
+                 elementwise_affine: bool = True, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
+        check_device(device, "LayerNorm")
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
         self.normalized_shape, self.eps = tuple(shape), eps
         self.elementwise_affine = elementwise_affine
@@ -41,7 +44,14 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+def _affine(module: Module, features: int, bias: bool, dtype: Any) -> None:
+    """``weight`` (ones) and, if ``bias``, ``bias`` (zeros), one per channel."""
+    module.weight = new_parameter(features, dtype=dtype)
+    module.weight._data[...] = 1.0
+    module.bias = new_parameter(features, dtype=dtype) if bias else None
 
 
 class _BatchNorm(Module):
@@ -51,17 +61,16 @@ class _BatchNorm(Module):
     expected_ranks: tuple[int, ...] = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
-                 affine: bool = True, track_running_stats: bool = True,
-                 dtype: Any = None) -> None:
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
+        check_device(device, type(self).__name__)
         (num_features,) = check_sizes(type(self).__name__, num_features=num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = self.bias = None
         if affine:
-            self.weight = new_parameter(num_features, dtype=dtype)
-            self.weight._data[...] = 1.0
-            self.bias = new_parameter(num_features, dtype=dtype)
+            _affine(self, num_features, bias, dtype)
         if track_running_stats:
             float_type = np.float32 if dtype is None else dtype
             self.register_buffer("running_mean", Tensor(np.zeros(num_features, float_type)))
@@ -97,7 +106,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -121,8 +131,10 @@ class GroupNorm(Module):
     ``bias`` (one per channel, ones and zeros at first)."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, dtype: Any = None) -> None:
+                 affine: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
+        check_device(device, "GroupNorm")
         if num_groups < 1 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels={num_channels} must split into "
                              f"num_groups={num_groups} equal groups")
@@ -130,9 +142,7 @@ class GroupNorm(Module):
         self.eps, self.affine = eps, affine
         self.weight = self.bias = None
         if affine:
-            self.weight = new_parameter(num_channels, dtype=dtype)
-            self.weight._data[...] = 1.0
-            self.bias = new_parameter(num_channels, dtype=dtype)
+            _affine(self, num_channels, bias, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_type(input, self.weight)
@@ -143,7 +153,8 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
 
 
 class _InstanceNorm(Module):
@@ -152,8 +163,9 @@ class _InstanceNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False,
-                 device: Any = None, dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
+        check_device(device, type(self).__name__)
         if track_running_stats:
             raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is "
                                       "not supported by minigrad (each input is normalised "
@@ -162,9 +174,7 @@ class _InstanceNorm(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = self.bias = None
         if affine:
-            self.weight = new_parameter(num_features, dtype=dtype)
-            self.weight._data[...] = 1.0
-            self.bias = new_parameter(num_features, dtype=dtype)
+            _affine(self, num_features, bias, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         unbatched = input.ndim == self.dims + 1
@@ -176,7 +186,9 @@ class _InstanceNorm(Module):
         return output[0] if unbatched else output
 
     def extra_repr(self) -> str:
-        return f"{self.num_features}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
