@@ -509,3 +509,19 @@ def test_layers_with_an_inplace_flag_print_as_pytorch_s(name, inplace):
     torch = pytest.importorskip("torch")
     assert repr(getattr(nn, name)(inplace=inplace)) == \
         repr(getattr(torch.nn, name)(inplace=inplace))
+
+
+PRINTED_LAYERS = [
+    ("ZeroPad2d", (1,), {}), ("ConstantPad2d", (1, 0.0), {}), ("ConstantPad1d", ((1, 2), 3), {}),
+    ("ReflectionPad1d", (2,), {}), ("ReplicationPad2d", ((1, 2, 3, 4),), {}),
+    ("Upsample", (), {"size": 4}), ("Upsample", (), {"scale_factor": (2, 3)}),
+    ("Upsample", (), {"scale_factor": 2, "mode": "bilinear", "align_corners": True}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", PRINTED_LAYERS,
+                         ids=[f"{n}{a}{k}" for n, a, k in PRINTED_LAYERS])
+def test_padding_and_upsampling_layers_print_as_pytorch_s(name, args, kwargs):
+    torch = pytest.importorskip("torch")
+    assert repr(getattr(nn, name)(*args, **kwargs)) == \
+        repr(getattr(torch.nn, name)(*args, **kwargs))

@@ -272,6 +272,9 @@ class Upsample(Module):
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                  align_corners: bool | None = None) -> None:
         super().__init__()
+        if scale_factor is not None:  # floats, as PyTorch keeps them
+            scale_factor = tuple(float(f) for f in scale_factor) \
+                if isinstance(scale_factor, (tuple, list)) else float(scale_factor)
         self.size, self.scale_factor = size, scale_factor
         self.mode, self.align_corners = mode, align_corners
 

@@ -25,8 +25,10 @@ class _PadNd(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.pad(input, self.padding, self.mode, self.value)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}" + (f", value={self.value}" if self.value else "")
+    def extra_repr(self) -> str:  # PyTorch's: the value only where it can be chosen
+        if type(self).__init__ is _PadNd.__init__:  # ConstantPad1d/2d
+            return f"padding={self.padding}, value={self.value}"
+        return f"{self.padding}"
 
 
 class ConstantPad1d(_PadNd):
