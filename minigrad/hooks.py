@@ -18,14 +18,34 @@ from .gradients import fit_gradients
 
 
 class RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away."""
+    """What ``register_hook`` (and a module's ``register_*_hook``) returns:
+    ``handle.remove()`` takes the hook away; ``with handle:`` removes it at the end of
+    the block. ``handle.id`` is the hook's key in ``hooks``: ``key``, or, without one, a
+    number counted over the whole session (PyTorch's). ``extra_dict``: a dict (or a
+    list of them) whose entry under the same key goes too (a module's ``with_kwargs``
+    and ``always_call`` marks)."""
 
-    def __init__(self, hooks: dict, key: int) -> None:
-        # the dict itself (a plain dict cannot be weakly referenced); it keeps no tensor alive
-        self._hooks, self._key = hooks, key
+    next_id = 0
+
+    def __init__(self, hooks: dict, key: int | None = None, *,
+                 extra_dict: dict | list | None = None) -> None:
+        if key is None:
+            key = RemovableHandle.next_id
+            RemovableHandle.next_id += 1
+        # the dicts themselves (a plain dict cannot be weakly referenced); they keep no
+        # tensor alive
+        self._hooks, self.id = hooks, key
+        self._extra = (extra_dict,) if isinstance(extra_dict, dict) else tuple(extra_dict or ())
 
     def remove(self) -> None:
-        self._hooks.pop(self._key, None)
+        for hooks in (self._hooks, *self._extra):
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exception: Any) -> None:
+        self.remove()
 
 
 def hooks_stay_with_old_value(tensor: Any, new_node: Any) -> None:

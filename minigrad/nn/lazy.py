@@ -16,8 +16,12 @@ from typing import Any
 from ..tensor import Tensor
 from .conv import Conv1d, Conv2d
 from .linear import Linear
+from .hooks import MODULE_HOOK_DICTS
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d
+
+
+HOOK_ATTRIBUTES = (*MODULE_HOOK_DICTS, "_hooked", "_is_full_backward_hook")
 
 
 class _LazyModule(Module):
@@ -39,8 +43,11 @@ class _LazyModule(Module):
         args, kwargs = self._lazy_arguments
         real = self.cls_to_become(input.shape[self.feature_dim], *args, **kwargs)
         training = self.training
+        hooks = {name: value for name, value in self.__dict__.items()  # registered on the
+                 if name in HOOK_ATTRIBUTES}  # lazy layer: they stay (their handles too)
         self.__dict__.clear()
         self.__dict__.update(real.__dict__)
+        self.__dict__.update(hooks)
         self.__class__ = self.cls_to_become
         self.train(training)
 

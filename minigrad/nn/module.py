@@ -31,6 +31,9 @@ from ..errors import ShapeError
 from ..state import no_grad, state, thread
 from ..device import not_on_cpu
 from ..tensor import Tensor, as_dtype, parse_to
+from ..hooks import RemovableHandle
+from . import hooks
+from .hooks import CALL_HOOK_DICTS, MODULE_HOOK_DICTS, any_global_hook, call_with_hooks
 
 
 class Parameter(Tensor):
@@ -91,11 +94,22 @@ def _as_array(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
+def _copy_into(updates: list[tuple[Tensor, np.ndarray]]) -> None:
+    """``load_state_dict``'s writes: each array into its parameter or buffer."""
+    with no_grad():
+        for target, array in updates:
+            target.copy_(array.astype(target.dtype, copy=False))
+
+
 class Module:
     """Base class of every layer and model. Subclasses set their parameters and
     sub-modules as attributes in ``__init__`` and compute in ``forward``."""
 
     training: bool
+    # True (on the instance) once a hook is registered on it, or (here, on the class)
+    # once one is registered for every module: then __call__ runs the hooks (hooks.py)
+    _hooked = False
+    _is_full_backward_hook: bool | None = None  # full or old-style backward hooks
 
     def __init__(self) -> None:
         object.__setattr__(self, "training", True)
@@ -103,6 +117,16 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        for name in MODULE_HOOK_DICTS:  # PyTorch's names: _forward_hooks, ...
+            object.__setattr__(self, name, OrderedDict())
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (and ``copy.deepcopy``): a module saved before minigrad had hooks
+        gets empty hook dicts, as PyTorch fills in the attributes old checkpoints lack."""
+        self.__dict__.update(state)
+        for name in MODULE_HOOK_DICTS:
+            if name not in self.__dict__:
+                object.__setattr__(self, name, OrderedDict())
 
     # --- registration ---------------------------------------------------------------------
 
@@ -237,6 +261,8 @@ class Module:
         if path is not None:
             modes.group = path if outer_group is None else f"{outer_group}.{path}"
         try:
+            if self._hooked:  # hooks on this module or on every module (one check)
+                return self._call_with_hooks(args, kwargs)
             return self.forward(*args, **kwargs)
         except Exception as error:
             # an error from inside (a functional, an op, the user's own code) gets a
@@ -248,6 +274,15 @@ class Module:
             raise
         finally:
             modes.module, modes.group = caller, outer_group
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        """``__call__``'s body when hooks are registered (hooks.py). Once they are all
+        removed, the flags go back to False and calls take the short path again."""
+        if not any(self.__dict__.get(name) for name in CALL_HOOK_DICTS):
+            self.__dict__.pop("_hooked", None)
+        if not any_global_hook():
+            Module._hooked = False
+        return call_with_hooks(self, args, kwargs)
 
     def _path_of(self, descendant: Module) -> str | None:
         """``descendant``'s path below this module (``fc1``, ``layers.0``); None if it is
@@ -317,6 +352,83 @@ class Module:
         raise self._error(f"expected a {weight.dtype} {name} (the dtype of the layer's "
                           f"weights), got {input.dtype} of shape {tuple(input.shape)}; {fix}",
                           TypeError)
+
+    # --- hooks (hooks.py runs them) --------------------------------------------------------
+
+    def _add_hook(self, registry: dict, hook: Callable, prepend: bool,
+                  marks: dict[str, bool] | None = None) -> RemovableHandle:
+        """Keep ``hook`` in ``registry`` (first if ``prepend``) under a new handle's id,
+        with a True under that id in each dict of ``marks`` whose value is True."""
+        if not callable(hook):
+            raise TypeError(f"{type(self).__name__}: a hook must be callable, got "
+                            f"{type(hook).__name__} {hook!r:.60}")
+        marks = marks or {}
+        handle = RemovableHandle(registry, extra_dict=[self.__dict__[m] for m in marks])
+        registry[handle.id] = hook
+        if prepend:
+            registry.move_to_end(handle.id, last=False)
+        for name, marked in marks.items():
+            if marked:
+                self.__dict__[name][handle.id] = True
+        object.__setattr__(self, "_hooked", True)
+        return handle
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` runs before each ``forward``; a result replaces the
+        positional ``args`` (one value is made a 1-tuple). ``with_kwargs``:
+        ``hook(module, args, kwargs)``, returning None or ``(args, kwargs)``.
+        ``prepend``: run before the hooks already registered."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend,
+                              {"_forward_pre_hooks_with_kwargs": with_kwargs})
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` runs after each ``forward`` (to record
+        activations, say); a result replaces the output. ``with_kwargs``:
+        ``hook(module, args, kwargs, output)``. ``always_call``: run it also when
+        forward raised (``output`` is then None)."""
+        return self._add_hook(self._forward_hooks, hook, prepend,
+                              {"_forward_hooks_with_kwargs": with_kwargs,
+                               "_forward_hooks_always_called": always_call})
+
+    def register_full_backward_pre_hook(self, hook: Callable,
+                                        prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradient of the module's outputs is
+        known (a tuple, None for outputs that are not Tensors or got no gradient); a
+        result replaces ``grad_output``."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable,
+                                    prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradient of the
+        module's positional inputs is known: ``grad_input`` for them (None for those
+        that are not Tensors), ``grad_output`` for the outputs, as tuples; a result
+        replaces ``grad_input``. If no input requires grad, it runs with the outputs'
+        gradient and ``grad_input`` all None. (As in PyTorch, forward then receives,
+        and the caller gets, new tensors with the same values: hooks.py.)"""
+        handle = self._add_hook(self._backward_hooks, hook, prepend)
+        self._backward_hook_kind(full=True, handle=handle)
+        return handle
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated in PyTorch for ``register_full_backward_hook``: ``hook(module,
+        grad_input, grad_output)`` on the node that made the output, so ``grad_input`` is
+        the gradient for that last op's inputs (the module's own inputs only when its
+        forward is one op, which a FutureWarning says otherwise)."""
+        handle = self._add_hook(self._backward_hooks, hook, False)
+        self._backward_hook_kind(full=False, handle=handle)
+        return handle
+
+    def _backward_hook_kind(self, full: bool, handle: RemovableHandle) -> None:
+        """A module has full or old-style backward hooks, not both (PyTorch's rule): a
+        hook of the other kind is taken away again, with an error."""
+        if self._is_full_backward_hook is (not full):
+            handle.remove()
+            raise RuntimeError("Cannot use both regular backward hooks and full backward "
+                               "hooks on a single Module. Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", full)
 
     # --- walking the tree -----------------------------------------------------------------
 
@@ -444,10 +556,67 @@ class Module:
             destination, prefix, keep_vars = (list(args) + [destination, prefix,
                                                             keep_vars][len(args):])[:3]
         result = OrderedDict() if destination is None else destination
-        for key, value in self._state_items():
-            if prefix + key not in result:
-                result[prefix + key] = value if keep_vars else Tensor._make(value.numpy().copy())
+        self._save_state(result, prefix, keep_vars)
         return result
+
+    def _save_state(self, result: dict, prefix: str, keep_vars: bool) -> None:
+        """``state_dict`` of this module into ``result``: its state-dict pre-hooks, its
+        own entries, its sub-modules', then its post-hooks (PyTorch's order)."""
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
+        persistent = [(name, b) for name, b in self._buffers.items()
+                      if name not in self._non_persistent_buffers]
+        for name, value in [*self._parameters.items(), *persistent]:
+            if value is not None and prefix + name not in result:
+                result[prefix + name] = value if keep_vars else Tensor._make(value.numpy().copy())
+        for name, child in self._modules.items():
+            if child is not None:
+                child._save_state(result, f"{prefix}{name}.", keep_vars)
+        for hook in list(self._state_dict_hooks.values()):
+            if hook(self, result, prefix, {"version": 1}) is not None:
+                raise RuntimeError("state_dict post-hook must return None (it may change the "
+                                   "state dict it is given in place)")
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs when ``state_dict()`` starts on this
+        module (``prefix``: its keys' beginning, ``"fc1."``), before any value is read."""
+        return self._add_state_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs when this module's
+        entries (its own and its sub-modules') are in ``state_dict``; it may change that
+        dict in place and must return None."""
+        return self._add_state_hook(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs when ``load_state_dict`` starts, before any
+        key is matched: it may change ``state_dict`` (a copy of the one given) in place,
+        to rename old keys say, and add messages to ``error_msgs`` (then nothing loads)."""
+        return self._add_state_hook(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after ``load_state_dict`` loaded the
+        values; ``incompatible_keys.missing_keys`` and ``.unexpected_keys`` are lists it
+        may change in place (emptying them lets a strict load pass); it returns None."""
+        return self._add_state_hook(self._load_state_dict_post_hooks, hook)
+
+    def _add_state_hook(self, registry: dict, hook: Callable) -> RemovableHandle:
+        """A state-dict hook: kept as the call hooks are, but it leaves ``__call__`` alone."""
+        if not callable(hook):
+            raise TypeError(f"{type(self).__name__}: a hook must be callable, got "
+                            f"{type(hook).__name__} {hook!r:.60}")
+        handle = RemovableHandle(registry)
+        registry[handle.id] = hook
+        return handle
+
+    def _modules_after_their_children(self) -> Iterator[Module]:
+        """Every module below and this one, each after its sub-modules (shared ones once
+        per place): the order PyTorch's recursive ``load_state_dict`` finishes them."""
+        for child in self._modules.values():
+            if child is not None:
+                yield from child._modules_after_their_children()
+        yield self
 
     def load_state_dict(self, state_dict: dict, strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
@@ -466,9 +635,20 @@ class Module:
             raise TypeError(f"load_state_dict: expected a dict of arrays, got "
                             f"{type(state_dict).__name__}")
         own = OrderedDict(self._state_items())
-        missing = [key for key in own if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in own]
-        problems, updates = [], []
+        missing, unexpected, problems = [], [], []
+        pre_hooked = [(f"{path}." if path else "", module) for path, module
+                      in self.named_modules(remove_duplicate=False)
+                      if module._load_state_dict_pre_hooks]
+        if pre_hooked:  # they may rename keys: in a copy, as PyTorch's
+            state_dict = OrderedDict(state_dict)
+            for prefix, module in pre_hooked:
+                for hook in list(module._load_state_dict_pre_hooks.values()):
+                    hook(module, state_dict, prefix, {"version": 1}, strict, missing,
+                         unexpected, problems)
+            problems = [f"  {message}" for message in problems]
+        missing += [key for key in own if key not in state_dict]
+        unexpected += [key for key in state_dict if key not in own]
+        updates = []
         for key, target in own.items():
             if key not in state_dict:
                 continue
@@ -486,6 +666,19 @@ class Module:
                                 f"needs {target.dtype}")
             else:
                 updates.append((target, array))
+        hooked = [m for m in self._modules_after_their_children()
+                  if m._load_state_dict_post_hooks]
+        if hooked and not problems:  # PyTorch's order: load, the post-hooks (which may
+            # forgive missing or unexpected keys), then the strict check
+            _copy_into(updates)
+            updates, incompatible = [], _IncompatibleKeys(missing, unexpected)
+            for module in hooked:
+                for hook in list(module._load_state_dict_post_hooks.values()):
+                    if hook(module, incompatible) is not None:
+                        raise AssertionError(
+                            "Hooks registered with ``register_load_state_dict_post_hook`` are "
+                            "not expected to return new values, if incompatible_keys need to "
+                            "be modified, it should be done inplace.")
         if strict:
             problems += [f"  missing key {key!r} (in the model, not in the state dict)"
                          for key in missing]
@@ -494,12 +687,12 @@ class Module:
         if problems:
             raise RuntimeError(
                 f"load_state_dict: the state dict does not fit {type(self).__name__} "
-                f"({len(problems)} problem{'s' if len(problems) > 1 else ''}); nothing was "
-                "loaded:\n" + "\n".join(problems)
+                f"({len(problems)} problem{'s' if len(problems) > 1 else ''}); "
+                + ("the values that fit were loaded (before the load_state_dict post-hooks "
+                   "ran)" if hooked and not updates else "nothing was loaded")
+                + ":\n" + "\n".join(problems)
             )
-        with no_grad():
-            for target, array in updates:
-                target.copy_(array.astype(target.dtype, copy=False))
+        _copy_into(updates)
         return _IncompatibleKeys(missing, unexpected)
 
     # --- modes and helpers ----------------------------------------------------------------
@@ -584,6 +777,66 @@ class Module:
             return f"{type(self).__name__}({extra})"
         body = "\n  ".join(([extra] if extra else []) + lines)
         return f"{type(self).__name__}(\n  {body}\n)"
+
+
+# --- hooks for every module: torch.nn.modules.module.register_module_*_hook ----------------
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, args)`` before every module's forward (before the module's own
+    pre-hooks); a result replaces ``args`` (one value is made a 1-tuple)."""
+    return _add_global_hook(hooks._global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs,
+    output)``) after every module's forward (before the module's own forward hooks); a
+    result replaces the output. ``always_call``: also when forward raised."""
+    handle = _add_global_hook(hooks._global_forward_hooks, hook, extra_dict=[
+        hooks._global_forward_hooks_always_called, hooks._global_forward_hooks_with_kwargs])
+    if with_kwargs:
+        hooks._global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        hooks._global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_output)`` for every module, as
+    ``Module.register_full_backward_pre_hook`` (before the module's own)."""
+    return _add_global_hook(hooks._global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` for every module, as
+    ``Module.register_full_backward_hook`` (before the module's own)."""
+    return _add_global_backward_hook(hook, full=True)
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Deprecated in PyTorch for ``register_module_full_backward_hook``: the old-style
+    hook of ``Module.register_backward_hook``, for every module."""
+    return _add_global_backward_hook(hook, full=False)
+
+
+def _add_global_backward_hook(hook: Callable[..., Any], full: bool) -> RemovableHandle:
+    if hooks._global_is_full_backward_hook is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as "
+                           "a global Module hook. Please use only one of them.")
+    hooks._global_is_full_backward_hook = full
+    return _add_global_hook(hooks._global_backward_hooks, hook)
+
+
+def _add_global_hook(registry: dict, hook: Callable[..., Any],
+                     extra_dict: list | None = None) -> RemovableHandle:
+    if not callable(hook):
+        raise TypeError(f"register_module_*_hook: a hook must be callable, got "
+                        f"{type(hook).__name__} {hook!r:.60}")
+    handle = RemovableHandle(registry, extra_dict=extra_dict)
+    registry[handle.id] = hook
+    Module._hooked = True  # every module's __call__ now looks at the hooks
+    return handle
 
 
 # --- containers ---------------------------------------------------------------------------

@@ -41,6 +41,8 @@ for _name in SUBMODULES:
     _make(_name, {})
 
 module.__dict__.update({"Module": _module.Module})  # noqa: F821  (made by _make above)
+module.__dict__.update({name: getattr(_module, name) for name in dir(_module)  # noqa: F821
+                        if name.startswith("register_module_")})
 conv.__dict__.update({"_ConvTransposeNd": _conv._ConvTransposeNd})  # noqa: F821
 dropout.__dict__.update({"_DropoutNd": _dropout._DropoutNd})  # noqa: F821
 globals().update(LAYERS)
