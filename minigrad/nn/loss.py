@@ -41,9 +41,6 @@ class _Loss(_LossSettings, Module):
         F._check_reduction(reduction, type(self).__name__)
         self.reduction = reduction
 
-    def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
-
 
 class MSELoss(_Loss):
     """mean((input - target)^2)"""
@@ -190,6 +187,3 @@ class KLDivLoss(_LossSettings, Module):
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
-
-    def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}"
