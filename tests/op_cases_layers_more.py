@@ -23,6 +23,47 @@ TF = torch.nn.functional if torch is not None else None
 # --- references -------------------------------------------------------------------------------
 
 
+def _pairs(*values):
+    return [(v, v) if isinstance(v, int) else tuple(v) for v in values]
+
+
+def im2col_reference(x, kernel, dilation=1, padding=0, stride=1):
+    """Column l of (N, C kH kW, L): window l (row-major over the output grid), its rows
+    (c, i, j) the pixels x_padded[c, oh s + i d, ow s + j d]."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pairs(kernel, dilation, padding, stride)
+    padded = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    n, c, height, width = padded.shape
+    out_h, out_w = (height - dh * (kh - 1) - 1) // sh + 1, (width - dw * (kw - 1) - 1) // sw + 1
+    columns = np.zeros((n, c * kh * kw, out_h * out_w))
+    for ch in range(c):
+        for i in range(kh):
+            for j in range(kw):
+                for oh in range(out_h):
+                    for ow in range(out_w):
+                        columns[:, (ch * kh + i) * kw + j, oh * out_w + ow] = \
+                            padded[:, ch, oh * sh + i * dh, ow * sw + j * dw]
+    return columns
+
+
+def col2im_reference(columns, output_size, kernel, dilation=1, padding=0, stride=1):
+    """Each entry of the columns added to the pixel im2col_reference reads it from."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pairs(kernel, dilation, padding, stride)
+    height, width = output_size
+    n, rows, _ = columns.shape
+    c = rows // (kh * kw)
+    padded = np.zeros((n, c, height + 2 * ph, width + 2 * pw))
+    out_h = (height + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    out_w = (width + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    for ch in range(c):
+        for i in range(kh):
+            for j in range(kw):
+                for oh in range(out_h):
+                    for ow in range(out_w):
+                        padded[:, ch, oh * sh + i * dh, ow * sw + j * dw] += \
+                            columns[:, (ch * kh + i) * kw + j, oh * out_w + ow]
+    return padded[:, :, ph:ph + height, pw:pw + width]
+
+
 def _windows(size, kernel, stride, padding, dilation, ceil_mode=False):
     """Each window's input positions along one axis (those inside the input), PyTorch's
     output length (floor or ceil, the last window starting inside the input or its left
@@ -273,4 +314,21 @@ CASES = [
     OpCase("hardtanh_", lambda x: F.hardtanh_(x * 1, -0.5, 1.0),
            lambda x: np.clip(x, -0.5, 1.0), (real(3, 4, away_from=(-0.5, 1.0)),),
            torch_fn=lambda x: TF.hardtanh_(x * 1, -0.5, 1.0)),
+
+    # --- PyTorch's unfold (im2col) and fold (col2im), channel shuffle ---
+    OpCase("unfold_im2col", lambda x: F.unfold(x, kernel_size=2), lambda x: im2col_reference(x, 2),
+           (real(2, 3, 3, 4),), torch_fn=lambda x: TF.unfold(x, kernel_size=2)),
+    OpCase("unfold_im2col_dilated_padded_strided_unbatched",
+           lambda x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+           lambda x: im2col_reference(x[None], (2, 3), (1, 2), 1, (2, 1))[0], (real(2, 4, 5),),
+           torch_fn=lambda x: TF.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
+    OpCase("fold_col2im_overlapping", lambda x: F.fold(x, (3, 4), 2),
+           lambda x: col2im_reference(x, (3, 4), 2), (real(2, 8, 6),),
+           torch_fn=lambda x: TF.fold(x, (3, 4), 2)),
+    OpCase("fold_col2im_padded_strided", lambda x: F.fold(x, (4, 5), 3, padding=1, stride=2),
+           lambda x: col2im_reference(x, (4, 5), 3, 1, 1, 2), (real(1, 18, 6),),
+           torch_fn=lambda x: TF.fold(x, (4, 5), 3, padding=1, stride=2)),
+    OpCase("channel_shuffle", lambda x: F.channel_shuffle(x, 2),
+           lambda x: x.reshape(2, 2, 3, 5).transpose(0, 2, 1, 3).reshape(2, 6, 5),
+           (real(2, 6, 5),), torch_fn=lambda x: TF.channel_shuffle(x, 2)),
 ]

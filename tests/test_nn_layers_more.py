@@ -520,3 +520,47 @@ def test_inplace_functionals_write_into_the_input_as_pytorch(torch, name, args):
     getattr(torch.nn.functional, name)(theirs, *args)
     assert result is ours
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+# --- fold, unfold (PyTorch's im2col form), channel shuffle ------------------------------------
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda nn: nn.Unfold(2), (2, 3, 4, 4)),
+    (lambda nn: nn.Unfold((2, 3), dilation=2, padding=1, stride=(1, 2)), (1, 2, 5, 6)),
+    (lambda nn: nn.Fold((4, 4), 2), (2, 12, 9)),
+    (lambda nn: nn.Fold(5, 3, padding=1, stride=2), (1, 9, 9)),
+    (lambda nn: nn.ChannelShuffle(3), (2, 6, 2, 2)),
+])
+def test_fold_unfold_and_channel_shuffle_layers_match_pytorch(torch, make, shape):
+    x = np.random.default_rng(0).standard_normal(shape)
+    ours, theirs = make(nn), make(torch.nn)
+    assert repr(ours) == repr(theirs)
+    np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), theirs(torch.tensor(x)).numpy(),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_functional_unfold_keeps_the_seed_form_and_takes_pytorch_s():
+    x = mg.arange(5.0)
+    np.testing.assert_array_equal(F.unfold(x, 0, 3, 2).numpy(), [[0, 1, 2], [2, 3, 4]])
+    image = mg.arange(16.0).reshape(1, 1, 4, 4)
+    np.testing.assert_array_equal(F.unfold(x, dimension=0, size=2, step=3).numpy(),
+                                  [[0, 1], [3, 4]])
+    assert F.unfold(image, 2).shape == (1, 4, 9)  # not three arguments: PyTorch's form
+    assert F.unfold(image, 2, 1, 0, 2).shape == (1, 4, 4)
+    np.testing.assert_array_equal(F.unfold(image, kernel_size=2, stride=2).numpy()[0, :, 0],
+                                  [0, 1, 4, 5])
+
+
+def test_fold_and_unfold_errors_name_the_function_and_the_shapes():
+    with pytest.raises(ValueError, match=r"fold: the input of shape \(1, 4, 5\) has 5 columns"):
+        F.fold(mg.randn(1, 4, 5), (3, 3), 2)
+    with pytest.raises(ValueError, match=r"fold: dim 1 of the input of shape \(1, 5, 4\)"):
+        F.fold(mg.randn(1, 5, 4), (3, 3), 2)
+    with pytest.raises(ValueError, match=r"unfold: expected a 3-D \(C, H, W\) or 4-D"):
+        F.unfold(mg.randn(4, 4), kernel_size=2)
+    with pytest.raises(ValueError, match=r"unfold: a kernel \(5, 5\)"):
+        F.unfold(mg.randn(1, 1, 3, 3), kernel_size=5)
+    with pytest.raises(ValueError, match=r"channel_shuffle: groups must be a positive int "
+                                         r"dividing the 5 channels"):
+        F.channel_shuffle(mg.randn(1, 5, 2), 2)

@@ -333,10 +333,15 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float = 0.0) -> 
     return pad_tensor(input, tuple(pad) if not isinstance(pad, int) else pad, mode, value)
 
 
-def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """The seed's strided windows (``Tensor.unfold``): windows of ``size`` along
-    ``dimension``, ``step`` apart, as a new last dimension."""
-    return input.unfold(dimension, size, step)
+def unfold(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Two forms. ``unfold(input, dimension, size, step)``: the seed's strided windows
+    (``Tensor.unfold``): windows of ``size`` along ``dimension``, ``step`` apart, as a new
+    last dimension. ``unfold(input, kernel_size, dilation=1, padding=0, stride=1)``:
+    PyTorch's im2col (``nn.Unfold``), taken unless there are exactly three arguments
+    after the input or ``dimension``/``size``/``step`` are given by name."""
+    if (len(args) == 3 and not kwargs) or set(kwargs) & {"dimension", "size", "step"}:
+        return input.unfold(*args, **kwargs)
+    return _layers_more.im2col(input, *args, **kwargs)
 
 
 # --- attention ------------------------------------------------------------------------------

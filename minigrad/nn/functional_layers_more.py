@@ -31,6 +31,7 @@ __all__: list[str] = [
     "adaptive_max_pool1d", "adaptive_max_pool2d", "alpha_dropout", "bilinear", "elu_",
     "embedding_bag", "feature_alpha_dropout", "hardtanh_", "leaky_relu_",
     "local_response_norm", "max_unpool1d", "max_unpool2d", "relu_",
+    "fold", "channel_shuffle",  # (F.unfold is functional.py's: the seed's form, or im2col)
 ]
 
 
@@ -558,3 +559,98 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
                      ValueError)
     _check_floating(input, "hardtanh_")
     return input._modify(Hardtanh, float(min_val), float(max_val))
+
+
+# --- PyTorch's unfold and fold (im2col and col2im), channel shuffle ----------------------------
+
+
+def _patch_index(channels: int, padded_hw: tuple, kernel: tuple, dilation: tuple,
+                 stride: tuple) -> tuple[np.ndarray, tuple]:
+    """For each row (c, i, j) of an unfolded (C kH kW, L) block and each window l, the flat
+    index of the pixel it reads in a padded (C, Hp, Wp) image; and the windows' grid."""
+    (hp, wp), (kh, kw), (dh, dw), (sh, sw) = padded_hw, kernel, dilation, stride
+    out_h, out_w = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    c, i, j = np.meshgrid(np.arange(channels), np.arange(kh), np.arange(kw), indexing="ij")
+    oh, ow = np.meshgrid(np.arange(out_h), np.arange(out_w), indexing="ij")
+    rows = (i * dh).reshape(-1, 1) + (oh * sh).reshape(1, -1)
+    cols = (j * dw).reshape(-1, 1) + (ow * sw).reshape(1, -1)
+    return (c.reshape(-1, 1) * hp + rows) * wp + cols, (out_h, out_w)
+
+
+def _fold_settings(kernel_size, dilation, padding, stride, who):
+    return (_pair_of(kernel_size, who, "kernel_size", 1), _pair_of(dilation, who, "dilation", 1),
+            _pair_of(padding, who, "padding"), _pair_of(stride, who, "stride", 1))
+
+
+def im2col(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """PyTorch's ``F.unfold``: every ``kernel_size`` window of an (N, C, H, W) image (or
+    (C, H, W)), zero ``padding`` around it, as the columns of (N, C kH kW, L), L the number
+    of windows; row (c, i, j) holds pixel (i, j) of each window of channel c. A gather of
+    the padded image, so its gradient adds each column back where it was read (col2im).
+    (``F.unfold`` also has the seed's form, ``F.unfold(x, dimension, size, step)``: the
+    strided windows of ``Tensor.unfold``.)"""
+    who = "unfold"
+    if input.ndim not in (3, 4):
+        raise _error(f"{who}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
+                     f"{tuple(input.shape)}")
+    x = input if input.ndim == 4 else input.unsqueeze(0)
+    kernel, dilation, padding, stride = _fold_settings(kernel_size, dilation, padding, stride,
+                                                       who)
+    (ph, pw), (n, channels, height, width) = padding, x.shape
+    padded_hw = (height + 2 * ph, width + 2 * pw)
+    if any(p < dilation[k] * (kernel[k] - 1) + 1 for k, p in enumerate(padded_hw)):
+        raise _error(f"{who}: a kernel {kernel} with dilation {dilation} does not fit the "
+                     f"input of shape {tuple(input.shape)} padded by {padding}")
+    index, _ = _patch_index(channels, padded_hw, kernel, dilation, stride)
+    flat = x.pad((pw, pw, ph, ph)).reshape(n, -1) if ph or pw else x.reshape(n, -1)
+    columns = flat[:, index]
+    return columns if input.ndim == 4 else columns[0]
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+         padding: Any = 0, stride: Any = 1) -> Tensor:
+    """PyTorch's ``F.fold`` (col2im), the adjoint of ``unfold``: the columns of an
+    (N, C kH kW, L) input (or (C kH kW, L)) added back into an (N, C, *output_size) image at
+    the places unfold would read them (overlapping windows add up). Gradient: unfold."""
+    who = "fold"
+    if input.ndim not in (2, 3):
+        raise _error(f"{who}: expected a 2-D (C kH kW, L) or 3-D (N, C kH kW, L) input, got "
+                     f"shape {tuple(input.shape)}")
+    x = input if input.ndim == 3 else input.unsqueeze(0)
+    kernel, dilation, padding, stride = _fold_settings(kernel_size, dilation, padding, stride,
+                                                       who)
+    height, width = _pair_of(output_size, who, "output_size", 1)
+    (ph, pw), (n, rows, length) = padding, x.shape
+    if rows % (kernel[0] * kernel[1]):
+        raise _error(f"{who}: dim 1 of the input of shape {tuple(input.shape)} must be a "
+                     f"multiple of the kernel's {kernel[0]} x {kernel[1]} = "
+                     f"{kernel[0] * kernel[1]} pixels (C kH kW)")
+    channels, padded_hw = rows // (kernel[0] * kernel[1]), (height + 2 * ph, width + 2 * pw)
+    index, grid = _patch_index(channels, padded_hw, kernel, dilation, stride)
+    if grid[0] * grid[1] != length:
+        raise _error(f"{who}: the input of shape {tuple(input.shape)} has {length} columns, "
+                     f"but an output of size {(height, width)} with kernel {kernel}, "
+                     f"dilation {dilation}, padding {padding} and stride {stride} has "
+                     f"{grid[0]} x {grid[1]} = {grid[0] * grid[1]} windows")
+    image = Tensor(np.zeros((n, channels * padded_hw[0] * padded_hw[1]), dtype=x.dtype))
+    image = image.index_add(1, Tensor(index.reshape(-1)), x.reshape(n, -1))
+    image = image.reshape(n, channels, *padded_hw)[:, :, ph:ph + height, pw:pw + width]
+    return image if input.ndim == 3 else image[0]
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """The channels (dim 1) of (N, C, ...) as ``groups`` groups interleaved: channel
+    g C/groups + k moves to k groups + g (ShuffleNet). A permutation: its gradient moves
+    back."""
+    if input.ndim < 3:
+        raise _error(f"channel_shuffle: expected an input (N, C, ...) of 3 or more dims, got "
+                     f"shape {tuple(input.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1 \
+            or input.shape[1] % groups:
+        raise _error(f"channel_shuffle: groups must be a positive int dividing the "
+                     f"{input.shape[1]} channels of the input of shape {tuple(input.shape)}, "
+                     f"got {groups!r}", ValueError)
+    n, channels, *rest = input.shape
+    grouped = input.reshape(n, groups, channels // groups, *rest)
+    return grouped.transpose(1, 2).reshape(n, channels, *rest)

@@ -21,6 +21,7 @@ __all__: list[str] = [
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AlphaDropout", "BatchNorm3d", "Bilinear",
     "EmbeddingBag",
     "FeatureAlphaDropout", "LocalResponseNorm", "MaxUnpool1d", "MaxUnpool2d", "Softmax2d",
+    "ChannelShuffle", "Fold", "Unfold",
 ]
 
 
@@ -244,3 +245,56 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+# --- fold, unfold, channel shuffle ------------------------------------------------------------
+
+
+class Unfold(Module):
+    """Every ``kernel_size`` window of (N, C, H, W) as a column: (N, C kH kW, L)
+    (``F.unfold``'s PyTorch form, im2col)."""
+
+    def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = (kernel_size, dilation,
+                                                                      padding, stride)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.unfold(input, kernel_size=self.kernel_size, dilation=self.dilation,
+                        padding=self.padding, stride=self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Fold(Unfold):
+    """Columns (N, C kH kW, L) added back into an (N, C, *output_size) image (``F.fold``,
+    col2im): the adjoint of ``Unfold``."""
+
+    def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1,
+                 padding: Any = 0, stride: Any = 1) -> None:
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, " + super().extra_repr()
+
+
+class ChannelShuffle(Module):
+    """The channels in ``groups`` groups, interleaved (``F.channel_shuffle``)."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
