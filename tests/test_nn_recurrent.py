@@ -293,3 +293,43 @@ def test_dropout_outside_zero_to_one_is_rejected():
 def test_dropout_with_a_single_layer_warns_that_it_does_nothing():
     with pytest.warns(UserWarning, match="does nothing"):
         nn.LSTM(3, 4, dropout=0.5)
+
+
+# --- LSTM's proj_size ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"proj_size": 2}, {"proj_size": 3, "num_layers": 2, "bidirectional": True},
+    {"proj_size": 2, "batch_first": True, "bias": False},
+])
+def test_lstm_with_a_projection_matches_pytorch(kwargs):
+    torch = pytest.importorskip("torch")
+    ours, theirs = nn.LSTM(3, 5, **kwargs), torch.nn.LSTM(3, 5, **kwargs)
+    assert repr(ours) == repr(theirs)
+    assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in theirs.named_parameters()]
+    theirs.double()
+    load_torch_weights(ours, theirs)
+    x = np.random.default_rng(0).standard_normal((2, 4, 3) if kwargs.get("batch_first")
+                                                 else (4, 2, 3))
+    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+    h0 = np.random.default_rng(1).standard_normal((layers, 2, kwargs["proj_size"]))
+    c0 = np.random.default_rng(2).standard_normal((layers, 2, 5))
+    ours.double()
+    out, (h, c) = ours(mg.tensor(x), (mg.tensor(h0), mg.tensor(c0)))
+    t_out, (t_h, t_c) = theirs(torch.tensor(x), (torch.tensor(h0), torch.tensor(c0)))
+    for a, b in ((out, t_out), (h, t_h), (c, t_c)):
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
+    (out.sum() + h.sum()).backward()
+    (t_out.sum() + t_h.sum()).backward()
+    assert_parameter_gradients_match(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_projection_errors_name_the_layer_and_sizes():
+    with pytest.raises(ValueError, match="proj_size must be an int from 0 up to hidden_size"):
+        nn.LSTM(3, 4, proj_size=4)
+    with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM"):
+        nn.GRU(3, 4, proj_size=2)
+    lstm = nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match=r"expected h_0 of shape \(1, 2, 2\) .*proj_size"):
+        lstm(mg.randn(5, 2, 3), (mg.zeros(1, 2, 4), mg.zeros(1, 2, 4)))

@@ -30,6 +30,7 @@ import math
 import warnings
 from typing import Any
 
+from ..device import check_device
 from ..factories import zeros
 from ..tensor import Tensor, cat, stack
 from . import functional as F
@@ -66,12 +67,21 @@ class _RecurrentBase(Module):
 
     gates = 1
     state_names: tuple[str, ...] = ("h_0",)
+    projects = False  # LSTM's proj_size: h = (o * tanh(c)) W_hr^T, of proj_size features
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, dtype: Any = None) -> None:
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         name = type(self).__name__
+        check_device(device, name)
+        if proj_size and not self.projects:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if not isinstance(proj_size, int) or isinstance(proj_size, bool) or proj_size < 0 \
+                or (proj_size and proj_size >= hidden_size):
+            raise ValueError(f"{name}: proj_size must be an int from 0 up to hidden_size - 1 "
+                             f"(hidden_size={hidden_size}), got {proj_size!r}")
         for argument, value in (("input_size", input_size), ("hidden_size", hidden_size),
                                 ("num_layers", num_layers)):
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -87,19 +97,29 @@ class _RecurrentBase(Module):
         self.bias, self.batch_first = bias, batch_first
         self.dropout, self.bidirectional = float(dropout), bidirectional
         self.num_directions = 2 if bidirectional else 1
+        self.proj_size = proj_size
+        output_size = self.output_size  # h's features: proj_size if projected
         # Registered in PyTorch's order, so state-dict keys come out in the same order.
         rows = self.gates * hidden_size
         for layer in range(num_layers):
-            layer_input_size = input_size if layer == 0 else hidden_size * self.num_directions
+            layer_input_size = input_size if layer == 0 else output_size * self.num_directions
             for direction in range(self.num_directions):
                 suffix = self._suffix(layer, direction)
                 setattr(self, f"weight_ih{suffix}",
                         new_parameter(rows, layer_input_size, dtype=dtype))
-                setattr(self, f"weight_hh{suffix}", new_parameter(rows, hidden_size, dtype=dtype))
+                setattr(self, f"weight_hh{suffix}", new_parameter(rows, output_size, dtype=dtype))
                 if bias:
                     setattr(self, f"bias_ih{suffix}", new_parameter(rows, dtype=dtype))
                     setattr(self, f"bias_hh{suffix}", new_parameter(rows, dtype=dtype))
+                if proj_size:
+                    setattr(self, f"weight_hr{suffix}",
+                            new_parameter(proj_size, hidden_size, dtype=dtype))
         self.reset_parameters()
+
+    @property
+    def output_size(self) -> int:
+        """The features of h (each direction's output): proj_size, else hidden_size."""
+        return self.proj_size or self.hidden_size
 
     def flatten_parameters(self) -> None:
         """PyTorch packs an RNN's weights into one GPU buffer for cuDNN; on the CPU there is
@@ -150,16 +170,19 @@ class _RecurrentBase(Module):
         layers = self.num_layers * self.num_directions
         batch = x.shape[1]
         result = []
-        for name, given in zip(self.state_names, states):
+        sizes = [("proj_size", self.proj_size) if self.proj_size else ("hidden_size",
+                                                                        self.hidden_size),
+                 ("hidden_size", self.hidden_size)]  # h's, then c's
+        for (name, given), (size_name, size) in zip(zip(self.state_names, states), sizes):
             if given is None:
-                result.append(zeros(layers, batch, self.hidden_size, dtype=x.dtype))
+                result.append(zeros(layers, batch, size, dtype=x.dtype))
                 continue
-            expected = (layers, batch, self.hidden_size) if batched else (layers, self.hidden_size)
+            expected = (layers, batch, size) if batched else (layers, size)
             if not isinstance(given, Tensor) or tuple(given.shape) != expected:
                 got = tuple(given.shape) if isinstance(given, Tensor) else type(given).__name__
                 raise self._error(
                     f"expected {name} of shape {expected} (num_layers * num_directions, "
-                    + ("batch, " if batched else "") + f"hidden_size), got {got}"
+                    + ("batch, " if batched else "") + f"{size_name}), got {got}"
                 )
             result.append(given if batched else given.unsqueeze(1))
         return result
@@ -176,6 +199,7 @@ class _RecurrentBase(Module):
         """One layer in one direction over the sequence x (L, N, features): its outputs
         (L, N, hidden_size) and its final states."""
         weight_ih, weight_hh, bias_ih, bias_hh = self._weights(layer, direction)
+        weight_hr = getattr(self, "weight_hr" + self._suffix(layer, direction), None)
         projected = x @ weight_ih.T  # (L, N, gates * hidden): every step's input part at once
         if bias_ih is not None:
             projected = projected + (bias_ih + bias_hh)  # constant over time: added once
@@ -184,6 +208,8 @@ class _RecurrentBase(Module):
         outputs: list[Tensor] = [None] * length  # type: ignore[list-item]
         for t in (range(length) if direction == 0 else reversed(range(length))):
             states = self._cell(steps[t] + states[0] @ weight_hh.T, states)
+            if weight_hr is not None:  # LSTM's proj_size: h projected down
+                states = (states[0] @ weight_hr.T, *states[1:])
             outputs[t] = states[0]
         return stack(outputs), states
 
@@ -212,8 +238,8 @@ class _RecurrentBase(Module):
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
-        defaults = {"num_layers": 1, "bias": True, "batch_first": False, "dropout": 0.0,
-                    "bidirectional": False}
+        defaults = {"proj_size": 0, "num_layers": 1, "bias": True, "batch_first": False,
+                    "dropout": 0.0, "bidirectional": False}  # (PyTorch's order)
         for name, default in defaults.items():
             if getattr(self, name) != default:
                 text += f", {name}={getattr(self, name)}"
@@ -232,12 +258,13 @@ class RNN(_RecurrentBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False, dtype: Any = None) -> None:
+                 dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; use 'tanh' or "
                              "'relu'")
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, dtype)
+                         bidirectional, device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
 
     def _cell(self, gates: Tensor, states: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
@@ -268,6 +295,7 @@ class LSTM(_RecurrentBase):
 
     gates = 4
     state_names = ("h_0", "c_0")
+    projects = True
 
     def _cell(self, gates: Tensor, states: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         return lstm_step(gates, states[1], self.hidden_size)
