@@ -117,7 +117,7 @@ def realize_node(node: Any) -> None:
         if t is not None:
             t._data, t._lazy_node = out, None
             if marked[index]:
-                t.requires_grad, t.grad_fn = False, None
+                t.grad_fn, t.requires_grad = None, False  # (a leaf first: then no grad)
             results.append(t)
         if cls._guarded and not out.flags.writeable and any(
                 isinstance(a, np.ndarray) and np.may_share_memory(out, a) for a in arrays):

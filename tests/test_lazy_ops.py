@@ -56,3 +56,28 @@ def test_most_ops_are_really_deferred():
         _, lazy = run_case(case, lazy=True)
         deferred += all(not t.is_realized for t in lazy)
     assert deferred >= 0.8 * len(CASES)  # in-place ops and boolean masks realize early
+
+
+def test_a_float_output_marked_non_differentiable_is_computed_without_history():
+    class Two(mg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out, aux = x * 2, x + 1
+            ctx.mark_non_differentiable(aux)
+            return out, aux
+
+        @staticmethod
+        def output_shape(x):
+            return tuple(x.shape), tuple(x.shape)
+
+        @staticmethod
+        def backward(ctx, grad, grad_aux):
+            return grad * 2
+
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    with mg.lazy():
+        out, aux = Two.apply(x)
+        out.sum().backward()  # realizes both outputs
+    assert (aux.requires_grad, aux.grad_fn) == (False, None)
+    np.testing.assert_array_equal(aux.numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
