@@ -18,8 +18,9 @@ def atan(input: Tensor) -> Tensor: return Atan.apply(input)
 arccos, arcsin, arctan = acos, asin, atan
 
 
-def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    return input.cumprod(dim, dtype=dtype)
+def cumprod(input: Tensor, dim: int | None = None, *, dtype: Any = None,
+            axis: int | None = None) -> Tensor:
+    return input.cumprod(dim, dtype=dtype, axis=axis)
 
 
 def trace(input: Tensor) -> Tensor: return input.trace()

@@ -55,8 +55,12 @@ class TensorCompat:
     def atan(self): return Atan.apply(self)
     arccos, arcsin, arctan = acos, asin, atan
 
-    def cumprod(self, dim: int, *, dtype: Any = None):
-        """Running products along ``dim``: x_0, x_0 x_1, x_0 x_1 x_2, ..."""
+    def cumprod(self, dim: int | None = None, *, dtype: Any = None, axis: int | None = None):
+        """Running products along ``dim`` (or NumPy's ``axis``): x_0, x_0 x_1, ..."""
+        dim = axis if dim is None else dim
+        if dim is None:
+            raise TypeError(f"cumprod: give dim (the dimension to multiply along), for the "
+                            f"tensor of shape {tuple(self.shape)}")
         x = self if dtype is None else self.to(dtype)
         return Cumprod.apply(x, _dim(dim, self.ndim, "cumprod"))
 

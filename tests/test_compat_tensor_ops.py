@@ -136,3 +136,11 @@ def test_program_gives_pytorchs_numbers(program, torch):
     for index, (a, b) in enumerate(zip(ours, theirs)):
         assert np.shape(a) == np.shape(b), f"result {index}"
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=f"result {index}")
+
+
+def test_cumprod_takes_numpy_s_axis_as_pytorch_does_and_needs_a_dim():
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    np.testing.assert_array_equal(mg.cumprod(mg.tensor(x), axis=1).numpy(), np.cumprod(x, 1))
+    np.testing.assert_array_equal(mg.tensor(x).cumprod(axis=0).numpy(), np.cumprod(x, 0))
+    with pytest.raises(TypeError, match=r"cumprod: give dim .* shape \(2, 3\)"):
+        mg.tensor(x).cumprod()
