@@ -846,12 +846,12 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
             )
         return bool(self.item())
 
-    def any(self, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
+    def any(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
         """A bool tensor: is some element (along ``dim``) nonzero?"""
-        return AnyTrue.apply(self, dim=_dims(dim, axis), keepdim=keepdim)
+        return AnyTrue.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
-    def all(self, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
-        return AllTrue.apply(self, dim=_dims(dim, axis), keepdim=keepdim)
+    def all(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None) -> Tensor:
+        return AllTrue.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
     # --- reductions ------------------------------------------------------------------------
 
@@ -899,9 +899,9 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         return LogSumExp.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
-    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None) -> Tensor:
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
         x = self if dtype is None else self.astype(dtype)
-        return Prod.apply(x, dim=_dims(dim, axis), keepdim=keepdim)
+        return Prod.apply(x, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
     def cumsum(self, dim: int | None = None, *, dtype=None, axis=None) -> Tensor:
         dim = _dims(dim, axis)
@@ -912,15 +912,17 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
             return x.reshape(1).cumsum(0).reshape(())
         return Cumsum.apply(x, normalize_dims(dim, self.ndim, "cumsum")[0])
 
-    def amax(self, dim=(), keepdim=False, *, axis=None) -> Tensor:
+    def amax(self, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         """The largest values over ``dim`` (all dims if ``()``); no indices, and the
         gradient is split evenly between ties, as in PyTorch."""
         dim = axis if axis is not None else dim
-        return Max.apply(self, dim=None if dim == () else dim, keepdim=keepdim)
+        return Max.apply(self, dim=None if dim == () else dim,
+                         keepdim=_keep(keepdim, keepdims))
 
-    def amin(self, dim=(), keepdim=False, *, axis=None) -> Tensor:
+    def amin(self, dim=(), keepdim=False, *, axis=None, keepdims=None) -> Tensor:
         dim = axis if axis is not None else dim
-        return Min.apply(self, dim=None if dim == () else dim, keepdim=keepdim)
+        return Min.apply(self, dim=None if dim == () else dim,
+                         keepdim=_keep(keepdim, keepdims))
 
     def norm(self, p="fro", dim=None, keepdim=False) -> Tensor:
         """The p-norm over ``dim`` (all elements by default): ``"fro"`` and 2 are

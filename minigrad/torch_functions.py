@@ -173,46 +173,74 @@ ger = outer
 # --- reductions ---------------------------------------------------------------------------
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
-    return (input if dtype is None else input.astype(dtype)).sum(dim, keepdim, axis=axis)
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):  # noqa: A001
+    """PyTorch also takes NumPy's ``axis=`` and ``keepdims=`` (as every reduction here)."""
+    x = input if dtype is None else input.astype(dtype)
+    return x.sum(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
-    return (input if dtype is None else input.astype(dtype)).mean(dim, keepdim, axis=axis)
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    x = input if dtype is None else input.astype(dtype)
+    return x.mean(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
-    return input.prod(dim, keepdim, dtype=dtype)
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+    return input.prod(dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
 
 
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     return input.cumsum(dim, dtype=dtype, axis=axis)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return input.std(dim, unbiased, keepdim, correction=correction)
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+        keepdims=None):
+    return input.std(dim, unbiased, keepdim, correction=correction, axis=axis,
+                     keepdims=keepdims)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return input.var(dim, unbiased, keepdim, correction=correction)
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+        keepdims=None):
+    return input.var(dim, unbiased, keepdim, correction=correction, axis=axis,
+                     keepdims=keepdims)
 
 
-def max(input, dim=None, keepdim=False):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """``max(x)`` a tensor; ``max(x, dim)`` (values, indices); ``max(x, other)`` maximum."""
-    return input.max(dim, keepdim)
+    return input.max(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def min(input, dim=None, keepdim=False):  # noqa: A001
-    return input.min(dim, keepdim)
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    return input.min(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def amax(input, dim=(), keepdim=False): return input.amax(dim, keepdim)
-def amin(input, dim=(), keepdim=False): return input.amin(dim, keepdim)
-def argmax(input, dim=None, keepdim=False): return input.argmax(dim, keepdim)
-def argmin(input, dim=None, keepdim=False): return input.argmin(dim, keepdim)
-def logsumexp(input, dim, keepdim=False): return input.logsumexp(dim, keepdim)
-def all(input, dim=None, keepdim=False): return input.all(dim, keepdim)  # noqa: A001
-def any(input, dim=None, keepdim=False): return input.any(dim, keepdim)  # noqa: A001
+def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
+    return input.amax(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
+    return input.amin(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.argmax(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.argmin(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return input.logsumexp(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    return input.all(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    return input.any(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
 def norm(input, p="fro", dim=None, keepdim=False): return input.norm(p, dim, keepdim)
 
 # --- shape --------------------------------------------------------------------------------
