@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pathlib
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,9 +16,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> pathlib.Path:
+    # built from a copy without build/: setuptools packs what an earlier build left in
+    # build/lib too, which hid a package missing from pyproject.toml's list
+    source = tmp_path_factory.mktemp("source") / "minigrad"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", "node_modules"))
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--quiet", "-w", str(out), str(ROOT)], check=True, capture_output=True)
+                    "--quiet", "-w", str(out), str(source)], check=True, capture_output=True)
     (path,) = out.glob("minigrad_edu-*.whl")
     return path
 
@@ -51,3 +57,13 @@ def test_editable_install_imports_minigrad_widgets_from_the_widgets_folder():
     import minigrad.widgets
 
     assert pathlib.Path(minigrad.widgets.__file__).parent == ROOT / "widgets"
+
+
+def test_every_package_of_minigrad_is_in_the_wheel(wheel):
+    # a new subpackage missing from pyproject.toml's list installs without its files
+    # (the editable install hides that: it reads the source folder)
+    names = zipfile.ZipFile(wheel).namelist()
+    for init in sorted((ROOT / "minigrad").rglob("__init__.py")):
+        package = init.parent.relative_to(ROOT).as_posix()
+        if "__pycache__" not in package:
+            assert f"{package}/__init__.py" in names, f"{package} is not in the wheel"
