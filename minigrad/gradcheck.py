@@ -85,9 +85,10 @@ def gradcheck(fn: Callable, inputs: Any, eps: float = 1e-6, atol: float = 1e-5,
         leaf = leaves[i]
         analytic = leaf.grad.numpy() if leaf.grad is not None else np.zeros(leaf.shape)
         numerical = np.zeros(leaf.shape)
-        flat = leaf._data.reshape(-1)  # a view: perturbing it perturbs the input
+        flat = leaf._data.flat  # the input itself, in C order whatever its layout (a
+        # reshape(-1) of a Fortran-ordered array is a copy: perturbing it changed nothing)
         with no_grad():
-            for k in range(flat.size):
+            for k in range(leaf._data.size):
                 original = flat[k]
                 flat[k] = original + eps
                 plus = objective()

@@ -229,3 +229,28 @@ def test_a_declared_backward_that_leaves_the_graph_is_refused_by_name():
     x = leaf(1.0, 3.0)
     with pytest.raises(NotTwiceDifferentiableError, match="Leaky.*NumPy array"):
         mg.autograd.grad(Leaky.apply(x).sum(), x, grad_outputs=None, create_graph=True)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_gradcheck_and_gradgradcheck_perturb_an_input_of_any_memory_order(order):
+    # a Fortran-ordered leaf (mg.tensor(a.T)): a reshape(-1) of it is a copy, and
+    # perturbing that copy gave a numerical gradient of 0 (a false failure)
+    values = np.asarray(np.random.default_rng(0).random((3, 2)), order=order)
+    x = mg.tensor(values, requires_grad=True)
+    assert x.numpy().flags[f"{order}_CONTIGUOUS"]
+    assert mg.gradcheck(lambda x: (x * x * x).sum(), (x,))
+    assert mg.autograd.gradgradcheck(lambda x: (x * x * x).sum(), (x,))
+    with pytest.raises(mg.GradcheckError):  # and a wrong gradient is still caught
+        mg.gradcheck(lambda x: WrongSquare.apply(x).sum(), (x,))
+
+
+class WrongSquare(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x  # (2x is right)
