@@ -113,6 +113,7 @@ import math as _math  # noqa: E402
 import types as _types  # noqa: E402
 
 from . import amp, distributed, serialization, testing  # noqa: E402
+from . import distributions  # noqa: E402  (torch.distributions)
 from .amp import autocast  # noqa: E402
 from .backends import (accelerator, get_float32_matmul_precision,  # noqa: E402
                        set_float32_matmul_precision, version)
@@ -122,6 +123,7 @@ from . import functions_more as _functions_more  # noqa: E402
 from .functions_more import *  # noqa: E402, F401, F403
 from . import functions_math as _functions_math  # noqa: E402
 from .functions_math import *  # noqa: E402, F401, F403
+from . import special  # noqa: E402  (torch.special)
 from . import functions_stats as _functions_stats  # noqa: E402
 from .functions_stats import *  # noqa: E402, F401, F403
 
@@ -150,10 +152,10 @@ class Size(tuple):
         return int(_math.prod(self))
 
 _ISSUE_29 = ["Size", "random", "accelerator", "amp", "autocast", "bfloat16", "compile",
-             "distributed", "e",
+             "distributed", "distributions", "e",
              "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
              "serialization", "set_float32_matmul_precision", "set_printoptions", "testing",
-             "version",
+             "version", "special",
              ] + _functions_more.__all__ + _functions_math.__all__ + _functions_stats.__all__
 # --- end of issue 29 -------------------------------------------------------------------------
 
