@@ -387,3 +387,17 @@ def test_scaled_dot_product_attention_dropout_is_reproducible_under_manual_seed(
     first = attention(q, q, q).numpy()
     mg.manual_seed(7)
     np.testing.assert_array_equal(first, attention(q, q, q).numpy())
+
+
+def test_multihead_attention_takes_pytorch_s_positional_order():
+    torch = pytest.importorskip("torch")
+    # (embed_dim, num_heads, dropout, bias, add_bias_kv, add_zero_attn, kdim, vdim, batch_first)
+    args = (8, 2, 0.0, True, False, False, 4, 6, True)
+    ours, theirs = nn.MultiheadAttention(*args), torch.nn.MultiheadAttention(*args)
+    assert (ours.kdim, ours.vdim, ours.batch_first) == (theirs.kdim, theirs.vdim, True)
+    assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in theirs.named_parameters()]
+    with pytest.raises(NotImplementedError, match="MultiheadAttention: add_bias_kv=True"):
+        nn.MultiheadAttention(8, 2, add_bias_kv=True)
+    with pytest.raises(RuntimeError, match="MultiheadAttention"):
+        nn.MultiheadAttention(8, 2, device="cuda")

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..device import check_device
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -79,9 +80,16 @@ class MultiheadAttention(Module):
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 batch_first: bool = False, kdim: int | None = None, vdim: int | None = None,
-                 dtype: Any = None) -> None:
-        super().__init__()
+                 add_bias_kv: bool = False, add_zero_attn: bool = False,
+                 kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()  # (PyTorch's argument order: a positional call means the same)
+        check_device(device, "MultiheadAttention")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError(
+                "MultiheadAttention: add_bias_kv=True and add_zero_attn=True (an extra "
+                "learned or zero key/value position) are not supported by minigrad; leave "
+                "them False")
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be positive, "
                              f"got embed_dim={embed_dim}, num_heads={num_heads}")
