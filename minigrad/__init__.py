@@ -48,7 +48,8 @@ from .torch_functions import *  # noqa: E402, F401, F403
 # --- issue 11, part A: PyTorch's semantics and infrastructure (dtypes, devices, random
 # generators, the autograd namespace, factories) --------------------------------------------
 from .backends import backends, cuda  # noqa: E402
-from .device import device  # noqa: E402
+from .device import (channels_last, contiguous_format, device,  # noqa: E402
+                     preserve_format, strided)
 from .dtypes import get_default_dtype, result_type, set_default_dtype  # noqa: E402
 from .factories import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor,  # noqa: E402
                         IntTensor, LongTensor, as_tensor, empty, empty_like, from_numpy,
@@ -65,6 +66,13 @@ from . import autograd, autograd_function  # noqa: E402
 for _name in autograd_function.__all__:
     setattr(autograd, _name, getattr(autograd_function, _name))
 del _name
+# torch.autograd.function, the module PyTorch's Function is defined in (import it, or
+# `from torch.autograd.function import once_differentiable`)
+autograd.function = _sys.modules["minigrad.autograd.function"] = type(_sys)(
+    "minigrad.autograd.function", "torch.autograd.function: Function, FunctionCtx, "
+    "once_differentiable (the same objects as in mg.autograd)")
+autograd.function.__dict__.update({_name: getattr(autograd_function, _name) for _name in
+                                   ("Function", "FunctionCtx", "once_differentiable")})
 # mg.autograd.functional (torch.autograd.functional): jacobian, hessian, vjp, jvp, hvp, vhp
 from . import autograd_functional  # noqa: E402
 
@@ -155,7 +163,8 @@ _ISSUE_29 = ["Size", "random", "accelerator", "amp", "autocast", "bfloat16", "co
              "distributed", "distributions", "e",
              "finfo", "get_float32_matmul_precision", "iinfo", "inf", "nan", "newaxis", "pi",
              "serialization", "set_float32_matmul_precision", "set_printoptions", "testing",
-             "version", "special",
+             "version", "special", "channels_last", "contiguous_format", "preserve_format",
+             "strided",
              ] + _functions_more.__all__ + _functions_math.__all__ + _functions_stats.__all__
 # --- end of issue 29 -------------------------------------------------------------------------
 

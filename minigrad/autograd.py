@@ -29,7 +29,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import function  # noqa: F401 (mg.autograd.function, as torch.autograd.function)
 from . import higher_order, tensor_class
 from . import forward as _forward  # (read-only arrays for a user's Function's backward)
 from .function import Node

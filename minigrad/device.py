@@ -77,3 +77,31 @@ def not_on_cpu(found: Any, who: str) -> str:
             f"use device {str(found)!r}. Use 'cpu', or write device-agnostic code: "
             "device = 'cuda' if mg.cuda.is_available() else 'cpu' (is_available() is "
             "False here).")
+
+
+class MemoryFormat:
+    """PyTorch's memory formats and layout (``torch.contiguous_format``,
+    ``torch.channels_last``, ``torch.preserve_format``, ``torch.strided``): how a tensor's
+    elements are ordered in memory. minigrad's arrays are NumPy's, strided, in row order
+    unless a view made them otherwise; a format changes strides, never values, so
+    ``contiguous(memory_format=...)`` and ``to(memory_format=...)`` accept each and keep
+    row order."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+contiguous_format = MemoryFormat("contiguous_format")
+channels_last = MemoryFormat("channels_last")
+preserve_format = MemoryFormat("preserve_format")
+strided = MemoryFormat("strided")  # (a layout: the only one, dense and strided)
+MEMORY_FORMATS = (contiguous_format, channels_last, preserve_format)
+
+
+def check_memory_format(value: Any, who: str) -> None:
+    if value is not None and value not in MEMORY_FORMATS:
+        raise TypeError(f"{who}: memory_format must be one of torch.contiguous_format, "
+                        f"torch.channels_last, torch.preserve_format, got {value!r}")

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from . import autograd, tensor_class
-from .device import CPU, DEVICE_TYPES, check_device, device, not_on_cpu
+from .device import (CPU, DEVICE_TYPES, channels_last, check_device, check_memory_format,
+                     device, not_on_cpu, strided)
 from .dtypes import DTYPES, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
 from .errors import CastError, ShapeError
 from .function import Node
@@ -355,9 +356,11 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         return self if dtype == self.dtype else Cast.apply(self, dtype)
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
-           copy: bool = False) -> Tensor:
+           copy: bool = False, memory_format: Any = None) -> Tensor:
         """PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
-        ``to(other_tensor)`` (its dtype). The device must be the CPU."""
+        ``to(other_tensor)`` (its dtype). The device must be the CPU; ``memory_format``:
+        accepted, the values stay in row order (``mg.channels_last``)."""
+        check_memory_format(memory_format, "to")
         device, dtype = parse_to(args, device, dtype, "to")
         result = self if dtype is None else self.astype(dtype)
         return result.clone() if copy and result is self else result
@@ -366,6 +369,23 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     def device(self) -> device:
         """Always ``device(type='cpu')``: minigrad computes with NumPy on the CPU."""
         return CPU
+
+    def get_device(self) -> int:
+        """-1: the CPU (PyTorch's number for it; a GPU's index otherwise)."""
+        return -1
+
+    layout = strided  # PyTorch's only dense layout
+
+    @property
+    def real(self) -> Tensor:
+        """The tensor itself: minigrad's tensors are real (as PyTorch's real tensors)."""
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        raise RuntimeError(f"imag is not implemented for tensors with non-complex dtypes "
+                           f"(this one is {self.dtype}, shape {tuple(self.shape)}): "
+                           "minigrad has no complex tensors")
 
     is_cuda = False
     is_cpu = True
@@ -412,12 +432,20 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     def nelement(self) -> int:
         return self.numel()
 
-    def is_contiguous(self) -> bool:
-        return self._data is None or self.numpy().flags.c_contiguous
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Are the elements stored in row order (``channels_last``: as (N, H, W, C))?"""
+        check_memory_format(memory_format, "is_contiguous")
+        if self._data is None:
+            return True
+        if memory_format is channels_last and self.ndim == 4:
+            return self.numpy().transpose(0, 2, 3, 1).flags.c_contiguous
+        return self.numpy().flags.c_contiguous
 
-    def contiguous(self) -> Tensor:
+    def contiguous(self, memory_format: Any = None) -> Tensor:
         """Itself if its elements are stored in row order, else a copy that is (NumPy
-        arrays are strided too: after a transpose they are not)."""
+        arrays are strided too: after a transpose they are not). Any ``memory_format``
+        gives row order: a format changes strides, not values."""
+        check_memory_format(memory_format, "contiguous")
         return self if self.is_contiguous() else Clone.apply(self)
 
     # new tensors with this tensor's dtype (PyTorch's new_* methods)

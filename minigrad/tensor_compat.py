@@ -120,8 +120,14 @@ class TensorCompat:
     def swapaxes(self, axis0: int, axis1: int): return self.transpose(axis0, axis1)
     swapdims = swapaxes
 
-    def flip(self, *dims):
-        """The elements in reverse order along each of ``dims`` (a copy)."""
+    def flip(self, *dims, **named):
+        """The elements in reverse order along each of ``dims`` (a copy): ``flip(0, 1)``,
+        ``flip((0, 1))`` or ``flip(dims=(0, 1))``."""
+        if named:
+            if dims or set(named) != {"dims"}:
+                raise TypeError(f"flip: give the dims once, as flip(dims=...) or "
+                                f"positionally, got {dims!r} and {named!r}")
+            dims = (named["dims"],)
         dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
         index = [slice(None)] * self.ndim
         for dim in dims:

@@ -148,4 +148,23 @@ def _mismatch(what: str, extra: str, absolute: str, relative: str, rtol, atol) -
             f"{relative}")
 
 
-__all__ = ["assert_close"]
+def assert_allclose(actual: Any, expected: Any, rtol: float | None = None,
+                    atol: float | None = None, equal_nan: bool = True, msg: str = "") -> None:
+    """PyTorch's deprecated ``assert_allclose``: ``assert_close`` with ``expected`` taken
+    in ``actual``'s dtype and NaNs equal by default (with PyTorch's FutureWarning)."""
+    import warnings
+
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
+                  "removed in a future release. Please use `torch.testing.assert_close()` "
+                  "instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
+                  stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = Tensor(actual)
+    expected = Tensor(expected.numpy() if isinstance(expected, Tensor) else expected,
+                      dtype=actual.dtype)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 msg=msg or None)
+
+
+__all__ = ["assert_close", "assert_allclose"]

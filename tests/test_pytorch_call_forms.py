@@ -445,3 +445,31 @@ def test_range_includes_its_end_as_pytorchs_deprecated_range(torch):
         warnings.simplefilter("ignore")
         expected = torch.range(0, 1, 0.25)
     np.testing.assert_array_equal(mg.range(0, 1, 0.25).numpy(), expected.numpy())
+
+
+def test_small_tensor_and_module_names_pytorch_code_uses():
+    torch = pytest.importorskip("torch")
+    x, t = mg.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5)
+    assert x.get_device() == t.get_device() == -1
+    assert repr(x.layout) == repr(t.layout) == "torch.strided"
+    assert x.real is x and t.real is t
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with "
+                                           "non-complex dtypes"):
+        x.imag
+    for fmt in ("contiguous_format", "channels_last", "preserve_format"):
+        ours, theirs = getattr(mg, fmt), getattr(torch, fmt)
+        assert repr(ours) == repr(theirs)
+        if fmt != "preserve_format":
+            assert x.is_contiguous(memory_format=ours) == t.is_contiguous(memory_format=theirs)
+        np.testing.assert_array_equal(x.contiguous(memory_format=ours).numpy(), x.numpy())
+        np.testing.assert_array_equal(x.to(memory_format=ours).numpy(), x.numpy())
+    nhwc = mg.tensor(x.numpy().transpose(0, 2, 3, 1).copy()).permute(0, 3, 1, 2)
+    assert nhwc.is_contiguous(memory_format=mg.channels_last) and not nhwc.is_contiguous()
+    model = mg.nn.Conv2d(3, 4, 3)
+    assert model.to(memory_format=mg.channels_last) is model
+    np.testing.assert_array_equal(mg.arange(4.0).flip(dims=(0,)).numpy(), [3, 2, 1, 0])
+    with pytest.warns(FutureWarning, match="assert_allclose\\(\\)` is deprecated"):
+        mg.testing.assert_allclose(mg.tensor([1.0, float("nan")]), [1.0, float("nan")])
+    from minigrad.autograd.function import Function, once_differentiable
+    assert Function is mg.autograd.Function and once_differentiable is \
+        mg.autograd.once_differentiable

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..state import no_grad, state, thread
-from ..device import not_on_cpu
+from ..device import check_memory_format, not_on_cpu
 from ..tensor import Tensor, as_dtype, parse_to
 from ..hooks import RemovableHandle
 from . import hooks
@@ -732,10 +732,11 @@ class Module:
         return self
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None,
-           non_blocking: bool = False) -> Module:
+           non_blocking: bool = False, memory_format: Any = None) -> Module:
         """PyTorch's forms: ``to(device)`` (the CPU: nothing moves), ``to(dtype)``
         (floating parameters and buffers, as ``model.to(mg.float64)``), both, or
-        ``to(tensor)`` (its dtype)."""
+        ``to(tensor)`` (its dtype). ``memory_format``: accepted (values stay in row order)."""
+        check_memory_format(memory_format, f"{type(self).__name__}.to")
         _, dtype = parse_to(args, device, dtype, f"{type(self).__name__}.to")
         return self if dtype is None or dtype.kind != "f" else self._cast(dtype)
 
