@@ -651,3 +651,34 @@ def test_vae_loss_and_gradients_match_pytorch(torch):
 
     for ours, theirs in zip(loss_and_gradients(mg), loss_and_gradients(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_multivariate_normal_matrix_gradients_match_pytorch(kind):
+    # a symmetric gradient for a covariance (or precision) matrix, none above the diagonal
+    # of scale_tril: an optimizer step keeps each a valid parameter, as in PyTorch
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3))
+    covariance = a @ a.T + 3 * np.eye(3)
+    matrix = {"covariance_matrix": covariance, "precision_matrix": np.linalg.inv(covariance),
+              "scale_tril": np.linalg.cholesky(covariance)}[kind]
+    value = rng.standard_normal((4, 3))
+    ours_matrix = mg.tensor(matrix, requires_grad=True)
+    theirs_matrix = torch.tensor(matrix, requires_grad=True)
+    ours = mg.distributions.MultivariateNormal(mg.zeros(3, dtype=mg.float64),
+                                               **{kind: ours_matrix})
+    theirs = torch.distributions.MultivariateNormal(torch.zeros(3, dtype=torch.float64),
+                                                    **{kind: theirs_matrix})
+    (ours.log_prob(mg.tensor(value)).sum() + ours.entropy()).backward()
+    (theirs.log_prob(torch.tensor(value)).sum() + theirs.entropy()).backward()
+    np.testing.assert_allclose(ours_matrix.grad.numpy(), theirs_matrix.grad.numpy(),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_beta_mode_stays_in_the_unit_interval_as_pytorch_s():
+    torch = pytest.importorskip("torch")
+    a, b = [0.5, 2.0, 0.5, 3.0, 2.0], [2.0, 0.5, 0.5, 3.0, 5.0]
+    np.testing.assert_allclose(D.Beta(mg.tensor(a), mg.tensor(b)).mode.numpy(),
+                               torch.distributions.Beta(torch.tensor(a), torch.tensor(b))
+                               .mode.numpy(), rtol=1e-6)

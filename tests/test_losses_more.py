@@ -619,3 +619,27 @@ def test_ctc_loss_errors_name_the_problem():
            CTC_TARGETS - 1, CTC_INPUT_LENGTHS, CTC_TARGET_LENGTHS)
     raises(RuntimeError, r"ctc_loss: log_probs must be \(T, N, C\)", F.ctc_loss,
            log_probs[0, 0], CTC_TARGETS, CTC_INPUT_LENGTHS, CTC_TARGET_LENGTHS)
+
+
+@pytest.mark.parametrize("zero_infinity", [True, False])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_ctc_a_target_every_alignment_of_which_has_probability_0_is_infinite(
+        zero_infinity, reduction):
+    torch = pytest.importorskip("torch")
+    generator = torch.Generator().manual_seed(0)
+    log_probs = torch.log_softmax(torch.randn(8, 2, 5, dtype=torch.float64,
+                                              generator=generator), -1)
+    log_probs[:, :, 3] = -float("inf")  # class 3 never: the second target is impossible
+    targets, lengths = torch.tensor([[1, 2], [3, 4]]), (torch.tensor([8, 8]), torch.tensor([2, 2]))
+    ours_in = mg.tensor(log_probs.numpy(), requires_grad=True)
+    theirs_in = log_probs.clone().requires_grad_()
+    ours = F.ctc_loss(ours_in, mg.tensor(targets.numpy()), *(mg.tensor(x.numpy()) for x in lengths),
+                      reduction=reduction, zero_infinity=zero_infinity)
+    theirs = torch.nn.functional.ctc_loss(theirs_in, targets, *lengths, reduction=reduction,
+                                          zero_infinity=zero_infinity)
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-10)
+    if zero_infinity:  # the impossible sequence adds nothing to the gradient
+        ours.sum().backward()
+        theirs.sum().backward()
+        assert np.isfinite(ours_in.grad.numpy()).all()
+        assert not ours_in.grad.numpy()[:, 1].any()

@@ -564,3 +564,9 @@ def test_fold_and_unfold_errors_name_the_function_and_the_shapes():
     with pytest.raises(ValueError, match=r"channel_shuffle: groups must be a positive int "
                                          r"dividing the 5 channels"):
         F.channel_shuffle(mg.randn(1, 5, 2), 2)
+
+
+def test_embedding_freeze_leaves_the_weight_without_gradient_as_pytorch(torch):
+    for freeze in (False, True):
+        assert nn.Embedding(3, 2, _freeze=freeze).weight.requires_grad == \
+            torch.nn.Embedding(3, 2, _freeze=freeze).weight.requires_grad == (not freeze)

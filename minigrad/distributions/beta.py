@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, stack
 from . import constraints
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .gamma import no_rsample, standard_gamma
 from .utils import broadcast_all, lgamma
@@ -50,8 +51,11 @@ class Beta(Distribution):
 
     @property
     def mode(self) -> Tensor:
-        a, b = self.concentration1, self.concentration0
-        return (a - 1) / (a + b - 2)
+        """The Dirichlet's mode of (a, b), as PyTorch takes it: (a - 1)/(a + b - 2) with
+        a - 1 and b - 1 clamped at 0, so it stays in [0, 1] (a corner where a, b < 1)."""
+        pair = Dirichlet(stack([self.concentration1, self.concentration0], -1),
+                         validate_args=False)
+        return pair.mode[..., 0]
 
     @property
     def variance(self) -> Tensor:

@@ -7,34 +7,24 @@ from typing import Any
 
 import numpy as np
 
+from ..linalg import cholesky as linalg_cholesky
 from ..linalg import inv, solve
 from ..state import rng_for
-from ..tensor import Tensor, stack
+from ..tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .utils import lazy_property, standard_normal
 
 
 def cholesky(matrix: Tensor, who: str = "MultivariateNormal") -> Tensor:
-    """The lower-triangular L with L Lᵀ = ``matrix`` (symmetric positive-definite), column
-    by column: L[:, j] = (A[:, j] - Σ_{k<j} L[:, k] L[j, k]) / L[j, j], with
-    L[j, j] = √(A[j, j] - Σ_{k<j} L[j, k]²). Made of Tensor ops, so differentiable (twice)."""
-    n = matrix.shape[-1]
-    rows = Tensor(np.arange(n))
-    columns: list[Tensor] = []
-    for j in range(n):
-        column = matrix[..., :, j]
-        if columns:
-            previous = stack(columns, -1)  # (..., n, j): the columns found so far
-            column = column - (previous * previous[..., j:j + 1, :]).sum(-1)
-        pivot = column[..., j:j + 1]
-        if not bool((pivot > 0).all()):
-            raise ValueError(f"{who}: cholesky: the factorization could not be completed "
-                             f"because the input is not positive-definite (the leading "
-                             f"minor of order {j + 1} is not positive-definite)")
-        below = (rows >= j).to(matrix.dtype)  # L is zero above the diagonal
-        columns.append(column / pivot.sqrt() * below)
-    return stack(columns, -1)
+    """The lower-triangular L with L Lᵀ = ``matrix`` (symmetric positive-definite):
+    ``mg.linalg.cholesky``, whose gradient is symmetric as PyTorch's (a gradient step keeps
+    a covariance matrix symmetric)."""
+    try:
+        return linalg_cholesky(matrix)
+    except np.linalg.LinAlgError as error:
+        raise ValueError(f"{who}: cholesky: the factorization could not be completed because "
+                         f"the input is not positive-definite ({error})") from None
 
 
 def _batch_mahalanobis(scale_tril: Tensor, difference: Tensor) -> Tensor:
@@ -91,8 +81,9 @@ class MultivariateNormal(Distribution):
             self.precision_matrix = precision_matrix.expand(batch_shape + (k, k))
         self.loc = loc.expand(batch_shape + (k,))
         super().__init__(batch_shape, (k,), validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
+        if scale_tril is not None:  # its lower triangle (as PyTorch's triangular solves
+            # read it): no gradient reaches the zeros above the diagonal
+            self._unbroadcasted_scale_tril = scale_tril.tril()
         elif covariance_matrix is not None:
             self._unbroadcasted_scale_tril = cholesky(covariance_matrix)
         else:

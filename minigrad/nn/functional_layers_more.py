@@ -425,7 +425,7 @@ def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, max_norm: flo
 def _bag_max(rows: Tensor, bags: np.ndarray, keep: np.ndarray, count: int,
              weight: Tensor) -> Tensor:
     """Each bag's elementwise maximum (0 for an empty bag): the rows laid out as
-    (bags, longest bag, dim), the gaps -inf."""
+    (bags, longest bag, dim), the gaps -inf; its gradient goes to the first maximal row."""
     sizes = np.bincount(bags[keep], minlength=count)
     longest = max(int(sizes.max()) if count else 0, 1)
     slot = np.zeros(bags.size, dtype=np.int64)  # each kept row's place in its bag
@@ -437,8 +437,12 @@ def _bag_max(rows: Tensor, bags: np.ndarray, keep: np.ndarray, count: int,
     position[bags[keep], slot[keep]] = np.nonzero(keep)[0]
     filled[bags[keep], slot[keep]] = True
     laid_out = where(Tensor(filled[..., None]), rows[position], -math.inf)
-    best = laid_out.max(1)[0] if count else Tensor(np.zeros((0, weight.shape[1]),
-                                                              dtype=weight.dtype))
+    if not count:
+        return Tensor(np.zeros((0, weight.shape[1]), dtype=weight.dtype))
+    # each bag's first maximal row, per feature, read with gather: the gradient goes to
+    # that row alone, as PyTorch's (a max reduction would split it between tied rows)
+    first = laid_out.detach().numpy().argmax(1)[:, None, :]
+    best = gather(laid_out, 1, Tensor(first)).squeeze(1)
     return where(Tensor((sizes > 0)[:, None]), best, 0.0)
 
 

@@ -484,8 +484,8 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
     removed), for ``log_probs`` (T, N, C) (log_softmax over C; or (T, C), one sequence).
     ``targets``: (N, S) padded, or 1-D, the N targets one after another. "mean" divides
     each loss by its target length (at least 1), then averages over the batch. A target
-    that no alignment fits (too short an input) has an infinite loss (``zero_infinity``:
-    0, with gradient 0).
+    that no alignment fits (too short an input, or a log-probability of -inf on every
+    alignment) has an infinite loss (``zero_infinity``: 0, with gradient 0).
 
     The gradient is the true derivative with respect to ``log_probs``; through
     log_softmax it equals PyTorch's (PyTorch's own ctc_loss returns, for log_probs, the
@@ -534,17 +534,24 @@ def ctc_loss(log_probs: Tensor, targets: Any, input_lengths: Any, target_lengths
                          f"other than blank (blank={blank} marks 'no label' between them)",
                          ValueError)
     losses = []
+    # 0 with a path back to log_probs, whose gradient is 0 (log_probs.sum() * 0 would be
+    # NaN where a log-probability is -inf)
+    zero = where(np.zeros(log_probs.shape, dtype=bool), log_probs, 0.0).sum()
     for b, sequence in enumerate(sequences):
         emissions = log_probs[:input_lengths[b]] if unbatched else \
             log_probs[:input_lengths[b], b]
         repeats = int(np.sum(sequence[1:] == sequence[:-1]))
+        impossible = zero + (0.0 if zero_infinity else math.inf)
         if input_lengths[b] < len(sequence) + repeats:  # no alignment fits: infinite loss
-            impossible = 0.0 if zero_infinity else math.inf
-            losses.append(log_probs.sum() * 0 + impossible)
+            losses.append(impossible)
         elif input_lengths[b] == 0:  # an empty input, an empty target: probability 1
-            losses.append(log_probs.sum() * 0)
+            losses.append(zero)
         else:
-            losses.append(_ctc_nll(emissions, sequence, blank))
+            nll = _ctc_nll(emissions, sequence, blank)
+            # every alignment passes a log-probability of -inf: probability 0, so the loss
+            # is infinite too (the recursion's stand-in for -inf leaves about 1e30)
+            losses.append(impossible if float(nll.detach().numpy()) >= -IMPOSSIBLE / 2
+                          else nll)
     loss = stack(losses)
     if reduction == "mean":
         return (loss / np.maximum(target_lengths, 1).astype(loss.dtype)).mean()

@@ -89,6 +89,7 @@ class Embedding(Module):
         if _weight is None:
             self.weight = new_parameter(num_embeddings, embedding_dim, dtype=dtype)
             self.reset_parameters()
+            self.weight.requires_grad = not _freeze
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
                 raise ValueError(f"Embedding: _weight must have shape ({num_embeddings}, "
