@@ -74,9 +74,17 @@ class TensorCompat:
     def sinh(self): return (self.exp() - (-self).exp()) * 0.5
 
     def logit(self, eps: float | None = None):
-        """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given."""
+        """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given.
+        Outside [0, 1] (no eps) the value is NaN, and so is the gradient, as in PyTorch
+        (log's 1/x alone would give a finite one)."""
         p = self if eps is None else self.clamp(eps, 1 - eps)
-        return (p / (1 - p)).log()
+        out = (p / (1 - p)).log()
+        if eps is None and p.dtype.kind == "f":
+            values = p.numpy()
+            outside = (values < 0) | (values > 1)
+            if outside.any():
+                out = out + type(self)(np.where(outside, np.nan, 0.0).astype(p.dtype)) * p
+        return out
 
     def isnan(self): return self != self
     def isinf(self): return self.abs() == float("inf")

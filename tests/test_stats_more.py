@@ -474,3 +474,21 @@ def test_kthvalue_checks_k():
 def test_aminmax_of_all_elements(torch):
     x = RNG.standard_normal((3, 4)).astype(np.float32)
     assert_same(*both(torch, lambda L, t: tuple(L.aminmax(t)), x))
+
+
+def test_eigh_vector_gradient_is_symmetric_as_pytorch_s_and_var_of_one_element():
+    torch = pytest.importorskip("torch")
+    a = [[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]
+    weights = [1.0, 2.0, 3.0]
+    x = mg.tensor(a, dtype=mg.float64, requires_grad=True)
+    (mg.linalg.eigh(x).eigenvectors[:, 0] ** 2 * mg.tensor(weights, dtype=mg.float64)).sum() \
+        .backward()
+    t = torch.tensor(a, dtype=torch.float64, requires_grad=True)
+    (torch.linalg.eigh(t).eigenvectors[:, 0] ** 2 * torch.tensor(weights, dtype=torch.float64)) \
+        .sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-12)
+    # var of one element: NaN, and a NaN gradient (it raised ZeroDivisionError)
+    one = mg.tensor([2.0], requires_grad=True)
+    variance, mean = mg.var_mean(one)
+    (variance + mean).backward()
+    assert np.isnan(variance.numpy()) and np.isnan(one.grad.numpy()).all()

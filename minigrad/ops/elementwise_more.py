@@ -124,7 +124,9 @@ class Signbit(Function):
 
 
 class LogAddExp(Function):
-    """f(x, y) = ln(e^x + e^y) (without overflow),  df/dx = e^(x - f),  df/dy = e^(y - f)"""
+    """f(x, y) = ln(e^x + e^y) (without overflow),  df/dx = e^(x - f) = 1 / (1 + e^(y - x)),
+    df/dy = 1 / (1 + e^(x - y)). The second form, PyTorch's: x - f loses every digit where
+    x = y is large (f rounds to x: both gradients came out 1, not 1/2) and is NaN at inf."""
 
     twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
@@ -140,13 +142,14 @@ class LogAddExp(Function):
     def backward(ctx, grad_output):
         x, y, out = ctx.saved_tensors
         needs_x, needs_y = ctx.needs_input_grad
-        with np.errstate(invalid="ignore"):  # -inf - -inf: NaN, as in PyTorch
-            return (grad_output * np.exp(x - out) if needs_x else None,
-                    grad_output * np.exp(y - out) if needs_y else None)
+        with np.errstate(invalid="ignore", over="ignore"):  # -inf - -inf: NaN, as in PyTorch
+            return (grad_output / (1 + np.exp(y - x)) if needs_x else None,
+                    grad_output / (1 + np.exp(x - y)) if needs_y else None)
 
 
 class LogAddExp2(Function):
-    """f(x, y) = log2(2^x + 2^y),  df/dx = 2^(x - f),  df/dy = 2^(y - f)"""
+    """f(x, y) = log2(2^x + 2^y),  df/dx = 2^(x - f) = 1 / (1 + 2^(y - x)),
+    df/dy = 1 / (1 + 2^(x - y)) (the second form: see LogAddExp)"""
 
     twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
@@ -162,9 +165,9 @@ class LogAddExp2(Function):
     def backward(ctx, grad_output):
         x, y, out = ctx.saved_tensors
         needs_x, needs_y = ctx.needs_input_grad
-        with np.errstate(invalid="ignore"):
-            return (grad_output * np.exp((x - out) * math.log(2)) if needs_x else None,
-                    grad_output * np.exp((y - out) * math.log(2)) if needs_y else None)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (grad_output / (1 + np.exp((y - x) * math.log(2))) if needs_x else None,
+                    grad_output / (1 + np.exp((x - y) * math.log(2))) if needs_y else None)
 
 
 def _x_log(log, x, y):

@@ -180,7 +180,8 @@ def _qr_square_backward(q, r, grad_q, grad_r):
 
 class Eigh(Function):
     """A = V diag(L) V^T for a symmetric A (only its lower triangle is read), L ascending:
-        grad_A = V [ diag(gL) + (V^T gV) / E ] V^T,  E_ij = L_j - L_i (i != j)
+        grad_A = V sym[ diag(gL) + (V^T gV) / E ] V^T,  E_ij = L_j - L_i (i != j),
+    sym(M) = (M + M^T) / 2
     (finite only for distinct eigenvalues, as in PyTorch)."""
 
     twice_differentiable = True  # its backward runs on Tensors (see the module docstring)
@@ -221,6 +222,7 @@ class Eigh(Function):
         if grad_vectors is not None:
             gaps = values[..., None, :] - values[..., :, None] + eye  # 1 on the diagonal
             middle = middle + (_t(vectors) @ grad_vectors) * (1 - eye) / gaps
+        middle = (middle + _t(middle)) / 2  # symmetric, as PyTorch's: a step keeps A symmetric
         return vectors @ middle @ _t(vectors)
 
 

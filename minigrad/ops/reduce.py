@@ -7,6 +7,8 @@ puts the reduced dimensions back (``_unreduce``) and broadcasts to the input's s
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import DimensionError, ShapeError
@@ -257,8 +259,9 @@ class Var(_Reduction):
     @staticmethod
     def backward(ctx, grad_output):
         (centered,) = ctx.saved_tensors
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return _unreduce(grad_output, ctx) * centered * (2 / ctx.denominator)
+        scale = 2 / ctx.denominator if ctx.denominator else math.inf  # n <= correction:
+        with np.errstate(invalid="ignore"):  # 0 * inf, NaN, as PyTorch's
+            return _unreduce(grad_output, ctx) * centered * scale
 
     # create_graph=True: centered again, from the input Tensor (higher_order.py)
     twice_differentiable = True

@@ -223,22 +223,37 @@ def digamma(x: np.ndarray) -> np.ndarray:
         # tan(pi x) from x's distance to the nearest integer (exact), so large |x| keeps digits
         cotangent_term = np.pi / np.tan(np.pi * (x - np.round(x)))
     psi = np.where(reflect, psi - cotangent_term, psi)
-    pole = (x <= 0) & (x == np.round(x))
-    return np.where(pole, np.where(x == 0, -np.inf, np.nan), psi)
+    pole = (x <= 0) & (x == np.round(x))  # -inf at 0, +inf at -0.0 (PyTorch's), else NaN
+    return np.where(pole, np.where(x == 0, np.where(np.signbit(x), np.inf, -np.inf), np.nan),
+                    psi)
 
 
 def polygamma(n: int, x: np.ndarray) -> np.ndarray:
     """psi^(n)(x) = d^n/dx^n psi(x) = (-1)^(n+1) n! sum_k 1 / (x + k)^(n+1), for n >= 1, in
-    float64 (0 at +inf, NaN at -inf). Trigamma (n = 1) reflects x < 0.5 to 1 - x; for n >= 2
-    a very negative x costs one recurrence step per unit of distance from 10 + n."""
+    float64 (0 at +inf, NaN at -inf). x < 0.5 is reflected to 1 - x (the recurrence from a
+    very negative x would take one step per unit, and never end below -2^53):
+        psi^(n)(x) = (-1)^n psi^(n)(1 - x) - pi d^n/dx^n cot(pi x)."""
     x = _float64(x)
-    if n == 1:  # psi1(x) = pi^2 / sin(pi x)^2 - psi1(1 - x)
-        reflect = x < 0.5
-        with np.errstate(divide="ignore", invalid="ignore"):
-            square = (np.pi / np.sin(np.pi * (x - np.round(x)))) ** 2  # (inf at the poles)
-        return np.where(reflect, square - _polygamma_up(1, np.where(reflect, 1 - x, 0.5)),
-                        _polygamma_up(1, np.where(reflect, 1.0, x)))
-    return np.where(x == -np.inf, np.nan, _polygamma_up(n, x))
+    reflect = x < 0.5
+    up = _polygamma_up(n, np.where(reflect, 1 - x, x))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # cot(pi x) from x's distance to the nearest integer (exact: large |x| keeps digits)
+        cotangent = 1 / np.tan(np.pi * (x - np.round(x)))
+        reflected = (-1) ** n * up - np.pi * _cot_derivative(n, cotangent)
+    pole = (x <= 0) & (x == np.round(x))  # 0, -1, -2, ...: (-1)^(n+1) inf, as PyTorch's
+    return np.where(x == -np.inf, np.nan, np.where(pole, (-1) ** (n + 1) * np.inf,
+                                                   np.where(reflect, reflected, up)))
+
+
+def _cot_derivative(n: int, c: np.ndarray) -> np.ndarray:
+    """d^n/dx^n cot(pi x) as a polynomial in c = cot(pi x): P_0 = c and, since
+    dc/dx = -pi (1 + c^2), P_(k+1) = -pi (1 + c^2) P_k'(c)."""
+    polynomial = np.polynomial.polynomial
+    coefficients = np.array([0.0, 1.0])
+    for _ in range(n):
+        coefficients = -np.pi * polynomial.polymul([1.0, 0.0, 1.0],
+                                                   polynomial.polyder(coefficients))
+    return polynomial.polyval(c, coefficients)
 
 
 def _polygamma_up(n: int, x: np.ndarray) -> np.ndarray:
