@@ -82,6 +82,11 @@ def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
             input.mean(dim, keepdim, axis=axis, keepdims=keepdims))
 
 
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """``torch.cross`` (``Tensor.cross``: without dim, the first dim of size 3, deprecated)."""
+    return input.cross(other, dim)
+
+
 def cov(input: Tensor, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     return input.cov(correction=correction, fweights=fweights, aweights=aweights)
 
@@ -270,7 +275,7 @@ def matrix_exp(input: Tensor) -> Tensor: return input.matrix_exp()
 
 
 __all__ = ["aminmax", "bernoulli", "bincount", "block_diag", "bucketize",
-           "cartesian_prod", "cdist", "corrcoef", "count_nonzero", "cov", "cummax",
+           "cartesian_prod", "cdist", "corrcoef", "count_nonzero", "cov", "cross", "cummax",
            "cummin", "diag_embed", "diff", "dist", "histc", "histogram", "kron",
            "kthvalue", "linalg", "logcumsumexp", "logdet", "masked_select",
            "matrix_exp", "median", "mode", "moveaxis", "movedim", "nanmean",

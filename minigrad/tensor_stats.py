@@ -364,10 +364,33 @@ class TensorStats:
         dtype = result_type(*parts)
         x = Cat.apply(*(p.to(dtype) for p in parts), dim=d) if len(parts) > 1 else self
         for _ in range(n):
+            if x.shape[d] == 0:  # n >= the size: empty, as PyTorch's
+                break
             later = x.narrow(d, 1, max(x.shape[d] - 1, 0))
             earlier = x.narrow(d, 0, max(x.shape[d] - 1, 0))
             x = (later != earlier) if x.dtype == np.bool_ else later - earlier
         return x
+
+    def cross(self, other, dim: int | None = None):
+        """The cross product of 3-vectors along ``dim``; without it (deprecated in PyTorch,
+        with its warning) the first dim of size 3. ``mg.linalg.cross``'s default is -1."""
+        from . import linalg
+
+        if dim is None:
+            import warnings
+
+            warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                          "Please either pass the dim explicitly or simply use "
+                          "torch.linalg.cross.\nThe default value of dim will change to "
+                          "agree with that of linalg.cross in a future release.",
+                          UserWarning, stacklevel=2)
+            shape = np.broadcast_shapes(tuple(self.shape), tuple(other.shape))
+            sizes = [i for i, size in enumerate(shape) if size == 3]
+            if not sizes:
+                raise RuntimeError(f"cross: no dimension of size 3 in the inputs of shapes "
+                                   f"{tuple(self.shape)} and {tuple(other.shape)}")
+            dim = sizes[0]
+        return linalg.cross(self, other, dim=dim)
 
     def cov(self, *, correction: int = 1, fweights=None, aweights=None):
         """The covariance matrix of the variables in the rows (observations in columns):

@@ -492,3 +492,18 @@ def test_eigh_vector_gradient_is_symmetric_as_pytorch_s_and_var_of_one_element()
     variance, mean = mg.var_mean(one)
     (variance + mean).backward()
     assert np.isnan(variance.numpy()) and np.isnan(one.grad.numpy()).all()
+
+
+def test_torch_cross_and_diff_past_the_size_match_pytorch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((3, 2))
+    b = np.random.default_rng(1).standard_normal((3, 2))
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim"):
+        ours = mg.cross(mg.tensor(a), mg.tensor(b))  # the first dim of size 3
+    with pytest.warns(UserWarning):
+        theirs = torch.cross(torch.tensor(a), torch.tensor(b))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mg.tensor(a.T).cross(mg.tensor(b.T), dim=1).numpy(),
+                               theirs.numpy().T, rtol=1e-12)
+    assert mg.diff(mg.tensor([1.0, 2.0]), n=3).shape == tuple(
+        torch.diff(torch.tensor([1.0, 2.0]), n=3).shape) == (0,)
