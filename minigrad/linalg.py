@@ -14,7 +14,7 @@ import numpy as np
 
 from .ops.linalg import Det, Inverse, check_square
 from .ops.linalg_more import Cholesky, Eigh, Qr, SlogDet, Svd
-from .tensor import Tensor, stack
+from .tensor import Tensor, stack, where
 
 # PyTorch's named tuples (torch.return_types.*): fields by name, or unpacked in order
 SVDResult = namedtuple("svd", ["U", "S", "Vh"])
@@ -101,8 +101,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim=None, keepdim: bool = False, *,  
     x = x if dtype is None else x.to(dtype)
     if x.dtype.kind != "f":
         raise TypeError(f"linalg.vector_norm: expected a floating point tensor, got {x.dtype}")
-    if ord == 0:
-        return (x != 0).to(x.dtype).sum(dim, keepdim)
+    if ord == 0:  # a count: its gradient is 0, but it is in the graph, as PyTorch's
+        return (x != 0).to(x.dtype).sum(dim, keepdim) + _zero_with_history(x).sum(dim, keepdim)
     if ord == math.inf:
         return x.abs().amax(() if dim is None else dim, keepdim)
     if ord == -math.inf:
@@ -214,6 +214,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     return input @ other
 
 
+def _zero_with_history(x: Tensor) -> Tensor:
+    """Zeros of x's shape that depend on x with gradient 0 (x * 0 would be NaN at inf)."""
+    return where(Tensor(np.zeros(x.shape, dtype=bool)), x, 0.0)
+
+
 def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     """A^n by repeated squaring (n = 0: the identity; n < 0: the inverse's power)."""
     check_square(A, "linalg.matrix_power")
@@ -226,9 +231,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
         n >>= 1
         if n:
             power = power @ power
-    if result is None:
+    if result is None:  # the identity, in the graph with gradient 0 (as PyTorch's)
         return Tensor._make(np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype),
-                                            A.shape).copy())
+                                            A.shape).copy()) + _zero_with_history(A)
     return result
 
 

@@ -77,7 +77,8 @@ class TensorCompat:
         """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given.
         Outside [0, 1] (no eps) the value is NaN, and so is the gradient, as in PyTorch
         (log's 1/x alone would give a finite one)."""
-        p = self if eps is None else self.clamp(eps, 1 - eps)
+        p = self if self.dtype.kind == "f" else self.to(np.float32)  # (ints, bools: float32)
+        p = p if eps is None else p.clamp(eps, 1 - eps)
         out = (p / (1 - p)).log()
         if eps is None and p.dtype.kind == "f":
             values = p.numpy()

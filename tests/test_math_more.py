@@ -478,3 +478,24 @@ def test_edges_a_differential_review_found_match_pytorch():
     tx = torch.tensor([1.5, -0.5, 0.3], requires_grad=True)
     tx.logit().sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+def test_more_edges_a_differential_review_found_match_pytorch():
+    torch = pytest.importorskip("torch")
+    values = [float("nan"), 0.0, -1.0, 2.0]
+    np.testing.assert_array_equal(  # NaN: 0, as PyTorch's heaviside
+        mg.heaviside(mg.tensor(values), mg.tensor([0.5])).numpy(),
+        torch.heaviside(torch.tensor(values), torch.tensor([0.5])).numpy())
+    for data in ([0, 1], [True, False]):  # integers and bools: float32
+        for eps in (None, 1e-6):
+            ours, theirs = mg.logit(mg.tensor(data), eps), torch.logit(torch.tensor(data), eps)
+            assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    # results that are constants in value are still in the graph, with gradient 0
+    a = mg.tensor(np.eye(2) * 2, requires_grad=True)
+    mg.linalg.matrix_power(a, 0).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.zeros((2, 2)))
+    x = mg.tensor([1.0, 0.0, np.inf], requires_grad=True)
+    norm = mg.linalg.vector_norm(x, 0)
+    norm.backward()
+    assert float(norm.numpy()) == 2.0 and not x.grad.numpy().any()

@@ -277,7 +277,9 @@ class Heaviside(Function):
 
     @staticmethod
     def forward(ctx, x, values):
-        return np.heaviside(x, values).astype(np.result_type(x, values), copy=False)
+        out = np.heaviside(x, values).astype(np.result_type(x, values), copy=False)
+        return np.where(x != x, 0, out) if out.dtype.kind == "f" else out  # NaN: 0, as
+        # PyTorch's (x == 0 ? values : x > 0)
 
     @staticmethod
     def backward(ctx, grad_output):
