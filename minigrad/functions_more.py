@@ -8,6 +8,7 @@ from typing import Any
 
 from .ops.trigonometry import Acos, Asin, Atan
 from .tensor import Tensor
+from .torch_functions import _out
 
 
 def acos(input: Tensor) -> Tensor: return Acos.apply(input)
@@ -41,9 +42,16 @@ def index_add(input: Tensor, dim: int, index: Any, source: Tensor, *,
     return input.index_add(dim, index, source, alpha=alpha)
 
 
-def cosh(input: Tensor) -> Tensor: return input.cosh()
-def sinh(input: Tensor) -> Tensor: return input.sinh()
-def logit(input: Tensor, eps: float | None = None) -> Tensor: return input.logit(eps)
+def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _out(input.cosh(), out, "cosh")
+
+
+def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _out(input.sinh(), out, "sinh")
+
+
+def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
+    return _out(input.logit(eps), out, "logit")
 def isnan(input: Tensor) -> Tensor: return input.isnan()
 def isinf(input: Tensor) -> Tensor: return input.isinf()
 def isfinite(input: Tensor) -> Tensor: return input.isfinite()

@@ -70,8 +70,13 @@ class TensorCompat:
             raise ValueError(f"trace: expected a 2-D tensor, got shape {tuple(self.shape)}")
         return self.diag().sum()
 
-    def cosh(self): return (self.exp() + (-self).exp()) * 0.5
-    def sinh(self): return (self.exp() - (-self).exp()) * 0.5
+    def cosh(self):
+        x = self if self.dtype.kind == "f" else self.to(np.float32)  # (bools, ints: float32)
+        return (x.exp() + (-x).exp()) * 0.5
+
+    def sinh(self):
+        x = self if self.dtype.kind == "f" else self.to(np.float32)
+        return (x.exp() - (-x).exp()) * 0.5
 
     def logit(self, eps: float | None = None):
         """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when ``eps`` is given.

@@ -286,8 +286,8 @@ class TensorStats:
                 value = value.masked_fill(has_nan, math.nan)
             if not keepdim:
                 value = value.squeeze(d)
-            elif dim is None:
-                value = value.reshape(*([1] * self.ndim))
+            elif dim is None or self.ndim == 0:  # (a 0-d input keeps its 0 dims)
+                value = value.reshape(tuple([1] * self.ndim))
             results.append(value)
         if q_array.ndim == 0:
             return results[0]

@@ -499,3 +499,18 @@ def test_more_edges_a_differential_review_found_match_pytorch():
     norm = mg.linalg.vector_norm(x, 0)
     norm.backward()
     assert float(norm.numpy()) == 2.0 and not x.grad.numpy().any()
+
+
+def test_sinh_cosh_logit_take_bools_and_out_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for name in ("sinh", "cosh"):
+        ours = getattr(mg, name)(mg.tensor([True, False]))
+        theirs = getattr(torch, name)(torch.tensor([True, False]))
+        assert str(ours.dtype) == "float32"
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    for name in ("sinh", "cosh", "logit"):
+        out = mg.empty(2)
+        assert getattr(mg, name)(mg.tensor([0.2, 0.5]), out=out) is out
+        np.testing.assert_allclose(out.numpy(),
+                                   getattr(torch, name)(torch.tensor([0.2, 0.5])).numpy(),
+                                   rtol=1e-6)

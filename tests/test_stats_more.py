@@ -507,3 +507,13 @@ def test_torch_cross_and_diff_past_the_size_match_pytorch():
                                theirs.numpy().T, rtol=1e-12)
     assert mg.diff(mg.tensor([1.0, 2.0]), n=3).shape == tuple(
         torch.diff(torch.tensor([1.0, 2.0]), n=3).shape) == (0,)
+
+
+def test_quantile_of_a_zero_dim_input_keeps_its_shape_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for q in (0.3, [0.1, 0.5, 0.9]):
+        ours = mg.quantile(mg.tensor(2.0), mg.tensor(q) if isinstance(q, list) else q, dim=0,
+                           keepdim=True)
+        theirs = torch.quantile(torch.tensor(2.0), torch.tensor(q) if isinstance(q, list)
+                                else q, dim=0, keepdim=True)
+        assert ours.shape == tuple(theirs.shape)
