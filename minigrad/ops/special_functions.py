@@ -270,50 +270,53 @@ def _polygamma_up(n: int, x: np.ndarray) -> np.ndarray:
     return sign * series + behind
 
 
-class Lgamma(Function):
+class _Special(Function):
+    """f(x) = ``value``(x) whose derivative is a special function with a Function of its
+    own: backward evaluates ``slope`` on the arrays; on Tensors (create_graph) it records
+    ``Slope`` (named in each class), so derivatives of every order exist (lgamma ->
+    digamma -> polygamma(1) -> polygamma(2) ...)."""
+
+    twice_differentiable = True  # tensor_backward records Slope (higher_order.py)
+    output_dtype = staticmethod(_floating_dtype)
+
+    @classmethod
+    def forward(cls, ctx, x):
+        ctx.save_for_backward(x)
+        return _like(cls.value(x), x)
+
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * _like(cls.slope(x), x)
+
+    @classmethod
+    def tensor_backward(cls, ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * cls.recorded_slope(x)
+
+
+class Lgamma(_Special):
     """f(x) = ln |Gamma(x)|,  f'(x) = digamma(x)"""
 
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _like(lgamma(x), x)
+    value, slope = staticmethod(lgamma), staticmethod(digamma)
 
     @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * _like(digamma(x), x)
-
-    twice_differentiable = True  # the same formula, with Digamma recorded (higher_order.py)
-
-    @staticmethod
-    def tensor_backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * Digamma.apply(x)
-
-    output_dtype = staticmethod(_floating_dtype)
+    def recorded_slope(x):
+        return Digamma.apply(x)
 
 
-class Digamma(Function):
+class Digamma(_Special):
     """f(x) = psi(x) = d/dx ln Gamma(x),  f'(x) = polygamma(1, x) (the trigamma function)"""
 
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _like(digamma(x), x)
+    value = staticmethod(digamma)
 
     @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * _like(polygamma(1, x), x)
-
-    twice_differentiable = True  # the same formula, with Polygamma recorded (higher_order.py)
+    def slope(x):
+        return polygamma(1, x)
 
     @staticmethod
-    def tensor_backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * Polygamma.apply(x, 1)
-
-    output_dtype = staticmethod(_floating_dtype)
+    def recorded_slope(x):
+        return Polygamma.apply(x, 1)
 
 
 class Polygamma(Function):
@@ -344,6 +347,11 @@ class Polygamma(Function):
 # --- modified Bessel functions of the first kind: i0, i1 --------------------------------------
 
 
+def i0(x: np.ndarray) -> np.ndarray:
+    """I_0(x), in float64 (NumPy's ``np.i0``)."""
+    return np.i0(_float64(x))
+
+
 def i1(x: np.ndarray) -> np.ndarray:
     """I_1(x) = sum_k (x/2)^(2k+1) / (k! (k+1)!), in float64 (summed until the terms
     no longer change the sum: about |x| + 20 terms)."""
@@ -360,27 +368,14 @@ def i1(x: np.ndarray) -> np.ndarray:
     return total
 
 
-class I0(Function):
+class I0(_Special):
     """f(x) = I_0(x) = sum_k (x/2)^(2k) / (k!)^2,  f'(x) = I_1(x)"""
 
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _like(np.i0(_float64(x)), x)
+    value, slope = staticmethod(i0), staticmethod(i1)
 
     @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * _like(i1(x), x)
-
-    twice_differentiable = True  # the same formula, with I1 recorded (higher_order.py)
-
-    @staticmethod
-    def tensor_backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        return grad_output * I1.apply(x)
-
-    output_dtype = staticmethod(_floating_dtype)
+    def recorded_slope(x):
+        return I1.apply(x)
 
 
 class I1(Function):
