@@ -23,7 +23,7 @@ from typing import Any
 from ..state import no_grad
 from ..tensor import Tensor
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 
 def _shown(value: Tensor) -> str:
@@ -218,3 +218,23 @@ class Distribution:
                                          else str(tuple(self.__dict__[name].shape)))
                           for name in names)
         return f"{type(self).__name__}({shown})"
+
+
+class LocationScale(Distribution):
+    """What Normal, Laplace and Gumbel share: a ``loc`` (real) and a ``scale`` (> 0),
+    broadcast against each other, a real support and a reparameterised rsample."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        numbers_only = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
+        super().__init__(() if numbers_only else self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> LocationScale:
+        new = self._get_checked_instance(LocationScale, _instance)
+        batch_shape = tuple(batch_shape)
+        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
+        return self._expanded(new, batch_shape)

@@ -3,42 +3,25 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 
 from ..state import rng_for
 from ..tensor import Tensor
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, uniform
+from .distribution import LocationScale
+from .utils import uniform
 
 EULER_GAMMA = 0.57721566490153286060
 
 
-class Gumbel(Distribution):
+class Gumbel(LocationScale):
     """``Gumbel(loc, scale)``: cdf F(x) = exp(-exp(-(x - μ)/β)).
 
     - log p(x) = y - e^y - log β with y = (μ - x)/β
     - rsample: x = μ - β log(-log u), u ~ U(0, 1)  (the Gumbel-max trick's noise)
     - entropy: log β + 1 + γ (γ Euler's constant); mean μ + βγ, variance π²β²/6
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        numbers_only = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if numbers_only else self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Gumbel:
-        new = self._get_checked_instance(Gumbel, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        return self._expanded(new, batch_shape)
 
     @property
     def mean(self) -> Tensor:

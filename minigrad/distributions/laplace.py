@@ -3,39 +3,22 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 
 from ..state import rng_for
 from ..tensor import Tensor
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, uniform
+from .distribution import LocationScale
+from .utils import uniform
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale):
     """``Laplace(loc, scale)``: density e^(-|x - μ|/b) / (2b).
 
     - log p(x) = -log(2b) - |x - μ| / b;  entropy: 1 + log(2b)
     - rsample: x = μ - b sign(u) log(1 - |u|) with u ~ U(-1, 1)
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        numbers_only = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if numbers_only else self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        return self._expanded(new, batch_shape)
 
     @property
     def mean(self) -> Tensor:

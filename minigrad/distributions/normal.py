@@ -3,38 +3,21 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 from ..state import rng_for
 from ..tensor import Tensor
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, standard_normal
+from .distribution import LocationScale
+from .utils import standard_normal
 
 
-class Normal(Distribution):
+class Normal(LocationScale):
     """``Normal(loc, scale)``: mean ``loc``, standard deviation ``scale`` (> 0).
 
     - density: log p(x) = -(x - μ)² / (2σ²) - log σ - log √(2π)
     - rsample: x = μ + σ ε with ε ~ N(0, 1), so ∂x/∂μ = 1 and ∂x/∂σ = ε
     - entropy: ½ + ½ log(2π) + log σ;  cdf: ½ (1 + erf((x - μ) / (σ√2)))
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        numbers_only = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if numbers_only else self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc, new.scale = self.loc.expand(batch_shape), self.scale.expand(batch_shape)
-        return self._expanded(new, batch_shape)
 
     @property
     def mean(self) -> Tensor:
