@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .functional_checks import _same_padding
-from .functional_ext import _single
+from .functional_checks import _single
 from .module import Module, Sequential, check_sizes, new_parameter
 from .normalization import BatchNorm2d
 

@@ -24,24 +24,9 @@ from ..state import state
 from ..tensor import Tensor, pad_tensor, where
 from .functional_checks import (REDUCTIONS, _check_floating, _check_reduction,  # noqa: F401
                                 _check_groups, _class_targets, _class_weight, _error,
-                                _legacy_reduction, _reduce,
+                                _legacy_reduction, _pair, _positive_pair, _reduce,
                                 _same_padding)
 from ..unsupported import module_getattr as _module_getattr
-
-
-def _pair(value: Any, who: str, name: str) -> tuple[int, int]:
-    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
-    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) for v in pair):
-        raise _error(f"{who}: {name} must be an int or a pair of ints, got {value!r}",
-                     TypeError)
-    return int(pair[0]), int(pair[1])
-
-
-def _positive_pair(value: Any, who: str, name: str) -> tuple[int, int]:
-    pair = _pair(value, who, name)
-    if min(pair) < 1:
-        raise _error(f"{who}: {name} must be at least 1, got {value!r}", ValueError)
-    return pair
 
 
 # --- activations ----------------------------------------------------------------------------

@@ -138,3 +138,47 @@ def _legacy_reduction(size_average: Any, reduce: Any, reduction: str, who: str) 
     if reduce is not None and not reduce:
         return "none"
     return "sum" if size_average is not None and not size_average else "mean"
+
+
+# --- window and size arguments (pooling, convolution, unpooling) -----------------------------
+
+
+def _pair(value: Any, who: str, name: str, least: int | None = None) -> tuple[int, int]:
+    """An int or a pair of ints as a pair, each at least ``least`` if given."""
+    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) for v in pair):
+        raise _error(f"{who}: {name} must be an int or a pair of ints, got {value!r}",
+                     TypeError)
+    if least is not None and min(pair) < least:
+        raise _error(f"{who}: {name} must be at least {least}, got {value!r}", ValueError)
+    return int(pair[0]), int(pair[1])
+
+
+def _positive_pair(value: Any, who: str, name: str) -> tuple[int, int]:
+    return _pair(value, who, name, least=1)
+
+
+def _single(value: Any, who: str, name: str, least: int = 0) -> int:
+    """An int (or a 1-tuple of one), at least ``least``."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise _error(f"{who}: {name} must be an int (or a 1-tuple), got {value!r}", TypeError)
+    if value < least:
+        raise _error(f"{who}: {name} must be at least {least}, got {value!r}", ValueError)
+    return int(value)
+
+
+def _output_sizes(output_size: Any, sizes: tuple, who: str) -> tuple:
+    """An adaptive pooling's output size: an int or one per dim (None keeps that dim's)."""
+    count = len(sizes)
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size,) * count
+    output_size = tuple(output_size)
+    if len(output_size) != count:
+        raise _error(f"{who}: output_size must be an int or {count} ints, got "
+                     f"{output_size!r}", ValueError)
+    result = tuple(size if out is None else int(out) for out, size in zip(output_size, sizes))
+    if min(result) < 1:
+        raise _error(f"{who}: output_size must be positive, got {output_size!r}", ValueError)
+    return result

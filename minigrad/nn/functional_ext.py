@@ -27,7 +27,7 @@ from ..ops.reduce import normalize_dims
 from ..tensor import Tensor, gather, where
 from .functional_checks import (_check_floating, _check_groups, _check_reduction,
                                 _class_targets, _class_weight, _error, _legacy_reduction,
-                                _reduce, _same_padding)
+                                _output_sizes, _reduce, _same_padding, _single)
 
 # --- activations ----------------------------------------------------------------------------
 
@@ -253,16 +253,6 @@ def _check_sequence_input(input: Tensor, who: str) -> tuple[Tensor, bool]:
     return x.unsqueeze(2), unbatched
 
 
-def _single(value: Any, who: str, name: str, least: int = 0) -> int:
-    if isinstance(value, (tuple, list)) and len(value) == 1:
-        value = value[0]
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise _error(f"{who}: {name} must be an int (or a 1-tuple), got {value!r}", TypeError)
-    if value < least:
-        raise _error(f"{who}: {name} must be at least {least}, got {value!r}", ValueError)
-    return int(value)
-
-
 def _unsqueezed_result(output: Tensor, unbatched: bool) -> Tensor:
     output = output.squeeze(2)
     return output[0] if unbatched else output
@@ -367,20 +357,6 @@ def _adaptive_matrix(size: int, out: int, dtype: Any) -> np.ndarray:
         start, end = (i * size) // out, -((-(i + 1) * size) // out)
         matrix[i, start:end] = 1.0 / (end - start)
     return matrix
-
-
-def _output_sizes(output_size: Any, sizes: tuple, who: str) -> tuple:
-    count = len(sizes)
-    if isinstance(output_size, (int, np.integer)) or output_size is None:
-        output_size = (output_size,) * count
-    output_size = tuple(output_size)
-    if len(output_size) != count:
-        raise _error(f"{who}: output_size must be an int or {count} ints, got "
-                     f"{output_size!r}", ValueError)
-    result = tuple(size if out is None else int(out) for out, size in zip(output_size, sizes))
-    if min(result) < 1:
-        raise _error(f"{who}: output_size must be positive, got {output_size!r}", ValueError)
-    return result
 
 
 def _apply_axis_maps(input: Tensor, maps: list) -> Tensor:

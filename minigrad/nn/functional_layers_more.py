@@ -25,7 +25,7 @@ from ..ops.activation_pointwise import ELU, Hardtanh, LeakyReLU
 from ..ops.pooling_more import ScaleGradient
 from ..state import no_grad, state
 from ..tensor import Tensor, gather, where
-from .functional_checks import _check_floating, _error
+from .functional_checks import _check_floating, _error, _output_sizes, _pair, _single
 
 __all__: list[str] = [
     "adaptive_max_pool1d", "adaptive_max_pool2d", "alpha_dropout", "bilinear", "elu_",
@@ -33,28 +33,6 @@ __all__: list[str] = [
     "local_response_norm", "max_unpool1d", "max_unpool2d", "relu_",
     "fold", "channel_shuffle",  # (F.unfold is functional.py's: the seed's form, or im2col)
 ]
-
-
-def _single(value: Any, who: str, name: str, least: int = 0) -> int:
-    """An int (or a 1-tuple of one), at least ``least``. (functional_ext's twin: that
-    module imports this one, so this one cannot import it.)"""
-    if isinstance(value, (tuple, list)) and len(value) == 1:
-        value = value[0]
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise _error(f"{who}: {name} must be an int (or a 1-tuple), got {value!r}", TypeError)
-    if value < least:
-        raise _error(f"{who}: {name} must be at least {least}, got {value!r}", ValueError)
-    return int(value)
-
-
-def _pair_of(value: Any, who: str, name: str, least: int = 0) -> tuple[int, int]:
-    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
-    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) for v in pair):
-        raise _error(f"{who}: {name} must be an int or a pair of ints, got {value!r}",
-                     TypeError)
-    if min(pair) < least:
-        raise _error(f"{who}: {name} must be at least {least}, got {value!r}", ValueError)
-    return int(pair[0]), int(pair[1])
 
 
 def implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -116,10 +94,10 @@ def max_pool_with_indices(x: Tensor, kernel: Any, stride: Any, padding: Any, dil
     """(values, indices) of max pooling a 4-D (N, C, H, W) ``x``: indices (int64, no
     gradient) index each (H * W) plane; values = gather(x, indices), so their gradient goes
     to the winners (overlapping windows add up)."""
-    kernel = _pair_of(kernel, who, "kernel_size", 1)
-    stride = kernel if stride is None else _pair_of(stride, who, "stride", 1)
-    padding = _pair_of(padding, who, "padding")
-    dilation = _pair_of(dilation, who, "dilation", 1)
+    kernel = _pair(kernel, who, "kernel_size", 1)
+    stride = kernel if stride is None else _pair(stride, who, "stride", 1)
+    padding = _pair(padding, who, "padding", 0)
+    dilation = _pair(dilation, who, "dilation", 1)
     if any(2 * p > k for p, k in zip(padding, kernel)):
         raise _error(f"{who}: padding {padding} must be at most half the kernel size "
                      f"{kernel}", ValueError)
@@ -195,9 +173,9 @@ def max_unpool2d(input: Tensor, indices: Any, kernel_size: Any, stride: Any = No
     if input.ndim not in (3, 4):
         raise _error(f"{who}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
                      f"{tuple(input.shape)}")
-    kernel = _pair_of(kernel_size, who, "kernel_size", 1)
-    stride = kernel if stride is None else _pair_of(stride, who, "stride", 1)
-    padding = _pair_of(padding, who, "padding")
+    kernel = _pair(kernel_size, who, "kernel_size", 1)
+    stride = kernel if stride is None else _pair(stride, who, "stride", 1)
+    padding = _pair(padding, who, "padding", 0)
     out_hw = _unpool_size(input, kernel, stride, padding, output_size, who)
     if input.ndim == 3:
         index = indices.numpy() if isinstance(indices, Tensor) else np.asarray(indices)
@@ -245,20 +223,6 @@ def _adaptive_winners(x: np.ndarray, out_hw: tuple) -> np.ndarray:
     return winners
 
 
-def _adaptive_output(output_size: Any, sizes: tuple, who: str) -> tuple:
-    count = len(sizes)
-    if isinstance(output_size, (int, np.integer)) or output_size is None:
-        output_size = (output_size,) * count
-    output_size = tuple(output_size)
-    if len(output_size) != count:
-        raise _error(f"{who}: output_size must be an int or {count} ints, got "
-                     f"{output_size!r}", ValueError)
-    result = tuple(size if out is None else int(out) for out, size in zip(output_size, sizes))
-    if min(result) < 1:
-        raise _error(f"{who}: output_size must be positive, got {output_size!r}", ValueError)
-    return result
-
-
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """The maximum over adaptive windows, so the output is (..., out_h, out_w) whatever the
     input's size (``None`` keeps a size); with ``return_indices`` also where each maximum
@@ -270,7 +234,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     if min(input.shape[-2:]) < 1:
         raise _error(f"{who}: the input of shape {tuple(input.shape)} is empty")
     x = input if input.ndim == 4 else input.unsqueeze(0)
-    out_hw = _adaptive_output(output_size, tuple(x.shape[-2:]), who)
+    out_hw = _output_sizes(output_size, tuple(x.shape[-2:]), who)
     winners = _adaptive_winners(x.numpy(), out_hw)
     values, indices = _values_at(x, winners), Tensor(winners)
     if input.ndim == 3:
@@ -284,7 +248,7 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     if input.ndim not in (2, 3):
         raise _error(f"{who}: expected a 2-D (C, L) or 3-D (N, C, L) input, got shape "
                      f"{tuple(input.shape)}")
-    (out,) = _adaptive_output(output_size, tuple(input.shape[-1:]), who)
+    (out,) = _output_sizes(output_size, tuple(input.shape[-1:]), who)
     values, indices = adaptive_max_pool2d(input.unsqueeze(-2), (1, out), True)
     values, indices = values.squeeze(-2), indices.squeeze(-2)
     return (values, indices) if return_indices else values
@@ -582,8 +546,8 @@ def _patch_index(channels: int, padded_hw: tuple, kernel: tuple, dilation: tuple
 
 
 def _fold_settings(kernel_size, dilation, padding, stride, who):
-    return (_pair_of(kernel_size, who, "kernel_size", 1), _pair_of(dilation, who, "dilation", 1),
-            _pair_of(padding, who, "padding"), _pair_of(stride, who, "stride", 1))
+    return (_pair(kernel_size, who, "kernel_size", 1), _pair(dilation, who, "dilation", 1),
+            _pair(padding, who, "padding", 0), _pair(stride, who, "stride", 1))
 
 
 def im2col(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -624,7 +588,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
     x = input if input.ndim == 3 else input.unsqueeze(0)
     kernel, dilation, padding, stride = _fold_settings(kernel_size, dilation, padding, stride,
                                                        who)
-    height, width = _pair_of(output_size, who, "output_size", 1)
+    height, width = _pair(output_size, who, "output_size", 1)
     (ph, pw), (n, rows, length) = padding, x.shape
     if rows % (kernel[0] * kernel[1]):
         raise _error(f"{who}: dim 1 of the input of shape {tuple(input.shape)} must be a "

@@ -12,7 +12,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .dropout import _DropoutNd
-from .functional_ext import _single
+from .functional_checks import _single
 from .functional_layers_more import EMBEDDING_BAG_MODES, refuse_sparse
 from .module import Module, Parameter, check_sizes, new_parameter
 from .normalization import _BatchNorm
