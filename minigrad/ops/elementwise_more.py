@@ -131,43 +131,31 @@ class LogAddExp(Function):
     twice_differentiable = True  # its backward runs on Tensors: higher_order.py
 
     hint = BROADCAST_HINT
+    combine = staticmethod(np.logaddexp)
+    log_base = 1.0  # ln e
 
-    @staticmethod
-    def forward(ctx, x, y):
-        out = np.logaddexp(x, y)
-        ctx.save_for_backward(x, y, out)
-        return out
+    @classmethod
+    def forward(cls, ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return cls.combine(x, y)
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, y, out = ctx.saved_tensors
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        x, y = ctx.saved_tensors
         needs_x, needs_y = ctx.needs_input_grad
         with np.errstate(invalid="ignore", over="ignore"):  # -inf - -inf: NaN, as in PyTorch
-            return (grad_output / (1 + np.exp(y - x)) if needs_x else None,
-                    grad_output / (1 + np.exp(x - y)) if needs_y else None)
+            return (grad_output / (1 + np.exp((y - x) * cls.log_base)) if needs_x else None,
+                    grad_output / (1 + np.exp((x - y) * cls.log_base)) if needs_y else None)
 
 
-class LogAddExp2(Function):
+class LogAddExp2(LogAddExp):
     """f(x, y) = log2(2^x + 2^y),  df/dx = 2^(x - f) = 1 / (1 + 2^(y - x)),
     df/dy = 1 / (1 + 2^(x - y)) (the second form: see LogAddExp)"""
 
-    twice_differentiable = True  # its backward runs on Tensors: higher_order.py
+    twice_differentiable = True
 
-    hint = BROADCAST_HINT
-
-    @staticmethod
-    def forward(ctx, x, y):
-        out = np.logaddexp2(x, y)
-        ctx.save_for_backward(x, y, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, y, out = ctx.saved_tensors
-        needs_x, needs_y = ctx.needs_input_grad
-        with np.errstate(invalid="ignore", over="ignore"):
-            return (grad_output / (1 + np.exp((y - x) * math.log(2))) if needs_x else None,
-                    grad_output / (1 + np.exp((x - y) * math.log(2))) if needs_y else None)
+    combine = staticmethod(np.logaddexp2)
+    log_base = math.log(2)  # 2^v = e^(v ln 2)
 
 
 def _x_log(log, x, y):
