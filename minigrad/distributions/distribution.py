@@ -233,6 +233,14 @@ class LocationScale(Distribution):
         numbers_only = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
         super().__init__(() if numbers_only else self.loc.shape, validate_args=validate_args)
 
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
     def expand(self, batch_shape: Any, _instance: Any = None) -> LocationScale:
         new = self._get_checked_instance(LocationScale, _instance)
         batch_shape = tuple(batch_shape)

@@ -28,10 +28,6 @@ class Gumbel(LocationScale):
         return self.loc + self.scale * EULER_GAMMA
 
     @property
-    def mode(self) -> Tensor:
-        return self.loc
-
-    @property
     def stddev(self) -> Tensor:
         return (math.pi / math.sqrt(6)) * self.scale
 

@@ -21,14 +21,6 @@ class Laplace(LocationScale):
     """
 
     @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
-
-    @property
     def variance(self) -> Tensor:
         return 2 * self.scale.pow(2)
 

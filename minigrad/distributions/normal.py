@@ -20,14 +20,6 @@ class Normal(LocationScale):
     """
 
     @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
-
-    @property
     def stddev(self) -> Tensor:
         return self.scale
 
