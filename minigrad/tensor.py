@@ -360,7 +360,8 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         """PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
         ``to(other_tensor)`` (its dtype). The device must be the CPU; ``memory_format``:
         accepted, the values stay in row order (``mg.channels_last``)."""
-        check_memory_format(memory_format, "to")
+        if memory_format is not None:
+            check_memory_format(memory_format, "to")
         device, dtype = parse_to(args, device, dtype, "to")
         result = self if dtype is None else self.astype(dtype)
         return result.clone() if copy and result is self else result
@@ -434,7 +435,8 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Are the elements stored in row order (``channels_last``: as (N, H, W, C))?"""
-        check_memory_format(memory_format, "is_contiguous")
+        if memory_format is not None:
+            check_memory_format(memory_format, "is_contiguous")
         if self._data is None:
             return True
         if memory_format is channels_last and self.ndim == 4:
@@ -445,7 +447,8 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         """Itself if its elements are stored in row order, else a copy that is (NumPy
         arrays are strided too: after a transpose they are not). Any ``memory_format``
         gives row order: a format changes strides, not values."""
-        check_memory_format(memory_format, "contiguous")
+        if memory_format is not None:
+            check_memory_format(memory_format, "contiguous")
         return self if self.is_contiguous() else Clone.apply(self)
 
     # new tensors with this tensor's dtype (PyTorch's new_* methods)
