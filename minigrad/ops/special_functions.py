@@ -270,11 +270,12 @@ def _polygamma_up(n: int, x: np.ndarray) -> np.ndarray:
     return sign * series + behind
 
 
-class _Special(Function):
-    """f(x) = ``value``(x) whose derivative is a special function with a Function of its
-    own: backward evaluates ``slope`` on the arrays; on Tensors (create_graph) it records
-    ``Slope`` (named in each class), so derivatives of every order exist (lgamma ->
-    digamma -> polygamma(1) -> polygamma(2) ...)."""
+class _Special:
+    """What Lgamma, Digamma and I0 share (a mixin before ``Function``, so that it is no
+    Function itself): f(x) = ``value``(x), whose derivative is a special function with a
+    Function of its own. backward evaluates ``slope`` on the arrays; on Tensors
+    (create_graph) it records ``recorded_slope`` (named in each class), so derivatives of
+    every order exist (lgamma -> digamma -> polygamma(1) -> polygamma(2) ...)."""
 
     twice_differentiable = True  # tensor_backward records Slope (higher_order.py)
     output_dtype = staticmethod(_floating_dtype)
@@ -295,7 +296,7 @@ class _Special(Function):
         return grad_output * cls.recorded_slope(x)
 
 
-class Lgamma(_Special):
+class Lgamma(_Special, Function):
     """f(x) = ln |Gamma(x)|,  f'(x) = digamma(x)"""
 
     value, slope = staticmethod(lgamma), staticmethod(digamma)
@@ -305,7 +306,7 @@ class Lgamma(_Special):
         return Digamma.apply(x)
 
 
-class Digamma(_Special):
+class Digamma(_Special, Function):
     """f(x) = psi(x) = d/dx ln Gamma(x),  f'(x) = polygamma(1, x) (the trigamma function)"""
 
     value = staticmethod(digamma)
@@ -368,7 +369,7 @@ def i1(x: np.ndarray) -> np.ndarray:
     return total
 
 
-class I0(_Special):
+class I0(_Special, Function):
     """f(x) = I_0(x) = sum_k (x/2)^(2k) / (k!)^2,  f'(x) = I_1(x)"""
 
     value, slope = staticmethod(i0), staticmethod(i1)
