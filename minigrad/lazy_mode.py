@@ -103,6 +103,8 @@ def realize_node(node: Any) -> None:
             cls, run_forward(cls, node, arrays, node._pending, args), node)
     finally:
         state.group = previous
+    if len(outputs) != len(node._outputs):  # zip below would drop or miss outputs
+        _wrong_output_count(cls, len(outputs), len(node._outputs))
     node._pending = None
     _pending.discard(node)
     results = []
@@ -130,3 +132,20 @@ def realize_node(node: Any) -> None:
     node._saved_at = next(clock)  # what was saved is as of now
     if not any(t.grad_fn is node for t in results):
         node.release()  # nothing will backpropagate through it
+
+
+def _wrong_output_count(cls: type, returned: int, deferred: int) -> None:
+    """Lazy mode made ``deferred`` result tensors for ``cls`` from its ``output_shape``
+    before its forward ran, and the forward returned ``returned`` arrays: an error, not
+    results paired with the wrong arrays (unpacking one deferred result ``a, b = ...``
+    splits its rows, which would then hold the first output's values)."""
+    default = cls.output_shape.__qualname__ == "Function.output_shape"
+    promised = (f"its output_shape() gave {deferred} shape(s)" if not default else
+                "it has no output_shape(), and the default (the inputs' broadcast shape) "
+                "is one output")
+    raise ValueError(
+        f"{cls.oper}: in lazy mode its results were made before its forward ran, and "
+        f"{promised}, but {cls.__name__}.forward returned {returned} output(s). Give "
+        f"{cls.__name__} a static output_shape(*inputs) that returns one shape per output "
+        "(a tuple of shapes for several), or apply it outside mg.lazy()."
+    )

@@ -81,3 +81,42 @@ def test_a_float_output_marked_non_differentiable_is_computed_without_history():
     assert (aux.requires_grad, aux.grad_fn) == (False, None)
     np.testing.assert_array_equal(aux.numpy(), [2.0, 3.0])
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+class _TwoOutputs(mg.Function):
+    """A user's Function with two outputs and no output_shape: lazy mode cannot know
+    before its forward runs that it has two."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, grad_a, grad_b):
+        return grad_a * 2 + grad_b * 3
+
+
+def test_a_forward_returning_more_outputs_than_lazy_mode_made_is_an_error_not_wrong_rows():
+    x = mg.tensor(np.ones((2, 3)), requires_grad=True)
+    with mg.lazy():
+        a, b = _TwoOutputs.apply(x)  # one deferred (2, 3) result: this splits its rows
+        with pytest.raises(ValueError, match=r"_TwoOutputs.*no output_shape.*returned 2 "
+                                             r"output\(s\)"):
+            b.numpy()  # eagerly b would be x * 3; it must not be a row of x * 2
+    eager_a, eager_b = _TwoOutputs.apply(x)  # outside lazy mode: right
+    np.testing.assert_array_equal(eager_b.numpy(), np.full((2, 3), 3.0))
+
+
+def test_an_output_shape_promising_more_outputs_than_forward_returns_is_an_error():
+    class Three(_TwoOutputs):
+        @staticmethod
+        def output_shape(x):
+            return tuple(x.shape), tuple(x.shape), tuple(x.shape)
+
+    x = mg.tensor(np.ones((2, 3)), requires_grad=True)
+    with mg.lazy():
+        results = Three.apply(x)
+        assert len(results) == 3
+        with pytest.raises(ValueError, match=r"output_shape\(\) gave 3 shape\(s\).*"
+                                             r"returned 2 output\(s\)"):
+            results[2].numpy()
