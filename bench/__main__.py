@@ -7,11 +7,11 @@ PyTorch (when installed), and print median times per step and the ratios.
     python -m bench --markdown         # the table for the README
     python -m bench --check            # exit 1 if a target is missed
 
-Cases: mlp, cnn, transformer, dispatch, chain, memory, gradient_flow (what
-``GradientFlow.update()`` adds to a training step, and what a drawing costs), notebooks
-(the chapter suite under nbval, timed as a whole), and, only when named, grading
-(``minigrad-course grade`` on 30 returned copies of chapter 1; needs nbgrader, takes a few
-minutes).
+Cases: mlp, mlp_overhead (the MLP's step without its arithmetic), cnn, transformer,
+dispatch, chain, memory, gradient_flow (what ``GradientFlow.update()`` adds to a
+training step, and what a drawing costs), notebooks (the chapter suite under nbval, timed
+as a whole), and, only when named, grading (``minigrad-course grade`` on 30 returned
+copies of chapter 1; needs nbgrader, takes a few minutes).
 
 Each timed case runs in ``--processes`` fresh processes (5 by default), one after the
 other: a process times its contenders side by side (bench/harness.py) and reports its
@@ -59,6 +59,8 @@ TIMED = [
     # the targets of issue 33, met in the median of 5 processes
     Case("mlp", "MLP 784-256-256-10, batch 128, cross-entropy, SGD step", cases.build_mlp,
          {"numpy": 1.03, "torch": 1.00}),
+    Case("mlp_overhead", "the MLP case's layers at batch 4, 8 features: a step's fixed cost",
+         cases.build_mlp_overhead),
     Case("cnn", "CNN 1x28x28, batch 32: conv3x3(8)-ReLU-pool-conv3x3(16)-ReLU-pool-Linear, SGD",
          cases.build_cnn, {"torch": 1.0}),
     Case("transformer", "pre-norm transformer block, 16x64 tokens, width 128, 4 heads, "

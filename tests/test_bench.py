@@ -24,14 +24,16 @@ def losses(step, count: int = 3) -> list[float]:
     return [float(r.item()) if hasattr(r, "item") else float(r) for r in results]
 
 
-def test_mlp_minigrad_and_hand_written_numpy_take_the_same_steps():
-    steps = cases.build_mlp(cases.libraries(with_torch=False))
+@pytest.mark.parametrize("build", [cases.build_mlp, cases.build_mlp_overhead])
+def test_mlp_minigrad_and_hand_written_numpy_take_the_same_steps(build):
+    steps = build(cases.libraries(with_torch=False))
     mine, by_hand = losses(steps["minigrad"]), losses(steps["numpy"])
     np.testing.assert_allclose(mine, by_hand, rtol=1e-5)
     assert mine[2] < mine[0]  # the steps do train
 
 
-@pytest.mark.parametrize("build", [cases.build_mlp, cases.build_cnn, cases.build_transformer])
+@pytest.mark.parametrize("build", [cases.build_mlp, cases.build_mlp_overhead, cases.build_cnn,
+                                   cases.build_transformer])
 def test_minigrad_and_torch_run_the_same_model_step_for_step(torch, build):
     steps = build(cases.libraries(with_torch=True))
     np.testing.assert_allclose(losses(steps["minigrad"]), losses(steps["torch"]), rtol=2e-4)
