@@ -142,8 +142,9 @@ def test_sequential_lr_state_dict_round_trip_continues_the_same_schedule():
     optimizer, scheduler = make()
     for _ in range(5):
         scheduler.step()
-    saved = scheduler.state_dict()
+    saved, saved_optimizer = scheduler.state_dict(), optimizer.state_dict()
     expected = [scheduler.step() or scheduler.get_last_lr() for _ in range(3)]
     optimizer, restored = make()
     restored.load_state_dict(saved)
+    optimizer.load_state_dict(saved_optimizer)  # the schedules go on from the group's lr
     assert [restored.step() or restored.get_last_lr() for _ in range(3)] == expected

@@ -83,8 +83,8 @@ class Adam(Optimizer):
                 grad = grad + weight_decay * param
         # the running averages are updated in place: m <- beta1 m + (1 - beta1) g, ...
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg *= beta1
-        exp_avg += (1 - beta1) * grad
+        exp_avg *= beta1  # (PyTorch's lerp_ rounds differently: ~1e-16 in float64; the
+        exp_avg += (1 - beta1) * grad  # chapters' committed training runs use this form)
         exp_avg_sq *= beta2
         exp_avg_sq += (1 - beta2) * grad * grad
         second_moment = exp_avg_sq

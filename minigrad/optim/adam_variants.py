@@ -27,7 +27,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .adam import Adam
-from .optimizer import Optimizer, kernel_options
+from .optimizer import Optimizer, kernel_options, lerp_
 
 
 def _gradient(param: np.ndarray, grad: np.ndarray, group: dict[str, Any],
@@ -74,7 +74,7 @@ class Adamax(Optimizer):
         state["step"] += 1
         grad = _gradient(param, grad, group, lr)
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-        exp_avg += (1 - beta1) * (grad - exp_avg)  # lerp towards g
+        lerp_(exp_avg, grad, 1 - beta1)
         exp_inf *= beta2
         np.maximum(exp_inf, np.abs(grad) + eps, out=exp_inf)
         clr = lr / (1 - beta1 ** state["step"])
@@ -118,7 +118,7 @@ class NAdam(Optimizer):
         # PyTorch keeps the product in float32: rounded the same way, the steps agree
         state["mu_product"] = mu_product = float(np.float32(state["mu_product"]) * np.float32(mu))
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg += (1 - beta1) * (grad - exp_avg)
+        lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq *= beta2
         exp_avg_sq += (1 - beta2) * grad * grad
         denominator = np.sqrt(exp_avg_sq / (1 - beta2 ** step))
@@ -152,7 +152,7 @@ class RAdam(Optimizer):
         step = state["step"]
         grad = _gradient(param, grad, group, lr)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg += (1 - beta1) * (grad - exp_avg)
+        lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq *= beta2
         exp_avg_sq += (1 - beta2) * grad * grad
         bias_correction1 = 1 - beta1 ** step

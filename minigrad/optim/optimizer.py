@@ -37,6 +37,7 @@ import numpy as np
 
 from ..function import record_write
 from ..lazy_mode import realize_readers
+from ..reuse import zero_grads
 from ..state import enable_grad
 from ..tensor import Tensor
 
@@ -45,7 +46,7 @@ from ..tensor import Tensor
 NUMERIC_OPTIONS = {"lr", "momentum", "dampening", "weight_decay", "eps", "alpha", "betas",
                    "rho", "lr_decay", "initial_accumulator_value", "momentum_decay",
                    "max_iter", "max_eval", "tolerance_grad", "tolerance_change",
-                   "history_size", "etas", "step_sizes"}
+                   "history_size", "etas", "step_sizes", "lambd", "t0"}
 
 
 def _check_numbers(name: str, options: dict[str, Any]) -> None:
@@ -73,6 +74,16 @@ def kernel_options(name: str, differentiable: bool = False) -> None:
             f"{name}(differentiable=True): minigrad's optimizers update the parameters in "
             "place without recording the step, so no gradient can flow through it; leave "
             "differentiable=False, or write the update with tensor operations yourself")
+
+
+def lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """``start <- start + weight * (end - start)`` in place, rounded as PyTorch's ``lerp_``
+    (which the running averages of Adam & co. use): from the far end when weight >= 0.5,
+    so that weight 1 gives ``end`` exactly."""
+    if abs(weight) < 0.5:
+        start += weight * (end - start)
+    else:
+        start[...] = end - (end - start) * (1 - weight)
 
 
 def _numeric(text: Any) -> bool:
@@ -185,6 +196,7 @@ class Optimizer:
             )
         else:
             params = list(params)
+        params, names = _split_names(name, index, params)
         for position, param in enumerate(params):
             where = f"param group {index}, position {position}"
             if not isinstance(param, Tensor):
@@ -200,6 +212,16 @@ class Optimizer:
                 )
         group = dict(param_group)
         group["params"] = params
+        if names is not None:
+            group["param_names"] = names
+        if any(("param_names" in group) != ("param_names" in other)
+               for other in self.param_groups):
+            raise ValueError(
+                f"{name}: all optimizer param groups should be with/without names: param "
+                f"group {index} is {'with' if names is not None else 'without'} names and "
+                "an earlier one is not; pass model.named_parameters() (or .parameters()) "
+                "for every group"
+            )
         for key, default in self.defaults.items():
             group.setdefault(key, default)
         _check_numbers(name, group)
@@ -227,15 +249,9 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients of the last backward: ``grad = None`` (the default), or
-        zeros with ``set_to_none=False``."""
-        for group in self.param_groups:
-            for param in group["params"]:
-                if param.grad is None:
-                    continue
-                if set_to_none:
-                    param.grad = None
-                else:
-                    param.grad = Tensor._make(np.zeros_like(param.grad.numpy()))
+        zeros in the gradient tensors themselves with ``set_to_none=False`` (as in
+        PyTorch: a reference kept to ``p.grad`` sees them)."""
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient. ``closure`` (optional) re-computes
@@ -323,11 +339,34 @@ class Optimizer:
         for group, saved in zip(self.param_groups, saved_groups):
             new_group = {key: value for key, value in saved.items() if key != "params"}
             new_group = {"params": group["params"], **new_group}
+            if "param_names" in group:  # the saved names win, else the group's stay
+                new_group.setdefault("param_names", group["param_names"])
             for key, default in self.defaults.items():
                 new_group.setdefault(key, default)
             self.check_options(new_group)
             param_groups.append(new_group)
         self.state, self.param_groups = state, param_groups
+
+
+def _split_names(name: str, index: int, params: list) -> tuple[list, list[str] | None]:
+    """``model.named_parameters()`` gives (name, tensor) pairs: the tensors, and the names
+    (kept as the group's ``param_names``, as in PyTorch); plain tensors: no names."""
+    named = [isinstance(param, tuple) for param in params]
+    if not any(named):
+        return params, None
+    if not all(named):
+        raise ValueError(
+            f"{name}: all optimizer params should be with/without names: param group "
+            f"{index} mixes (name, tensor) pairs with plain tensors"
+        )
+    for position, pair in enumerate(params):
+        if len(pair) != 2 or not isinstance(pair[0], str):
+            raise TypeError(
+                f"{name}: the parameter at param group {index}, position {position} is a "
+                f"tuple of {len(pair)} items; a named parameter is a (name, tensor) pair, "
+                "as model.named_parameters() gives"
+            )
+    return [pair[1] for pair in params], [pair[0] for pair in params]
 
 
 def _noting_the_call(step: Callable) -> Callable:
@@ -360,6 +399,8 @@ def _state_value(value: Any, key: str, index: int, param: Tensor, name: str) -> 
         return value
     if hasattr(value, "detach"):  # a minigrad or PyTorch tensor
         value = value.detach().numpy()
+    if np.ndim(value) == 0 and param.ndim != 0:  # a number kept as a 0-d tensor (PyTorch's
+        return np.asarray(value).item()         # NAdam mu_product, ASGD eta and mu)
     array = np.array(value, dtype=param.dtype)
     if array.shape != param.shape:
         raise ValueError(

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, kernel_options
+from .optimizer import Optimizer, kernel_options, lerp_
 
 
 def _check_non_negative(name: str, group: dict[str, Any], keys: tuple[str, ...]) -> None:
@@ -80,7 +80,7 @@ class RMSprop(Optimizer):
         square_avg += (1 - alpha) * grad * grad
         if group["centered"]:
             grad_avg = state["grad_avg"]
-            grad_avg += (1 - alpha) * (grad - grad_avg)  # lerp towards g
+            lerp_(grad_avg, grad, 1 - alpha)
             avg = np.sqrt(square_avg - grad_avg * grad_avg)
         else:
             avg = np.sqrt(square_avg)
