@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import tensor_class
+from .lazy_mode import realize_readers
 
 
 def accumulate(total: np.ndarray, grad: np.ndarray, key: Any, own: dict) -> np.ndarray:
@@ -77,4 +78,30 @@ def accumulate_into_grad(tensor: Any, grad: np.ndarray, own: dict, new: bool) ->
     if key not in own and total.flags.writeable and total.shape == grad.shape \
             and _adopted.get(id(total)) is not total:
         own[key] = id(total)  # a .grad from before: add into it in place, as PyTorch does
+    if own.get(key) == id(total):  # lazy mode: a deferred read of .grad (g = p.grad *
+        realize_readers(tensor.grad)  # 1) runs first, with the values it was given
     tensor.grad._data = accumulate(total, grad, key, own)
+
+
+def zero_grads(params: Any, set_to_none: bool) -> None:
+    """``zero_grad`` of a module or an optimizer: each ``.grad`` set to None, or, with
+    ``set_to_none=False``, zeroed as PyTorch does, so that a reference kept to ``p.grad``
+    sees the zeros: in place, unless the array was adopted from a backward (a step may
+    have shown it), which gets fresh zeros in the same Tensor. Either way the next
+    backward adds into them in place."""
+    for param in params:
+        grad = param.grad
+        if grad is None:
+            continue
+        if set_to_none:
+            param.grad = None
+            continue
+        if grad.grad_fn is not None:  # a gradient with history (create_graph=True)
+            grad.detach_()
+        grad.requires_grad = False
+        array = grad._data
+        if _adopted.get(id(array)) is array or not array.flags.writeable:
+            grad._data = np.zeros_like(array)
+        else:
+            realize_readers(grad)  # lazy mode: a deferred read of it runs first
+            array[...] = 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -42,17 +43,26 @@ def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
         raise ValueError("save: minigrad never pickles (a pickle can run code when it is "
                          "loaded); leave pickle_module out")
     arrays: dict[str, np.ndarray] = {}
+    stored: dict[int, str] = {}  # id of a Tensor already stored -> its array's key
 
     def encode(value: Any) -> Any:
         if isinstance(value, Tensor):
-            return {"tensor": store(value.numpy()), "requires_grad": value.requires_grad}
+            # one tensor saved under two names loads as one tensor again (PyTorch keeps
+            # that identity too), and a Parameter as a Parameter
+            if id(value) not in stored:
+                stored[id(value)] = store(value.numpy())
+            entry = {"tensor": stored[id(value)], "requires_grad": value.requires_grad}
+            if type(value).__name__ == "Parameter":
+                entry["parameter"] = True
+            return entry
         if isinstance(value, (np.ndarray, np.generic)):
             return {"array": store(np.asarray(value))}
         if isinstance(value, dict):
             for key in value:
                 if not isinstance(key, (str, int)):
                     raise TypeError(f"save: dict keys must be str or int, got {key!r}")
-            return {"dict": [[k, encode(v)] for k, v in value.items()]}
+            kind = "odict" if isinstance(value, OrderedDict) else "dict"  # as it was
+            return {kind: [[k, encode(v)] for k, v in value.items()]}
         if isinstance(value, (list, tuple)):
             return {type(value).__name__: [encode(v) for v in value]}
         if value is None or isinstance(value, (bool, int, float, str)):
@@ -120,16 +130,22 @@ def _read(archive: Any, path: Any) -> Any:
     header = str(archive[HEADER])
     _check_depth(header, path)
     structure = json.loads(header)
+    tensors: dict[str, Tensor] = {}  # array key -> the Tensor made of it (saved once)
 
     def decode(value: Any) -> Any:
         if not isinstance(value, dict):
             return value
         if "tensor" in value:
-            return Tensor(archive[value["tensor"]], requires_grad=value["requires_grad"])
+            key = value["tensor"]
+            if key not in tensors:
+                tensors[key] = _tensor(archive[key], value)
+            return tensors[key]
         if "array" in value:
             return archive[value["array"]]
         if "dict" in value:
             return {k: decode(v) for k, v in value["dict"]}
+        if "odict" in value:
+            return OrderedDict((k, decode(v)) for k, v in value["odict"])
         if "list" in value:
             return [decode(v) for v in value["list"]]
         if "tuple" in value:
@@ -137,6 +153,14 @@ def _read(archive: Any, path: Any) -> Any:
         raise ValueError(f"load: {path} has an entry this version cannot read: {value}")
 
     return decode(structure)
+
+
+def _tensor(array: np.ndarray, entry: dict) -> Tensor:
+    """A saved tensor: a Parameter if it was one, else a Tensor."""
+    if entry.get("parameter"):
+        from .nn.module import Parameter  # here: nn imports this module's package
+        return Parameter(array, requires_grad=entry["requires_grad"])
+    return Tensor(array, requires_grad=entry["requires_grad"])
 
 
 def _check_members(f: Any, path: Any) -> None:

@@ -4,7 +4,8 @@ are PyTorch's: ``params.0``, ``params.1``, ... and ``params.<name>``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..tensor import Tensor
@@ -71,9 +72,23 @@ class ParameterDict(Module):
             self.update(parameters)
 
     def update(self, parameters: Any) -> None:
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for key, value in items:
-            self[key] = value
+        """Add (or replace, in place) the parameters of a mapping or of an iterable of
+        ``(key, value)`` pairs. As in PyTorch, a plain dict's come in sorted key order
+        (an OrderedDict's or a ParameterDict's in their own order)."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = list(parameters.items())
+        elif isinstance(parameters, Mapping):
+            items = sorted(parameters.items())
+        elif isinstance(parameters, Iterable):
+            items = list(parameters)
+        else:
+            raise TypeError(f"ParameterDict.update: expected a mapping or an iterable of "
+                            f"(key, value) pairs, got {type(parameters).__name__}")
+        for position, pair in enumerate(items):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"ParameterDict.update: expected (key, value) pairs, but "
+                                f"element {position} is {type(pair).__name__} {pair!r:.60}")
+            self[pair[0]] = pair[1]
 
     def __getitem__(self, key: str) -> Parameter:
         return self._parameters[key]
@@ -82,6 +97,8 @@ class ParameterDict(Module):
         _replace(self, key, _as_parameter(value, "ParameterDict"))
 
     def __delitem__(self, key: str) -> None:
+        if key not in self._parameters:
+            raise KeyError(key)
         delattr(self, key)
 
     def __contains__(self, key: str) -> bool:
@@ -109,6 +126,39 @@ class ParameterDict(Module):
         value = self._parameters[key]
         del self[key]
         return value
+
+    def popitem(self) -> tuple[str, Parameter]:
+        """Remove the last key added and return it with its parameter."""
+        key = next(reversed(self._parameters))
+        return key, self.pop(key)
+
+    def setdefault(self, key: str, default: Any = None) -> Parameter:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for key in list(self._parameters):
+            del self[key]
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same Parameter objects."""
+        return ParameterDict(OrderedDict(self.items()))
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        return ParameterDict(OrderedDict((key, default) for key in keys))
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        union = self.copy()
+        union.update(other)
+        return union
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._parameters))
 
     def __repr__(self) -> str:
         return _repr(self)

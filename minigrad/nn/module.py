@@ -32,6 +32,7 @@ from ..state import no_grad, state, thread
 from ..device import check_memory_format, not_on_cpu
 from ..tensor import Tensor, as_dtype, parse_to
 from ..hooks import RemovableHandle
+from ..reuse import zero_grads
 from . import hooks
 from .hooks import CALL_HOOK_DICTS, MODULE_HOOK_DICTS, any_global_hook, call_with_hooks
 
@@ -54,6 +55,16 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        """A new Parameter with a copy of the values and the same ``requires_grad``, and
+        nothing else: no ``grad`` (PyTorch's rule, so ``copy.deepcopy(model)`` starts
+        without gradients)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.numpy(force=True).copy(), self.requires_grad)
+        memo[id(self)] = result
+        return result
 
 
 def new_parameter(*shape: int, dtype: Any = None) -> Parameter:
@@ -79,7 +90,15 @@ def check_sizes(layer: str, **sizes: Any) -> list[int]:
     return checked
 
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns; printed as PyTorch prints it."""
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 def _as_array(value: Any) -> np.ndarray:
@@ -94,11 +113,43 @@ def _as_array(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-def _copy_into(updates: list[tuple[Tensor, np.ndarray]]) -> None:
-    """``load_state_dict``'s writes: each array into its parameter or buffer."""
+def _copy_into(updates: list[tuple[Module, str, Tensor, Any, np.ndarray]],
+               assign: bool) -> None:
+    """``load_state_dict``'s writes: each array into its parameter or buffer, or, with
+    ``assign``, the state dict's tensor put in their place (PyTorch's ``assign=True``)."""
     with no_grad():
-        for target, array in updates:
-            target.copy_(array.astype(target.dtype, copy=False))
+        for module, name, target, value, array in updates:
+            if assign:
+                setattr(module, name, _assigned(target, value, array))
+            else:
+                target.copy_(array.astype(target.dtype, copy=False))
+
+
+def _assigned(target: Tensor, value: Any, array: np.ndarray) -> Tensor:
+    """What ``assign=True`` puts in ``target``'s place: the state dict's own tensor (its
+    dtype, sharing its memory); for a parameter, a Parameter with ``target``'s
+    ``requires_grad``, as PyTorch does."""
+    tensor = value if isinstance(value, Tensor) else Tensor._make(array)
+    if not isinstance(target, Parameter):
+        return tensor
+    if isinstance(tensor, Parameter):
+        return tensor.requires_grad_(target.requires_grad)
+    return Parameter(tensor, requires_grad=target.requires_grad)
+
+
+def _load_problem(array: np.ndarray, target: Tensor, assign: bool) -> str | None:
+    """Why ``array`` cannot be loaded into ``target`` (a line of the error), or None."""
+    if array.shape != target.shape:
+        return (f"the checkpoint has shape {array.shape}, the model has shape "
+                f"{tuple(target.shape)}")
+    if array.dtype.kind not in "biuf":
+        return f"the checkpoint holds {array.dtype}, the model needs {target.dtype}"
+    if assign and array.dtype.kind != "f" and target.requires_grad:
+        return (f"the checkpoint holds {array.dtype}, but assign=True would make it a "
+                "parameter that requires grad, which must be floating")
+    if not assign and array.dtype.kind == "f" and target.dtype.kind in "biu":
+        return f"the checkpoint holds {array.dtype}, the model needs {target.dtype}"
+    return None
 
 
 class Module:
@@ -212,12 +263,22 @@ class Module:
             raise KeyError(f"{type(self).__name__}.{who}: the name must not be empty or contain "
                            f"\".\" (it separates levels in state_dict keys), got {name!r}")
 
+    def _check_free(self, name: str, registry: dict, who: str) -> None:
+        """PyTorch's rule: a name may be registered again in its own registry, but not
+        over another attribute (a method, a plain attribute, a parameter registered as a
+        buffer...), which it would hide or be hidden by."""
+        if name not in registry and hasattr(self, name):
+            raise KeyError(f"{type(self).__name__}.{who}: attribute {name!r} already exists; "
+                           f"choose another name (or delete the attribute first: del "
+                           f"module.{name})")
+
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
                             f"{type(param).__name__}")
         self._check_name(name, "register_parameter")
         self._check_initialized(name)
+        self._check_free(name, self._parameters, "register_parameter")
         self._forget(name, keep=self._parameters)
         self._set_member(self._parameters, name, param)
 
@@ -229,6 +290,7 @@ class Module:
                             f"{type(tensor).__name__}")
         self._check_name(name, "register_buffer")
         self._check_initialized(name)
+        self._check_free(name, self._buffers, "register_buffer")
         self._forget(name, keep=self._buffers)
         self._set_member(self._buffers, name, tensor)
         if not persistent:
@@ -239,6 +301,7 @@ class Module:
             raise TypeError(f"add_module: {name!r} must be a Module, got {type(module).__name__}")
         self._check_name(name, "add_module")
         self._check_initialized(name)
+        self._check_free(name, self._modules, "add_module")
         self._forget(name, keep=self._modules)
         self._set_member(self._modules, name, module)
 
@@ -434,11 +497,11 @@ class Module:
 
     def named_modules(self, memo: set | None = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
-        memo = set() if memo is None else memo
+        memo = set() if memo is None else memo  # of modules, as PyTorch's (not their ids)
         if remove_duplicate:
-            if id(self) in memo:
+            if self in memo:
                 return
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, child in self._modules.items():
             if child is not None:
@@ -535,16 +598,18 @@ class Module:
 
     # --- state dict -----------------------------------------------------------------------
 
-    def _state_items(self) -> Iterator[tuple[str, Tensor]]:
-        """Every parameter and persistent buffer with its flat key, as PyTorch lists them
-        (module by module, parameters before buffers; shared tensors under every name)."""
+    def _state_items(self) -> Iterator[tuple[str, tuple[Module, str, Tensor]]]:
+        """Every parameter and persistent buffer with its flat key and its owner, as
+        PyTorch lists them (module by module, parameters before buffers; shared tensors
+        under every name)."""
         for module_prefix, module in self.named_modules(remove_duplicate=False):
             items = list(module._parameters.items()) + [
                 (name, b) for name, b in module._buffers.items()
                 if name not in module._non_persistent_buffers]
             for name, value in items:
                 if value is not None:
-                    yield (f"{module_prefix}.{name}" if module_prefix else name), value
+                    key = f"{module_prefix}.{name}" if module_prefix else name
+                    yield key, (module, name, value)
 
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Tensor]:
@@ -621,8 +686,10 @@ class Module:
     def load_state_dict(self, state_dict: dict, strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy arrays (minigrad or PyTorch tensors, NumPy arrays, anything with
-        ``__array__``) into the parameters and buffers (also with ``assign=True``: the
-        values are copied into the existing parameters either way).
+        ``__array__``) into the parameters and buffers. ``assign=True``: put the state
+        dict's tensors themselves in their place instead (their dtype; parameters stay
+        Parameters with their ``requires_grad``; an optimizer made before holds the old
+        ones), as in PyTorch.
         Every missing, unexpected and mis-shaped key is listed in one error; nothing is
         changed unless everything fits (with ``strict=False`` missing and unexpected keys
         are allowed and returned)."""
@@ -649,7 +716,7 @@ class Module:
         missing += [key for key in own if key not in state_dict]
         unexpected += [key for key in state_dict if key not in own]
         updates = []
-        for key, target in own.items():
+        for key, (module, name, target) in own.items():
             if key not in state_dict:
                 continue
             try:
@@ -657,20 +724,16 @@ class Module:
             except (TypeError, ValueError) as error:
                 problems.append(f"  {key}: cannot read it as an array ({error})")
                 continue
-            if array.shape != target.shape:
-                problems.append(f"  {key}: the checkpoint has shape {array.shape}, the model "
-                                f"has shape {tuple(target.shape)}")
-            elif array.dtype.kind not in "biuf" or (array.dtype.kind == "f"
-                                                      and target.dtype.kind in "biu"):
-                problems.append(f"  {key}: the checkpoint holds {array.dtype}, the model "
-                                f"needs {target.dtype}")
+            problem = _load_problem(array, target, assign)
+            if problem:
+                problems.append(f"  {key}: {problem}")
             else:
-                updates.append((target, array))
+                updates.append((module, name, target, state_dict[key], array))
         hooked = [m for m in self._modules_after_their_children()
                   if m._load_state_dict_post_hooks]
         if hooked and not problems:  # PyTorch's order: load, the post-hooks (which may
             # forgive missing or unexpected keys), then the strict check
-            _copy_into(updates)
+            _copy_into(updates, assign)
             updates, incompatible = [], _IncompatibleKeys(missing, unexpected)
             for module in hooked:
                 for hook in list(module._load_state_dict_post_hooks.values()):
@@ -692,7 +755,7 @@ class Module:
                    "ran)" if hooked and not updates else "nothing was loaded")
                 + ":\n" + "\n".join(problems)
             )
-        _copy_into(updates)
+        _copy_into(updates, assign)
         return _IncompatibleKeys(missing, unexpected)
 
     # --- modes and helpers ----------------------------------------------------------------
@@ -713,13 +776,10 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for param in self.parameters():
-            if param.grad is None:
-                continue
-            if set_to_none:
-                param.grad = None
-            else:
-                param.grad = Tensor._make(np.zeros_like(param.grad._data))
+        """Forget the gradients: ``grad = None`` (the default), or, with
+        ``set_to_none=False``, zeros in the gradient tensors themselves (as in PyTorch: a
+        reference kept to ``p.grad`` sees the zeros)."""
+        zero_grads(self.parameters(), set_to_none)
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """``model.compile()``: no compiler here; the module runs as it is (same results)."""
@@ -738,7 +798,11 @@ class Module:
         ``to(tensor)`` (its dtype). ``memory_format``: accepted (values stay in row order)."""
         check_memory_format(memory_format, f"{type(self).__name__}.to")
         _, dtype = parse_to(args, device, dtype, f"{type(self).__name__}.to")
-        return self if dtype is None or dtype.kind != "f" else self._cast(dtype)
+        if dtype is not None and dtype.kind != "f":  # PyTorch's rule and words
+            raise TypeError(f"{type(self).__name__}.to: nn.Module.to only accepts floating "
+                            f"point dtypes, but got desired dtype={dtype}; to convert "
+                            "every tensor whatever its dtype, use module.type(dtype)")
+        return self if dtype is None else self._cast(dtype)
 
     def cpu(self) -> Module:
         return self
@@ -753,10 +817,21 @@ class Module:
     def float(self) -> Module:
         return self._cast(np.float32)
 
-    def _cast(self, dtype: Any) -> Module:
-        """Floating parameters and buffers to ``dtype`` (the same Parameter objects)."""
+    def half(self) -> Module:
+        return self._cast(np.float16)
+
+    def bfloat16(self) -> Module:
+        return self._cast(as_dtype("bfloat16"))  # an error that says why not
+
+    def type(self, dst_type: Any) -> Module:
+        """Every parameter and buffer to ``dst_type``, integer ones too (unlike ``to``)."""
+        return self._cast(as_dtype(dst_type), floating_only=False)
+
+    def _cast(self, dtype: Any, floating_only: bool = True) -> Module:
+        """Floating parameters and buffers (all, unless ``floating_only``) to ``dtype``
+        (the same Parameter objects)."""
         for tensor in list(self.parameters()) + list(self.buffers()):
-            if tensor.dtype.kind == "f":
+            if tensor.dtype.kind == "f" or not floating_only:
                 tensor._data = tensor._data.astype(dtype)
                 if tensor.grad is not None:
                     tensor.grad = Tensor._make(tensor.grad._data.astype(dtype))
@@ -769,15 +844,23 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
-        lines = []
-        for name, child in self._modules.items():
-            text = repr(child).replace("\n", "\n  ")
-            lines.append(f"({name}): {text}")
+        """PyTorch's layout: ``Name(extra)`` for a one-line ``extra_repr`` and no
+        sub-modules, otherwise one line of ``extra_repr`` or sub-module each, indented."""
         extra = self.extra_repr()
-        if not lines:
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): {indent(repr(child))}"
+                       for name, child in self._modules.items()]
+        if not child_lines and len(extra_lines) <= 1:
             return f"{type(self).__name__}({extra})"
-        body = "\n  ".join(([extra] if extra else []) + lines)
+        body = "\n  ".join(extra_lines + child_lines)
         return f"{type(self).__name__}(\n  {body}\n)"
+
+
+def indent(text: str) -> str:
+    """``text``'s lines after the first indented by two spaces (blank ones left empty), for
+    a sub-module's repr inside its parent's."""
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [f"  {line}" if line.strip() else "" for line in rest])
 
 
 # --- hooks for every module: torch.nn.modules.module.register_module_*_hook ----------------
@@ -988,6 +1071,23 @@ class ModuleList(_ModuleSequence):
 
     def __iadd__(self, other: Iterable[Module]) -> ModuleList:
         return self.extend(other)
+
+    def __repr__(self) -> str:
+        """As PyTorch prints a ModuleList: a run of modules that print alike is one line,
+        ``(0-4): 5 x Linear(...)``."""
+        runs: list[list] = []  # [first index, last index, repr]
+        for index, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = index
+            else:
+                runs.append([index, index, text])
+        if not runs:
+            return f"{type(self).__name__}()"
+        lines = [indent(f"({first}): {text}" if first == last else
+                        f"({first}-{last}): {last - first + 1} x {text}")
+                 for first, last, text in runs]
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

@@ -25,6 +25,10 @@ def pad_sequence(sequences: Any, batch_first: bool = False, padding_value: float
     if padding_side not in ("right", "left"):
         raise ValueError(f"pad_sequence: padding_side must be 'right' or 'left', got "
                          f"{padding_side!r}")
+    scalars = [i for i, s in enumerate(sequences) if s.ndim == 0]
+    if scalars:
+        raise ValueError(f"pad_sequence: each sequence needs a first (length) dim, but "
+                         f"sequence {scalars[0]} is 0-d; give 1-D tensors (L_i,) or more")
     rest = {tuple(s.shape[1:]) for s in sequences}
     if len(rest) > 1:
         raise ValueError(f"pad_sequence: the sequences must agree in all but their first "
@@ -39,6 +43,19 @@ def pad_sequence(sequences: Any, batch_first: bool = False, padding_value: float
     return stack(padded, dim=0 if batch_first else 1)
 
 
+def unpad_sequence(padded_sequences: Tensor, lengths: Any,
+                   batch_first: bool = False) -> list[Tensor]:
+    """The inverse of ``pad_sequence`` (right padding): each sequence of the batch cut back
+    to its length, ``lengths[i]`` (a list or a 1-D tensor)."""
+    batch = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
+    lengths = [int(n) for n in (lengths.tolist() if hasattr(lengths, "tolist") else lengths)]
+    if len(lengths) != batch.shape[0]:
+        raise ValueError(f"unpad_sequence: {len(lengths)} lengths for a batch of "
+                         f"{batch.shape[0]} sequences (padded shape "
+                         f"{tuple(padded_sequences.shape)}, batch_first={batch_first})")
+    return [batch[i, :n] for i, n in enumerate(lengths)]
+
+
 def _packed(name: str):
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"torch.nn.utils.rnn.{name} is not supported by minigrad: "
@@ -51,4 +68,5 @@ def _packed(name: str):
 pack_padded_sequence = _packed("pack_padded_sequence")
 pad_packed_sequence = _packed("pad_packed_sequence")
 pack_sequence = _packed("pack_sequence")
+unpack_sequence = _packed("unpack_sequence")
 PackedSequence = _packed("PackedSequence")
