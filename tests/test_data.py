@@ -206,16 +206,16 @@ def test_every_sample_is_seen_exactly_once_per_shuffled_epoch():
 # --- DataLoader: collation --------------------------------------------------------------
 
 
-def test_tuples_of_samples_become_tuples_of_batch_tensors():
-    batch = next(iter(DataLoader(Pairs(), batch_size=3)))
-    assert isinstance(batch, tuple) and len(batch) == 2
+def test_tuples_of_samples_become_lists_of_batch_tensors():
+    batch = next(iter(DataLoader(Pairs(), batch_size=3)))  # a list, as in PyTorch
+    assert isinstance(batch, list) and len(batch) == 2
     arrays, ints = batch
     assert arrays.shape == (3, 2) and arrays.dtype == np.float64
     assert ints.shape == (3,) and ints.dtype == np.int64
 
 
-def test_python_floats_become_float32_and_bools_bool():
-    assert default_collate([1.5, 2.5]).dtype == np.float32
+def test_python_floats_become_float64_and_bools_bool():
+    assert default_collate([1.5, 2.5]).dtype == np.float64  # as PyTorch's default_collate
     assert default_collate([True, False]).dtype == np.bool_
 
 

@@ -9,13 +9,15 @@ names).
         ...
 
 ``dataset`` (what a sample is), ``sampler`` (the order of the samples), ``dataloader``
-(grouping samples into batches) and ``datasets`` (the built-in data, as NumPy arrays).
+(grouping samples into batches), ``collate`` (how samples become a batch) and
+``datasets`` (the built-in data, as NumPy arrays).
 Also importable as ``minigrad.utils.data``, PyTorch's path.
 """
 
-from .dataloader import DataLoader, default_collate
-from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
-                      random_split)
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader, get_worker_info
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset,
+                      Subset, TensorDataset, random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                       SubsetRandomSampler, WeightedRandomSampler)
 from .datasets import (CharTokenizer, load_digits, make_char_corpus, make_char_lm_dataset,
@@ -24,8 +26,9 @@ from .datasets import (CharTokenizer, load_digits, make_char_corpus, make_char_l
 __all__ = [
     "BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
     "WeightedRandomSampler",
-    "CharTokenizer", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "Subset",
-    "TensorDataset",
-    "default_collate", "load_digits", "make_char_corpus", "make_char_lm_dataset", "make_moons",
-    "make_sequence_task", "make_spirals", "random_split", "train_test_split",
+    "CharTokenizer", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+    "IterableDataset", "StackDataset", "Subset", "TensorDataset",
+    "default_collate", "default_convert", "get_worker_info", "load_digits", "make_char_corpus",
+    "make_char_lm_dataset", "make_moons", "make_sequence_task", "make_spirals", "random_split",
+    "train_test_split",
 ]

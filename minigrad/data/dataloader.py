@@ -17,11 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, stack
+from ..tensor import Tensor
+from .collate import default_collate, default_convert
 from .dataset import IterableDataset, Subset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 _told_about_workers = False  # the num_workers explanation is given once per session
+# what __init__ plans the batches from: PyTorch refuses to change them afterwards
+FIXED_AFTER_INIT = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+                    "persistent_workers")
 
 
 class DataLoader:
@@ -32,8 +36,10 @@ class DataLoader:
     - ``sampler``: the order of the indices instead (a ``Sampler`` or any iterable of
       indices); ``batch_sampler``: the batches of indices themselves.
     - ``drop_last``: leave out the last batch when it would be smaller than the others.
-    - ``collate_fn``: turns a list of samples into a batch; ``default_collate`` stacks them.
-    - ``batch_size=None``: yield the samples one by one, unbatched.
+    - ``collate_fn``: turns a list of samples into a batch; ``default_collate`` stacks them
+      (a batch of ``(x, y)`` samples is a list ``[xs, ys]``, as in PyTorch).
+    - ``batch_size=None``: yield the samples one by one, unbatched (NumPy arrays in them
+      turned into tensors by ``default_convert``, unless a ``collate_fn`` is given).
     - ``num_workers``, ``pin_memory``, ``timeout``, ``worker_init_fn``, ... are accepted
       so that PyTorch code runs; batches are always loaded in the main process (minigrad
       has no worker processes, and no GPU memory to pin for).
@@ -46,7 +52,8 @@ class DataLoader:
                  drop_last: bool = False, timeout: float = 0,
                  worker_init_fn: Callable | None = None, multiprocessing_context: Any = None,
                  generator: Any = None, *, prefetch_factor: int | None = None,
-                 persistent_workers: bool = False, pin_memory_device: str = "") -> None:
+                 persistent_workers: bool = False, pin_memory_device: str = "",
+                 in_order: bool = True) -> None:
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
             raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle, "
@@ -85,6 +92,8 @@ class DataLoader:
                              f"{num_workers!r}")
         if num_workers > 0:
             _explain_workers(num_workers)
+        if batch_sampler is not None:
+            batch_size = None  # the batch sampler decides (PyTorch's loader.batch_size too)
         if self._iterable:
             sampler = batch_sampler = None
         elif sampler is None:
@@ -99,7 +108,18 @@ class DataLoader:
         self.collate_fn = collate_fn
         self.sampler, self.batch_sampler, self.generator = sampler, batch_sampler, generator
         self.num_workers, self.pin_memory, self.timeout = int(num_workers), pin_memory, timeout
-        self.worker_init_fn = worker_init_fn
+        self.worker_init_fn, self.multiprocessing_context = worker_init_fn, multiprocessing_context
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
+        self._initialized = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the batches are planned in __init__: changing these later would be ignored
+        if getattr(self, "_initialized", False) and name in FIXED_AFTER_INIT:
+            raise ValueError(f"DataLoader: {name} attribute should not be set after the "
+                             f"DataLoader is made (as in PyTorch: the batches are planned "
+                             f"then); make a new DataLoader with the {name} you want")
+        super().__setattr__(name, value)
 
     def __len__(self) -> int:
         """The number of batches in one epoch."""
@@ -115,8 +135,7 @@ class DataLoader:
             return self._stream()
         if self.batch_sampler is None:  # batch_size=None: samples one by one
             return self._samples(iter(self.sampler))
-        if type(self.batch_sampler) is BatchSampler and isinstance(self.batch_sampler.sampler,
-                                                                   Sampler):
+        if type(self.batch_sampler) is BatchSampler:
             # drawn here, at the start of the epoch, not lazily at the first batch
             return map(self._fetch, self.batch_sampler.epoch())
         return (self._fetch(batch) for batch in self.batch_sampler)
@@ -124,8 +143,7 @@ class DataLoader:
     def _stream(self) -> Iterator[Any]:
         """An IterableDataset: its samples, in its order, grouped into batches."""
         if self.batch_size is None:
-            yield from (s if self.collate_fn is None else self.collate_fn(s)
-                        for s in self.dataset)
+            yield from map(self.collate_fn or default_convert, self.dataset)
             return
         batch: list = []
         for sample in self.dataset:
@@ -136,32 +154,45 @@ class DataLoader:
         if batch and not self.drop_last:
             yield (self.collate_fn or default_collate)(batch)
 
-    def _samples(self, indices: Iterator[int]) -> Iterator[Any]:
-        for i in indices:
-            sample = self.dataset[int(i)]
-            yield sample if self.collate_fn is None else self.collate_fn(sample)
+    def _samples(self, indices: Iterator[Any]) -> Iterator[Any]:
+        """Unbatched: each sample through ``collate_fn``, or ``default_convert`` (NumPy
+        arrays and scalars to tensors, tuples to lists), as PyTorch does."""
+        for index in indices:
+            yield (self.collate_fn or default_convert)(self.dataset[index])
 
-    def _fetch(self, indices: Sequence[int]) -> Any:
+    def _fetch(self, indices: np.ndarray | Sequence[Any]) -> Any:
+        """The batch at ``indices``: the samples (``dataset.__getitems__(indices)`` if the
+        dataset has one, as in PyTorch), collated."""
         if self.collate_fn is None:
             rows = _tensor_rows(self.dataset, indices)
             if rows is not None:
                 return rows
-        samples = [self.dataset[int(i)] for i in indices]
+        if isinstance(indices, np.ndarray):
+            indices = indices.tolist()  # Python ints, as PyTorch's samplers give
+        getitems = getattr(self.dataset, "__getitems__", None)
+        samples = getitems(indices) if callable(getitems) else [self.dataset[i] for i in indices]
         if self.collate_fn is None:
             _check_samples(self.dataset, indices, samples)
         return (self.collate_fn or default_collate)(samples)
 
 
-def _check_samples(dataset: Any, indices: Sequence[int], samples: list) -> None:
+def _check_samples(dataset: Any, indices: Sequence[Any], samples: list) -> None:
     """Samples that cannot make a batch, named by their index in the dataset (a
     ``__getitem__`` without ``return`` gives None)."""
     for index, sample in zip(indices, samples):
         if sample is None:
             raise TypeError(
-                f"DataLoader: dataset[{int(index)}] is None: {type(dataset).__name__}."
+                f"DataLoader: dataset[{index!r}] is None: {type(dataset).__name__}."
                 "__getitem__ returned nothing for it (a missing `return`, or a branch that "
                 "does not return?). Return the sample: a tensor, an array, a number or a "
                 "tuple of them.")
+
+
+def get_worker_info() -> None:
+    """Which worker process this code runs in: None, the main process, always (minigrad
+    loads every batch there), so a dataset that splits its stream across workers with
+    ``get_worker_info()`` reads all of it, as with PyTorch's ``num_workers=0``."""
+    return None
 
 
 def _explain_workers(num_workers: int) -> None:
@@ -175,54 +206,19 @@ def _explain_workers(num_workers: int) -> None:
             UserWarning, stacklevel=3)
 
 
-def _tensor_rows(dataset: Any, indices: Sequence[int]) -> tuple[Tensor, ...] | None:
+def _tensor_rows(dataset: Any, indices: np.ndarray | Sequence[Any]) -> list[Tensor] | None:
     """For a TensorDataset (or a Subset of one), the batch as one fancy-index per tensor,
-    which gives what stacking the samples would, without a Python loop; else None."""
-    if isinstance(dataset, Subset):
+    which gives what collating the samples would (a list of batch tensors), without a
+    Python loop; else None. Only for the classes' own ``__getitem__``: a subclass that
+    changes the samples gets them collated one by one."""
+    kind = type(dataset)
+    if getattr(kind, "__getitem__", None) is Subset.__getitem__ \
+            and kind.__getitems__ is Subset.__getitems__:
         return _tensor_rows(dataset.dataset, [dataset.indices[i] for i in indices])
-    if isinstance(dataset, TensorDataset):
-        return dataset[np.asarray(indices, dtype=np.int64)]
+    if getattr(kind, "__getitem__", None) is TensorDataset.__getitem__ \
+            and not hasattr(dataset, "__getitems__"):
+        positions = np.asarray(indices)
+        if positions.ndim != 1 or positions.dtype.kind not in "iu":
+            return None  # not plain integer indices: the dataset takes them one by one
+        return list(dataset[positions.astype(np.int64, copy=False)])
     return None
-
-
-def default_collate(batch: list) -> Any:
-    """Stack a list of samples into a batch, keeping the samples' structure.
-
-    Tensors and NumPy arrays are stacked along a new first dimension (keeping their dtype);
-    Python ints become an int64 tensor, floats a float32 one (minigrad's default float;
-    PyTorch would give float64), bools a bool one; tuples, lists and dicts are collated
-    field by field; strings stay a list.
-    """
-    sample = batch[0]
-    if isinstance(sample, (Tensor, np.ndarray, np.generic)):
-        shapes = sorted({tuple(np.shape(s)) for s in batch})
-        if len(shapes) > 1:
-            raise ValueError(
-                f"default_collate: the samples of a batch must have one shape to be stacked, "
-                f"got shapes {shapes}; pad them to one length, or pass a collate_fn"
-            )
-        return stack(batch) if isinstance(sample, Tensor) else Tensor(np.stack(batch))
-    if isinstance(sample, bool):  # before int: True is an int to Python
-        return Tensor(np.array(batch, dtype=np.bool_))
-    if isinstance(sample, int):
-        return Tensor(np.array(batch, dtype=np.int64))
-    if isinstance(sample, float):
-        return Tensor(np.array(batch, dtype=np.float32))
-    if isinstance(sample, str):
-        return list(batch)
-    if isinstance(sample, dict):
-        return {key: default_collate([s[key] for s in batch]) for key in sample}
-    if isinstance(sample, (tuple, list)):
-        lengths = sorted({len(s) for s in batch})
-        if len(lengths) > 1:
-            raise ValueError(f"default_collate: every sample must have the same number of "
-                             f"fields, got samples of lengths {lengths}")
-        columns = [default_collate(list(column)) for column in zip(*batch)]
-        if hasattr(sample, "_fields"):  # a namedtuple keeps its field names
-            return type(sample)(*columns)
-        return tuple(columns) if isinstance(sample, tuple) else columns
-    raise TypeError(
-        f"default_collate: cannot make a batch of {type(sample).__name__} samples; return "
-        "tensors, NumPy arrays, numbers or tuples of them from __getitem__, or pass a "
-        "collate_fn"
-    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -54,6 +54,31 @@ class IterableDataset(Dataset):
         raise TypeError(f"{type(self).__name__} is an IterableDataset without __len__: its "
                         "length is not known before iterating")
 
+    def __add__(self, other: Dataset) -> ChainDataset:
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Several streams one after another (``stream_a + stream_b``), read as they go."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for dataset in self._streams():
+            yield from dataset
+
+    def __len__(self) -> int:
+        return sum(len(dataset) for dataset in self._streams())
+
+    def _streams(self) -> Iterator[IterableDataset]:
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise TypeError(f"ChainDataset: chains IterableDatasets (streams), got a "
+                                f"{type(dataset).__name__}; use ConcatDataset for datasets "
+                                "with dataset[i]")
+            yield dataset
+
 
 class TensorDataset(Dataset):
     """Sample ``i`` is ``(tensors[0][i], tensors[1][i], ...)``: inputs and targets side by side.
@@ -86,15 +111,58 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0]
 
 
+class StackDataset(Dataset):
+    """Datasets of one length side by side: sample ``i`` is ``(a[i], b[i], ...)`` for
+    ``StackDataset(a, b)``, ``{"image": a[i], "label": b[i]}`` for
+    ``StackDataset(image=a, label=b)``."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("StackDataset: give the datasets either positionally (samples are "
+                             "tuples) or by name (samples are dicts), not both")
+        if not args and not kwargs:
+            raise ValueError("StackDataset: give at least one dataset")
+        self.datasets = args or kwargs
+        sizes = [len(d) for d in (args or kwargs.values())]
+        if len(set(sizes)) > 1:
+            names = range(len(args)) if args else kwargs
+            listed = ", ".join(f"{name}: {n}" for name, n in zip(names, sizes))
+            raise ValueError(f"StackDataset: the datasets must have one length, got {listed}")
+        self._length = sizes[0]
+
+    def __getitem__(self, index: Any) -> tuple | dict:
+        if isinstance(self.datasets, dict):
+            return {name: dataset[index] for name, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
+
+
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``, in that order (no copy is made)."""
+    """The samples of ``dataset`` at ``indices``, in that order (no copy is made).
+    ``subset[[i, j]]`` gives ``dataset[[indices[i], indices[j]]]``, as in PyTorch."""
 
-    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
+    def __init__(self, dataset: Dataset, indices: Sequence[Any]) -> None:
         self.dataset = dataset
-        self.indices = [int(i) for i in indices]
+        # kept as given (they may be keys of a dict-like dataset); a tensor as a list of ints
+        self.indices = indices.tolist() if isinstance(indices, Tensor) else indices
 
-    def __getitem__(self, index: int) -> Any:
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
+
+    def __getitems__(self, indices: list) -> list:
+        """The samples at ``indices`` (what the DataLoader asks for, one batch at a time);
+        through the dataset's own ``__getitems__`` if it has one."""
+        if type(self).__getitem__ is not Subset.__getitem__:  # a subclass's own decides
+            return [self[i] for i in indices]
+        positions = [self.indices[i] for i in indices]
+        getitems = getattr(self.dataset, "__getitems__", None)
+        if callable(getitems):
+            return getitems(positions)
+        return [self.dataset[i] for i in positions]
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -107,6 +175,11 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset: give at least one dataset")
+        for dataset in self.datasets:
+            if isinstance(dataset, IterableDataset):
+                raise TypeError(f"ConcatDataset: {type(dataset).__name__} is an "
+                                "IterableDataset (a stream without dataset[i]); chain streams "
+                                "with ChainDataset([a, b]) or a + b")
         self.cumulative_sizes = list(accumulate(len(d) for d in self.datasets))
 
     def __getitem__(self, index: int) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..state import rng_for
+from ..tensor import Tensor
 
 CHUNK = 1 << 16  # indices drawn at a time with replacement (num_samples may be 10**10)
 
@@ -42,10 +43,22 @@ class Sampler:
     def __iter__(self) -> Iterator[int]:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__ yielding indices")
 
-    def order(self) -> np.ndarray:
-        """All indices of one pass, drawn now, as an int64 array (what ``__iter__``
-        yields; the DataLoader slices batches from it without a Python loop)."""
-        return np.fromiter(iter(self), dtype=np.int64)
+
+def _array_order(sampler: Any) -> np.ndarray | None:
+    """All indices of one pass, drawn now, as an int64 array, for minigrad's own samplers,
+    whose ``order()`` gives what their ``__iter__`` yields (the DataLoader then slices
+    batches without a Python loop). None for anything else: a user's sampler, or a
+    subclass with its own ``__iter__``, is iterated as it is, its indices handed on
+    unchanged (they may be strings, tuples, ...)."""
+    kind = type(sampler)
+    if not hasattr(sampler, "order") or _defined_in(kind, "order") is not _defined_in(
+            kind, "__iter__"):
+        return None
+    return sampler.order()
+
+
+def _defined_in(kind: type, name: str) -> type | None:
+    return next((cls for cls in kind.__mro__ if name in vars(cls)), None)
 
 
 class SequentialSampler(Sampler):
@@ -112,18 +125,27 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The given indices in a random order, a new one each pass."""
+    """The given indices in a random order, a new one each pass (the indices as given:
+    ints, or any keys the dataset takes)."""
 
-    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
-        self.indices, self.generator = list(indices), generator
+    def __init__(self, indices: Sequence[Any], generator: Any = None) -> None:
+        rng_for(generator, "SubsetRandomSampler")  # checks it now
+        self.indices, self.generator = indices, generator
 
-    def order(self) -> np.ndarray:
-        permutation = rng_for(self.generator, "SubsetRandomSampler").permutation(
-            len(self.indices))
-        return np.asarray(self.indices, dtype=np.int64)[permutation]
+    def _permutation(self) -> np.ndarray:
+        return rng_for(self.generator).permutation(len(self.indices))
 
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.order().tolist())
+    def order(self) -> np.ndarray | None:
+        try:
+            indices = np.asarray(self.indices)
+        except ValueError:  # ragged: tuples of different lengths
+            return None
+        if len(indices) and (indices.ndim != 1 or indices.dtype.kind not in "iu"):
+            return None  # not ints: __iter__ hands them on as they are
+        return indices.astype(np.int64)[self._permutation()]
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self.indices[i] for i in self._permutation().tolist())
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -153,13 +175,14 @@ class WeightedRandomSampler(Sampler):
                 f"replacement from {np.count_nonzero(weights)} with weight > 0; use "
                 "replacement=True or a smaller num_samples")
         rng_for(generator, "WeightedRandomSampler")  # checks it now
-        self.weights, self.num_samples = weights, num_samples
-        self.replacement, self.generator = replacement, generator
+        self.weights = Tensor(weights)  # float64, as PyTorch's sampler.weights
+        self._probabilities = weights / weights.sum()
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
 
     def order(self) -> np.ndarray:
         rng = rng_for(self.generator)
-        return rng.choice(len(self.weights), self.num_samples, replace=self.replacement,
-                          p=self.weights / self.weights.sum()).astype(np.int64)
+        return rng.choice(len(self._probabilities), self.num_samples,
+                          replace=self.replacement, p=self._probabilities).astype(np.int64)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.order().tolist())
@@ -177,18 +200,30 @@ class BatchSampler(Sampler):
         self.sampler, self.drop_last = sampler, _check_flag(drop_last, "BatchSampler: drop_last")
 
     def __iter__(self) -> Iterator[list[int]]:
-        return (batch.tolist() for batch in self.epoch())
+        return (batch if isinstance(batch, list) else batch.tolist() for batch in self.epoch())
 
-    def epoch(self) -> Iterator[np.ndarray]:
-        """The batches of one pass, as arrays of indices. The order is drawn now, except a
-        draw with replacement, which comes a chunk of whole batches at a time."""
-        if isinstance(self.sampler, RandomSampler) and self.sampler.replacement:
+    def epoch(self) -> Iterator[np.ndarray | list]:
+        """The batches of one pass: arrays of indices for minigrad's own samplers, whose
+        order is drawn now (a draw with replacement a chunk of whole batches at a time);
+        lists of what any other sampler yields, grouped as it yields them."""
+        if _defined_in(type(self.sampler), "__iter__") is RandomSampler \
+                and self.sampler.replacement:
             size = self.batch_size * max(1, CHUNK // self.batch_size)
             return (batch for chunk in self.sampler.chunks(size)
                     for batch in self.batches(chunk))
-        order = self.sampler.order() if isinstance(self.sampler, Sampler) \
-            else np.asarray(list(self.sampler), dtype=np.int64)
-        return self.batches(order)
+        order = _array_order(self.sampler)
+        return self.grouped(iter(self.sampler)) if order is None else self.batches(order)
+
+    def grouped(self, indices: Iterator[Any]) -> Iterator[list]:
+        """``indices`` (any objects) in lists of ``batch_size``, as they come."""
+        batch: list = []
+        for index in indices:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
 
     def batches(self, order: np.ndarray) -> Iterator[np.ndarray]:
         """``order`` cut into batches (arrays of indices)."""
