@@ -53,7 +53,8 @@ from .device import (channels_last, contiguous_format, device,  # noqa: E402
 from .dtypes import get_default_dtype, result_type, set_default_dtype  # noqa: E402
 from .factories import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor,  # noqa: E402
                         IntTensor, LongTensor, as_tensor, empty, empty_like, from_numpy,
-                        is_tensor, numel, rand_like, randint_like, randn_like)
+                        is_tensor, logspace, numel, rand_like, randint_like,
+                        randn_like)
 from .state import (Generator, inference_mode, initial_seed, seed,  # noqa: E402
                     set_detect_anomaly, state as _state)
 
@@ -107,7 +108,7 @@ _PART_A = [
     "LongTensor", "as_tensor", "backends", "bool", "cuda", "default_generator", "device",
     "empty", "empty_like", "float16", "from_numpy", "get_default_device", "get_default_dtype",
     "half", "inference_mode", "initial_seed", "int", "int16", "int8", "is_tensor",
-    "numel", "rand_like", "randint_like", "randn_like", "result_type", "seed",
+    "logspace", "numel", "rand_like", "randint_like", "randn_like", "result_type", "seed",
     "set_default_device", "set_default_dtype", "set_detect_anomaly", "short", "uint8",
     "utils",
     "func", "vmap",  # issue 28

@@ -56,8 +56,8 @@ def as_dtype(dtype: Any) -> np.dtype:
         name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
         if name in DTYPES:
             return np.dtype(DTYPES[name])
-    if dtype is float:  # Python's float is PyTorch's default float, not NumPy's float64
-        return state.default_dtype
+    if dtype is float:  # as PyTorch (and NumPy): Python's float is float64, whatever
+        return np.dtype(np.float64)  # the default dtype (which mg.float, float32, names)
     try:
         return np.dtype(dtype)
     except TypeError:
@@ -84,8 +84,11 @@ def set_default_dtype(dtype: Any) -> None:
     state.default_dtype = dtype
 
 
+CATEGORIES = {"b": 0, "i": 1, "u": 1, "f": 2}  # bool < integer < floating (< complex)
+
+
 def _category(dtype: np.dtype) -> int:
-    return {"b": 0, "i": 1, "u": 1, "f": 2}.get(dtype.kind, 3)
+    return CATEGORIES.get(dtype.kind, 3)
 
 
 def result_type(*operands: Any) -> np.dtype:

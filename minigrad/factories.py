@@ -8,11 +8,12 @@ the ``Generator`` given as ``generator=``. Every factory takes PyTorch's ``devic
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from .device import check_device
+from .device import check_device, check_memory_format
 from .state import rng_for, state
 from .tensor import Tensor, _unpack_shape, as_dtype
 
@@ -82,39 +83,95 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
                 requires_grad, device, "full")
 
 
-def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False, *,
+               memory_format=None) -> Tensor:
+    check_memory_format(memory_format, "zeros_like")
     return _new(np.zeros(input.shape, dtype=input.dtype), dtype, requires_grad, device,
                 "zeros_like")
 
 
-def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False, *,
+              memory_format=None) -> Tensor:
+    check_memory_format(memory_format, "ones_like")
     return _new(np.ones(input.shape, dtype=input.dtype), dtype, requires_grad, device,
                 "ones_like")
 
 
-def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False, *,
+               memory_format=None) -> Tensor:
+    check_memory_format(memory_format, "empty_like")
     return _new(np.zeros(input.shape, dtype=input.dtype), dtype, requires_grad, device,
                 "empty_like")
 
 
 def full_like(input: Tensor, fill_value, dtype=None, device=None,
-              requires_grad=False) -> Tensor:
-    return _new(np.full(input.shape, fill_value, dtype=input.dtype), dtype, requires_grad,
+              requires_grad=False, *, memory_format=None) -> Tensor:
+    """``fill_value`` in ``input``'s shape, in ``dtype`` (else ``input``'s): filled in
+    that dtype, so ``full_like(ints, 2.5, dtype=float64)`` holds 2.5."""
+    check_memory_format(memory_format, "full_like")
+    dtype = input.dtype if dtype is None else as_dtype(dtype)
+    return _new(np.full(input.shape, fill_value, dtype=dtype), dtype, requires_grad,
                 device, "full_like")
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Like PyTorch: integers only -> int64, any float -> float32."""
+def _number(value: Any) -> Any:
+    """A bound of a range as a Python number (a one-element tensor gives its item)."""
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def arange(start=0, end=None, step=1, dtype=None, device=None,
+           requires_grad=False) -> Tensor:
+    """Like PyTorch: integers only -> int64, any float -> float32; ``ceil((end - start) /
+    step)`` values ``start + i * step``. An integer ``dtype`` computes the values from
+    the bounds truncated to integers, as PyTorch does (``arange(0, 5, 1.5, dtype=int64)``
+    steps by 1); for int64 the count too, for smaller integer dtypes the count comes from
+    the bounds as given (``dtype=int32``: [0, 1, 2, 3])."""
     if end is None:
         start, end = 0, start
+    start, end, step = (_number(v) for v in (start, end, step))
+    if step == 0 or (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step "
+                           f"sign (start {start}, end {end}, step {step}); use a "
+                           f"{'negative' if step > 0 else 'positive'} step to go that way"
+                           if step else f"arange: step must be nonzero (start {start}, "
+                           f"end {end})")
+    if dtype is not None and as_dtype(dtype).kind in "iub":
+        return _integer_arange(start, end, step, as_dtype(dtype), requires_grad, device)
     integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     array = np.arange(start, end, step, dtype=np.int64 if integral else _float(dtype))
     return _new(array, dtype, requires_grad, device, "arange")
 
 
+def _integer_arange(start, end, step, dtype: np.dtype, requires_grad, device) -> Tensor:
+    """arange in an integer dtype: ``int(start) + i * int(step)``, PyTorch's values."""
+    if dtype == np.bool_:
+        raise TypeError("arange: no bool ranges (as in PyTorch); make an integer one and "
+                        "compare it, e.g. mg.arange(5) > 2")
+    count = math.ceil((end - start) / step) if dtype != np.int64 else None
+    start, end, step = int(start), int(end), int(step)
+    if step == 0:
+        raise ValueError(f"arange: step must be nonzero once truncated to an integer for "
+                         f"dtype {dtype} (start {start}, end {end}); give an integer step")
+    if count is None:  # int64: the count of the truncated range
+        count = max(-(-(end - start) // step), 0)
+    values = start + step * np.arange(count, dtype=np.int64)
+    return _new(values.astype(dtype), dtype, requires_grad, device, "arange")
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    start, end = _number(start), _number(end)
     return _new(np.linspace(start, end, steps, dtype=_float(dtype)), dtype, requires_grad,
                 device, "linspace")
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``base ** linspace(start, end, steps)``: ``steps`` values evenly spaced on a log
+    scale from ``base ** start`` to ``base ** end``."""
+    start, end = _number(start), _number(end)
+    exponents = np.linspace(start, end, steps, dtype=np.float64)
+    return _new((float(base) ** exponents).astype(_float(dtype)), dtype, requires_grad,
+                device, "logspace")
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -179,8 +236,12 @@ ByteTensor = _legacy("ByteTensor", np.uint8)
 # --- random ------------------------------------------------------------------------------
 
 
-def _draw_dtype(dtype) -> np.dtype:
-    """Draw float64 numbers when float64 is asked for (not float32 ones, cast)."""
+def _draw_dtype(dtype, who: str) -> np.dtype:
+    """Draw float64 numbers when float64 is asked for (not float32 ones, cast). As in
+    PyTorch, integer and bool dtypes have no uniform or normal numbers."""
+    if dtype is not None and as_dtype(dtype).kind != "f":
+        raise TypeError(f"{who}: cannot draw {as_dtype(dtype)} numbers, only floating ones "
+                        "(as in PyTorch); use randint for integers, or give dtype=float32")
     return np.dtype(np.float64) if dtype is not None and as_dtype(dtype) == np.float64 \
         else _float(None)
 
@@ -189,7 +250,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False,
          **keywords) -> Tensor:
     """Uniform on [0, 1)."""
     rng = rng_for(generator, "rand")
-    return _new(rng.random(_sizes(size, keywords, "rand"), dtype=_draw_dtype(dtype)), dtype,
+    return _new(rng.random(_sizes(size, keywords, "rand"), dtype=_draw_dtype(dtype, "rand")), dtype,
                 requires_grad, device, "rand")
 
 
@@ -197,7 +258,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False,
           **keywords) -> Tensor:
     """Standard normal."""
     rng = rng_for(generator, "randn")
-    drawn = rng.standard_normal(_sizes(size, keywords, "randn"), dtype=_draw_dtype(dtype))
+    drawn = rng.standard_normal(_sizes(size, keywords, "randn"),
+                                dtype=_draw_dtype(dtype, "randn"))
     return _new(drawn, dtype, requires_grad, device, "randn")
 
 

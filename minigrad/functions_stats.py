@@ -129,6 +129,13 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 
 def masked_select(input: Tensor, mask) -> Tensor: return input.masked_select(mask)
 def take(input: Tensor, index) -> Tensor: return input.take(index)
+def take_along_dim(input: Tensor, indices, dim=None) -> Tensor:
+    return input.take_along_dim(indices, dim)
+def argwhere(input: Tensor) -> Tensor: return input.argwhere()
+def masked_scatter(input: Tensor, mask, source) -> Tensor:
+    return input.masked_scatter(mask, source)
+def scatter_reduce(input: Tensor, dim, index, src, reduce, *, include_self=True) -> Tensor:
+    return input.scatter_reduce(dim, index, src, reduce, include_self=include_self)
 def movedim(input: Tensor, source, destination) -> Tensor:
     return input.movedim(source, destination)
 
@@ -280,5 +287,6 @@ __all__ = ["aminmax", "bernoulli", "bincount", "block_diag", "bucketize",
            "kthvalue", "linalg", "logcumsumexp", "logdet", "masked_select",
            "matrix_exp", "median", "mode", "moveaxis", "movedim", "nanmean",
            "nanmedian", "nanquantile", "nansum", "qr", "quantile", "renorm", "rot90",
-           "searchsorted", "slogdet", "std_mean", "svd", "take", "tril_indices",
+           "searchsorted", "slogdet", "std_mean", "svd", "take", "take_along_dim",
+           "argwhere", "masked_scatter", "scatter_reduce", "tril_indices",
            "triu_indices", "var_mean"]

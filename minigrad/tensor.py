@@ -20,8 +20,8 @@ import numpy as np
 from . import autograd, tensor_class
 from .device import (CPU, DEVICE_TYPES, channels_last, check_device, check_memory_format,
                      device, not_on_cpu, strided)
-from .dtypes import DTYPES, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
-from .errors import CastError, ShapeError
+from .dtypes import DTYPES, _category, as_dtype, result_type  # noqa: F401  (DTYPES: for importers)
+from .errors import CastError, OpError, ShapeError
 from .function import Node
 from .hooks import RemovableHandle, hooks_stay_with_old_value
 from .lazy_mode import realize_readers
@@ -33,7 +33,7 @@ from .ops import (Abs, Add, AllTrue, AnyTrue, ArgMax, ArgMin, ArgSort, Cast, Cat
                   Softmax, Split, Sqrt, Stack, Sub, Sum, Tanh, Unbind, Unfold, Var, Where)
 from .ops.elementwise import (FloorDivide, Fmod, Remainder, RoundedDiv,
                               ScalarRemainder)
-from .ops.indexing import AsStrided, CopySlices, is_basic
+from .ops.indexing import AsStrided, CopySlices, is_basic, torch_placement
 from .ops.reduce import normalize_dims
 from .state import no_grad, rng_for, state
 from .printing import numpy_options as numpy_print_options
@@ -87,6 +87,8 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     _views: dict | None = None  # a base's views made with grad mode on (weakly, by id)
     _several_views_of: str | None = None  # "split" for a piece of x.split(...): one of
     # several views made at once, which PyTorch refuses to modify in place with history
+    _view_made_by: str | None = None  # a user's Function that returned (a view of) its
+    # input as this recorded output: PyTorch refuses to modify it in place too
 
     __array_priority__ = 1000  # so that ndarray + Tensor gives a Tensor
 
@@ -118,8 +120,13 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
             array = np.array(data)  # a NumPy array keeps its dtype
         else:
             array = _array_from(data)
+            if array.dtype.kind in "uf":
+                _check_int64(array, data)
+            inferred = _sequence_dtype(data) if isinstance(data, (list, tuple)) else None
+            if inferred is not None:  # the list holds tensors, arrays or NumPy scalars
+                array = array.astype(inferred, copy=False)
             # as PyTorch: Python floats become the default float (float32), ints int64
-            if array.dtype.kind == "f" or array.size == 0 and array.dtype.kind != "b":
+            elif array.dtype.kind == "f" or array.size == 0 and array.dtype.kind != "b":
                 array = array.astype(state.default_dtype)
             elif array.dtype.kind in "iu":
                 array = array.astype(np.int64, copy=False)
@@ -348,7 +355,8 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         t._version_counter, t.label = counter_of(self), self.label
         return t
 
-    def clone(self) -> Tensor:
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        check_memory_format(memory_format, "clone")  # (every layout is NumPy's here)
         return Clone.apply(self)
 
     def astype(self, dtype: Any) -> Tensor:
@@ -516,6 +524,8 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         the op is recorded on its base (``_write_through_view``); either way the views of
         the memory written get a history that reads the new values (``_views_follow``)."""
         values = [a for a in args if isinstance(a, Tensor)]
+        if args and type(args[0]) is int and self.dtype.kind in "iu":  # (uint8 -= 300)
+            args = (_wrapped(args[0], self.dtype, written=function is SetItem),) + args[1:]
         self.realize()
         for v in values:
             v.realize()
@@ -596,7 +606,8 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
                 f"{self.shape}; an in-place op cannot change a tensor's shape (the other "
                 "operand must broadcast to it). Use the out-of-place op instead."
             )
-        if not np.can_cast(values.dtype, self.dtype, casting="same_kind"):
+        if _category(values.dtype) > _category(self.dtype):  # PyTorch's rule: no float
+            # into an integer tensor, nor a number into a bool one (uint8 += int8 is fine)
             raise _cannot_hold(self, values.dtype, function, args)
         realize_readers(self)  # deferred ops that read the old values run first
         try:
@@ -609,22 +620,27 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         record_write(self)
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        self._modify(SetItem, value, _index(index))
+        index = _index(index)
+        if type(index) is tuple and len(index) > 1:  # (ints and tensors: see torch_placement)
+            placed = torch_placement(index, self.shape)
+            if placed is not None:
+                index, value = placed[0], _unsqueezed_value(self, placed, value)
+        self._modify(SetItem, value, index)
 
     def add_(self, other: Any, alpha: float = 1) -> Tensor:
         other, alpha = _deprecated_alpha_first(other, alpha)
-        return self._modify(Add, other if alpha == 1 else other * alpha)
+        return self._modify(Add, _in_place_operand(self, other if alpha == 1 else other * alpha))
 
     def sub_(self, other: Any, alpha: float = 1) -> Tensor:
         other, alpha = _deprecated_alpha_first(other, alpha)
         Sub.refuse_bool(self, other)
-        return self._modify(Sub, other if alpha == 1 else other * alpha)
+        return self._modify(Sub, _in_place_operand(self, other if alpha == 1 else other * alpha))
 
     def mul_(self, other: Any) -> Tensor:
-        return self._modify(Mul, other)
+        return self._modify(Mul, _in_place_operand(self, other))
 
     def div_(self, other: Any) -> Tensor:
-        return self._modify(Div, other)
+        return self._modify(Div, _in_place_operand(self, other))
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:
         if isinstance(min, Tensor) or isinstance(max, Tensor):  # bounds per element
@@ -683,7 +699,9 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     def relu_(self) -> Tensor: return self._modify(ReLU)
     def sigmoid_(self) -> Tensor: return self._modify(Sigmoid)
     def tanh_(self) -> Tensor: return self._modify(Tanh)
-    def pow_(self, exponent: Any) -> Tensor: return self._modify(Pow, exponent)
+    def pow_(self, exponent: Any) -> Tensor:
+        return self._modify(Pow, _in_place_operand(self, exponent))
+
     def clip_(self, min=None, max=None) -> Tensor: return self.clamp_(min, max)
 
     # in-place shape changes: the tensor becomes a view of itself with another shape
@@ -722,13 +740,13 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         return self
 
     def floor_divide_(self, other: Any) -> Tensor:
-        return self._modify(FloorDivide, other)
+        return self._modify(FloorDivide, _in_place_operand(self, other))
 
     def remainder_(self, other: Any) -> Tensor:
-        return self._modify(Remainder, other)
+        return self._modify(Remainder, _in_place_operand(self, other))
 
     def fmod_(self, other: Any) -> Tensor:
-        return self._modify(Fmod, other)
+        return self._modify(Fmod, _in_place_operand(self, other))
 
     __iadd__ = add_
     __isub__ = sub_
@@ -736,6 +754,7 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     __itruediv__ = div_
     __ifloordiv__ = floor_divide_
     __imod__ = remainder_
+    __ipow__ = pow_
 
     # --- arithmetic (broadcasting; numbers on either side) ----------------------------------
 
@@ -787,8 +806,15 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         return function.apply(*_operands(self, other, reflected=True))
 
     def __pow__(self, exponent):
-        return Pow.apply(self, exponent) if _plain(self, exponent) \
-            else Pow.apply(*_promote(self, exponent))
+        if _plain(self, exponent):
+            return Pow.apply(self, exponent)
+        if type(exponent) is int and exponent < 0 and self.dtype.kind in "biu":
+            raise OpError(f"pow: Integers to negative integer powers are not allowed (as in "
+                          f"PyTorch; tensor of {self.dtype}, shape {self.shape}, to the power "
+                          f"{exponent}); use a floating base: x.float() ** exponent")
+        if type(exponent) is bool and self.dtype == np.bool_:  # PyTorch: stays bool
+            return Pow.apply(self, exponent).astype(np.bool_)
+        return Pow.apply(*_promote(self, exponent))
 
     def __rpow__(self, base):
         return Pow.apply(base, self) if _plain(self, base) \
@@ -831,12 +857,14 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     def log1p(self): return Log1p.apply(_floating(self))
     def expm1(self): return Expm1.apply(_floating(self))
     def erf(self): return Erf.apply(_floating(self))
-    def sign(self): return Sign.apply(self)
+    def sign(self): return Sign.apply(self) if self.dtype != np.bool_ else self.clone()
     def floor(self): return Floor.apply(self)
     def ceil(self): return Ceil.apply(self)
     def round(self, decimals: int = 0): return Round.apply(self, decimals=decimals)
     # composites: the Functions above, combined
-    def square(self): return Mul.apply(self, self)
+    def square(self):  # (a bool tensor squares to int64, as in PyTorch)
+        x = self if self.dtype != np.bool_ else self.astype(np.int64)
+        return Mul.apply(x, x)
     def reciprocal(self): return Div.apply(1.0, _floating(self))
     def rsqrt(self): return Div.apply(1.0, Sqrt.apply(_floating(self)))
     def log2(self): return Div.apply(Log.apply(_floating(self)), math.log(2))
@@ -851,6 +879,12 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         if isinstance(min, Tensor) or isinstance(max, Tensor):  # bounds per element
             low = self if min is None else self.maximum(min)
             return low if max is None else low.minimum(max)
+        if self.dtype.kind in "iu":
+            _check_bounds_fit(self, min, max)
+        if self.dtype.kind != "f" and (type(min) is float or type(max) is float):
+            # as PyTorch: integers clamped to float bounds give the default float
+            bounds = [bound for bound in (min, max) if bound is not None]
+            return Clamp.apply(self.astype(result_type(self, *bounds)), min=min, max=max)
         return Clamp.apply(self, min=min, max=max)
 
     clip = clamp
@@ -859,12 +893,21 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
 
     # --- comparisons (bool tensors without history) --------------------------------------
 
-    def __lt__(self, other): return Compare.apply(self, other, op="<")
-    def __le__(self, other): return Compare.apply(self, other, op="<=")
-    def __gt__(self, other): return Compare.apply(self, other, op=">")
-    def __ge__(self, other): return Compare.apply(self, other, op=">=")
-    def __eq__(self, other): return Compare.apply(self, other, op="==")  # type: ignore[override]
-    def __ne__(self, other): return Compare.apply(self, other, op="!=")  # type: ignore[override]
+    # (compared in PyTorch's promoted dtype: a float32 tensor == a 0-d float64 one in float32)
+    def __lt__(self, other): return Compare.apply(*_operands(self, other), op="<")
+    def __le__(self, other): return Compare.apply(*_operands(self, other), op="<=")
+    def __gt__(self, other): return Compare.apply(*_operands(self, other), op=">")
+    def __ge__(self, other): return Compare.apply(*_operands(self, other), op=">=")
+
+    def __eq__(self, other):  # type: ignore[override]
+        if other is None:  # as PyTorch: `t == None` is False, not a tensor of them
+            return False
+        return Compare.apply(*_operands(self, other), op="==")
+
+    def __ne__(self, other):  # type: ignore[override]
+        if other is None:
+            return True
+        return Compare.apply(*_operands(self, other), op="!=")
 
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
     __hash__ = object.__hash__  # == compares elements, so hash by identity
@@ -886,12 +929,15 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
 
     # --- reductions ------------------------------------------------------------------------
 
-    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
-        return Sum.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+        """``dtype=``: the input is cast to it first (so the sum is computed in it)."""
+        x = self if dtype is None else self.astype(dtype)
+        return Sum.apply(x, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
-        _check_floating(self, "mean")
-        return Mean.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+        x = self if dtype is None else self.astype(dtype)
+        _check_floating(x, "mean")
+        return Mean.apply(x, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """``x.max()`` -> a tensor; ``x.max(dim)`` -> (values, indices), as in PyTorch."""
@@ -918,17 +964,26 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         elif unbiased is not None:
             raise TypeError("var: give unbiased or correction, not both")
         _check_floating(self, "var")
+        if self.dtype == np.float16:  # as PyTorch: summed in float32 (float16 squares
+            # overflow past 65504), the result rounded to float16
+            return Var.apply(self.astype(np.float32), dim=_dims(dim, axis),
+                             keepdim=_keep(keepdim, keepdims), correction=correction
+                             ).astype(np.float16)
         return Var.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims),
                          correction=correction)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None) -> Tensor:
         _check_floating(self, "std")
+        if self.dtype == np.float16:  # (in float32, rounded once at the end, as PyTorch)
+            return self.astype(np.float32).std(dim, unbiased, keepdim, correction=correction,
+                                               axis=axis, keepdims=keepdims).astype(np.float16)
         return self.var(dim, unbiased, keepdim, correction=correction, axis=axis,
                         keepdims=keepdims).sqrt()
 
     def logsumexp(self, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
-        return LogSumExp.apply(self, dim=_dims(dim, axis), keepdim=_keep(keepdim, keepdims))
+        return LogSumExp.apply(_floating(self), dim=_dims(dim, axis),
+                               keepdim=_keep(keepdim, keepdims))
 
     def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
         x = self if dtype is None else self.astype(dtype)
@@ -966,6 +1021,9 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         if p == -math.inf:
             return self.abs().amin(() if dim is None else dim, keepdim)
         if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
+            if self.dtype == np.float16:  # (summed in float32, as var)
+                return Norm.apply(self.astype(np.float32), p=p, dim=dim,
+                                  keepdim=keepdim).astype(np.float16)
             return Norm.apply(self, p=p, dim=dim, keepdim=keepdim)
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro', a positive number, "
                          "inf or -inf")
@@ -982,12 +1040,30 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         return Reshape.apply(self, _unpack_shape(shape))
 
     def view(self, *shape) -> Tensor:
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
+            return self._view_as_dtype(shape[0])  # x.view(mg.int32): the same bytes
         return Reshape.apply(self, _unpack_shape(shape))
+
+    def _view_as_dtype(self, dtype: Any) -> Tensor:
+        """The same memory read as another dtype of the same size (PyTorch's
+        ``view(dtype)``), without history: bits have no gradient."""
+        dtype = as_dtype(dtype)
+        if dtype.itemsize != self.dtype.itemsize:
+            raise ValueError(f"view: minigrad views a tensor as a dtype of the same size "
+                             f"only; {self.dtype} has {self.dtype.itemsize} bytes, {dtype} "
+                             f"{dtype.itemsize} (shape {self.shape}). Use .to({dtype}) to "
+                             "convert the values instead.")
+        view = Tensor._make(self.numpy().view(dtype))
+        make_view(view, self)
+        return view
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         start, end = (normalize_dims(d, self.ndim, "flatten")[0] for d in (start_dim, end_dim))
+        if start > end:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
+                             f"(tensor of shape {self.shape}); give start_dim <= end_dim")
         shape = self.shape
         return self.reshape(shape[:start] + (-1,) + shape[end + 1:])
 
@@ -1003,6 +1079,8 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         dims = list(range(self.ndim))
         d0, d1 = (normalize_dims(d, self.ndim, "transpose")[0] for d in (dim0, dim1))
+        if not dims:  # a 0-d tensor: its one dim (0 or -1) is itself
+            return Permute.apply(self, ())
         dims[d0], dims[d1] = dims[d1], dims[d0]
         return Permute.apply(self, tuple(dims))
 
@@ -1071,6 +1149,29 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
             raise ValueError(f"chunk: the number of chunks must be positive, got {chunks}")
         length = self.shape[normalize_dims(dim, self.ndim, "chunk")[0]]
         return self.split(max(-(-length // chunks), 1), dim)
+
+    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views along ``dim``: ``sections`` (an int) pieces, the first ``n % sections``
+        one longer, so always that many (some may be empty); or the pieces between the
+        ``indices`` (a list, or a 1-D integer tensor): x[:i0], x[i0:i1], ..., x[ik:]."""
+        d = normalize_dims(dim, self.ndim, "tensor_split")[0]
+        cuts = indices_or_sections
+        if isinstance(cuts, Tensor):
+            cuts = cuts.item() if cuts.ndim == 0 else cuts.tolist()
+        if isinstance(cuts, (int, np.integer)):
+            if cuts <= 0:
+                raise ValueError(f"tensor_split: the number of sections must be positive, "
+                                 f"got {cuts}")
+            length, sections = self.shape[d], int(cuts)
+            sizes = [length // sections + (i < length % sections) for i in range(sections)]
+            cuts = np.cumsum(sizes[:-1]).tolist()
+        starts, stops = [0, *cuts], [*cuts, None]
+        pieces = tuple(self[(slice(None),) * d + (slice(int(a), None if b is None else int(b)),)]
+                       for a, b in zip(starts, stops))
+        return _several_views(self, pieces, "tensor_split")
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
 
     def repeat_interleave(self, repeats, dim: int | None = None) -> Tensor:
         """Each element (or slice along ``dim``) repeated ``repeats`` times in a row."""
@@ -1161,9 +1262,19 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
         d = normalize_dims(dim, self.ndim, "index_select")[0]
         return self[(slice(None),) * d + (index.reshape(-1),)]
 
-    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
-        """A copy with ``src`` (or ``value``) written at ``index`` along ``dim``."""
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:
+        """A copy with ``src`` (or ``value``) written at ``index`` along ``dim``; PyTorch's
+        older ``reduce="add"`` or ``"multiply"`` combines them with self's instead."""
         index, d, source = _scatter_arguments(self, dim, index, src, value, "scatter")
+        if reduce is not None:
+            if reduce not in ("add", "multiply"):
+                raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got "
+                                 f"{reduce!r} (scatter_reduce has the others)")
+            if not isinstance(source, Tensor):  # a number: one for each index entry
+                source = Tensor(np.full(index.shape, source, dtype=self.dtype))
+            return self.scatter_reduce(d, index, source,
+                                       "sum" if reduce == "add" else "prod")
         return Scatter.apply(self, index, source, d)
 
     def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
@@ -1270,7 +1381,12 @@ class Tensor(TensorCompat, TensorMath, TensorStats):
     # --- indexing -----------------------------------------------------------------------------
 
     def __getitem__(self, index: Any) -> Tensor:
-        return GetItem.apply(self, _index(index))
+        index = _index(index)
+        if type(index) is tuple and len(index) > 1:  # (ints and tensors: see torch_placement)
+            placed = torch_placement(index, self.shape)
+            if placed is not None:
+                return GetItem.apply(self, placed[0]).squeeze(placed[1])
+        return GetItem.apply(self, index)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -1361,6 +1477,54 @@ def _array_from(data: Any) -> np.ndarray:
             raise
         raise ValueError(f"tensor: the nested lists are ragged ({_ragged(data)}); every "
                          "row must have the same length, as in a NumPy array") from error
+
+
+_PYTHON_NUMBERS = {float, int, bool}
+
+
+def _sequence_dtype(data: list | tuple) -> np.dtype | None:
+    """PyTorch's dtype for a (nested) list that holds tensors, NumPy arrays or NumPy
+    scalars: each counts with its dtype, a Python float as the default float, an int as
+    int64, a bool as bool; the highest category (bool < integer < floating) wins, promoted
+    within it. So [1.5, np.float64(2)] is float64 and [tensor(1), tensor(1., dtype=
+    float16)] float16. None for Python numbers only (then NumPy's reading, adjusted)."""
+    found, kinds = _leaves(data)
+    if not found:
+        return None
+    python = {float: state.default_dtype, int: np.dtype(np.int64), bool: np.dtype(np.bool_)}
+    dtypes = found + [python[kind] for kind in kinds]
+    best = max(_category(dtype) for dtype in dtypes)
+    return np.result_type(*[dtype for dtype in dtypes if _category(dtype) == best])
+
+
+def _leaves(data: list | tuple) -> tuple[list, set]:
+    """The dtypes of the tensors, arrays and NumPy scalars in a nested list, and the
+    types of its Python numbers (float, int, bool)."""
+    found, kinds, stack = [], set(), [data]
+    while stack:
+        items = stack.pop()
+        types = set(map(type, items))
+        kinds |= types & _PYTHON_NUMBERS
+        if types <= _PYTHON_NUMBERS:
+            continue
+        for item in items:
+            if isinstance(item, (list, tuple)):
+                stack.append(item)
+            elif isinstance(item, (Tensor, np.ndarray, np.generic)):
+                found.append(np.dtype(item.dtype))
+    return found, kinds
+
+
+def _check_int64(array: np.ndarray, data: Any) -> None:
+    """Python ints beyond int64 (which NumPy reads as uint64 or float64) raise, as in
+    PyTorch, rather than wrap around or lose digits."""
+    if array.dtype == np.uint64 or array.dtype.kind == "f" and array.size and \
+            (array.max() >= 2.0 ** 63 or array.min() < -2.0 ** 63) and \
+            isinstance(data, (int, list, tuple)) and \
+            (type(data) is int or _leaves(data) == ([], {int})):
+        raise OverflowError(f"tensor: an integer in the data does not fit in int64 "
+                            f"(largest {np.iinfo(np.int64).max}); give floats, or dtype="
+                            "float64, for numbers that large")
 
 
 def _ragged(data: Any, path: str = "") -> str:
@@ -1542,22 +1706,103 @@ def _promote(x: Tensor, y: Any, reflected: bool = False, division: bool = False)
         y = y.astype(dtype)
     elif division and not isinstance(y, Tensor):
         y = float(y)
+    elif type(y) is int and dtype.kind in "iu" and dtype != np.int64:
+        y = _wrapped(y, dtype)
     return (y, x) if reflected else (x, y)
 
 
+def _check_bounds_fit(x: Tensor, *bounds: Any) -> None:
+    """clamp's int bounds must fit an integer tensor's dtype (PyTorch raises for some and
+    wraps others around, so that uint8 clamped to min=-2 is all 254)."""
+    info = np.iinfo(x.dtype)
+    for bound in bounds:
+        if type(bound) is int and not info.min <= bound <= info.max:
+            raise ValueError(f"clamp: the bound {bound} does not fit the tensor's dtype "
+                             f"{x.dtype} ({info.min} .. {info.max}; shape {x.shape}); "
+                             "convert the tensor first, e.g. x.long().clamp(...)")
+
+
+def _wrapped(number: int, dtype: np.dtype, written: bool = False) -> int:
+    """A Python int with a small integer tensor, as PyTorch reads it: wrapped around into
+    the tensor's dtype (uint8: -1 is 255), where NumPy raises an OverflowError. A number
+    ``written`` into the tensor (``t[i] = n``, ``fill_``) must fit, as in PyTorch, except
+    that a negative one may wrap into an unsigned dtype."""
+    info = np.iinfo(dtype)
+    if info.min <= number <= info.max:
+        return number
+    if written and (number > info.max or info.min < 0):
+        raise OverflowError(f"value {number} cannot be converted to {dtype} without "
+                            f"overflow ({info.min} .. {info.max}); convert the tensor "
+                            "first, e.g. t = t.long()")
+    return int(np.array(number, dtype=np.int64).astype(dtype))
+
+
+def _in_place_operand(x: Tensor, other: Any) -> Any:
+    """The other operand of an in-place op on ``x``, as PyTorch's promotion reads it: a
+    NumPy scalar is a Python number, and a tensor that does not decide the dtype (a 0-d
+    float64 one with a float32 ``x``) is cast first, so that ``x += y`` computes in
+    float32 as ``x + y`` does (NumPy would compute in float64 and round twice)."""
+    if _plain(x, other):
+        return other  # (the usual case: one dtype, or a Python number)
+    if isinstance(other, np.generic):
+        return other.item()
+    if isinstance(other, Tensor):
+        dtype = result_type(x, other)
+        return other if dtype == other.dtype else other.astype(dtype)
+    return other
+
+
 def _index(index: Any) -> Any:
-    """Turn Tensors and lists inside an index into NumPy arrays."""
+    """Turn Tensors and lists inside an index into NumPy arrays, read as PyTorch does."""
+    if isinstance(index, list) and _list_is_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is "
+                      "deprecated (as in PyTorch, x[[0, 1], [1, 2]] was meant: each inner "
+                      "list indexes one dimension); write x[tuple(seq)] instead of x[seq]",
+                      UserWarning, stacklevel=3)
+        index = tuple(index)
     if isinstance(index, tuple):
         return tuple(_index_part(i) for i in index)
     return _index_part(index)
 
 
+def _list_is_tuple(index: list) -> bool:
+    """PyTorch (2.x, deprecated) reads a short list that holds lists, tensors, slices,
+    None or ... as a tuple: x[[[0, 1], [1, 2]]] is x[[0, 1], [1, 2]]."""
+    return len(index) < 32 and any(
+        isinstance(i, (list, tuple, Tensor, np.ndarray, slice)) or i is None or i is Ellipsis
+        for i in index)
+
+
 def _index_part(part: Any) -> Any:
     if isinstance(part, Tensor):
-        return part.numpy()
-    if isinstance(part, list):
-        return np.asarray(part)
+        part = part.numpy()
+    elif isinstance(part, list):
+        part = np.asarray(part) if part else np.zeros(0, np.int64)  # ([]: no rows, as PyTorch)
+    if isinstance(part, np.ndarray):
+        if part.dtype == np.uint8:  # PyTorch: a uint8 index is a mask (deprecated)
+            warnings.warn("indexing with dtype uint8 is deprecated, as in PyTorch: it is "
+                          "read as a bool mask; use a bool tensor instead",
+                          UserWarning, stacklevel=4)
+            return part.astype(bool)
+        if part.ndim == 0 and part.dtype.kind in "iu":
+            return int(part)  # a 0-d integer tensor is an int (a select), as PyTorch
     return part
+
+
+def _unsqueezed_value(x: Tensor, placed: tuple, value: Any) -> Any:
+    """The value of ``x[index] = value`` for the NumPy index of ``torch_placement``: it
+    broadcasts to PyTorch's shape of ``x[index]``, then gets the length-1 dimensions that
+    NumPy's index keeps."""
+    if not isinstance(value, (Tensor, list, tuple, np.ndarray)):
+        return value  # a number broadcasts to any shape
+    value = value if isinstance(value, Tensor) else Tensor(value)
+    shape = list(GetItem.output_shape(x, placed[0]))
+    for dim in reversed(placed[1]):
+        shape.pop(dim)
+    value = value.expand(*shape)
+    for dim in placed[1]:
+        value = value.unsqueeze(dim)
+    return value
 
 
 # --- helpers of the methods above: composite updates, argument checks, random draws -------
@@ -1717,6 +1962,10 @@ def realize(*tensors: Any) -> None:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension."""
     tensors = _promoted([t if isinstance(t, Tensor) else Tensor(t) for t in tensors])
+    if any(t.shape == (0,) for t in tensors) and any(t.ndim != 1 for t in tensors):
+        # PyTorch's legacy rule, which accumulators rely on (out = cat([out, batch]) from
+        # out = tensor([])): empty 1-D tensors are left out (their dtype still counts)
+        tensors = [t for t in tensors if t.shape != (0,)]
     _check_same_dims(tensors, "cat")
     return Cat.apply(*tensors, dim=normalize_dims(dim, tensors[0].ndim, "cat")[0])
 
@@ -1741,7 +1990,9 @@ def _several_views(tensor: Tensor, pieces: tuple, op: str) -> tuple:
     PyTorch: one version counter; and, being several views made at once, none of them
     may be modified in place with history (``_check_in_place_allowed``)."""
     for piece in pieces:
-        if piece._data is not None and np.may_share_memory(piece._data, tensor._data):
+        if piece._lazy_node is not None:  # lazy mode: realize_node does this part
+            piece._lazy_node.several_views_of = op
+        elif np.may_share_memory(piece._data, tensor._data):
             make_view(piece, tensor._base if tensor._base is not None else tensor)
             piece._several_views_of = op
     return pieces
@@ -1760,6 +2011,14 @@ def _check_in_place_allowed(tensor: Tensor, base: Tensor | None) -> None:
             )
         return
     of_a_leaf = base.is_leaf and base.requires_grad
+    if tensor._view_made_by is not None:
+        raise RuntimeError(
+            f"in-place: {where} is an output of {tensor._view_made_by}, which returned "
+            f"(a view of) its input (shape {base.shape}) as it is. Modifying it in place "
+            f"would bypass {tensor._view_made_by}.backward, so the gradients would be "
+            "wrong; PyTorch forbids it too. clone() the output first (or return "
+            "x.copy() from forward)."
+        )
     if tensor._several_views_of is not None:
         raise RuntimeError(
             f"in-place: {where} is a view of another tensor with history (shape "
@@ -1874,6 +2133,8 @@ def where(condition, input=None, other=None) -> Tensor:
         input, other = _operands(input, other)
     elif isinstance(other, Tensor):
         other, input = _operands(other, input)
+    else:  # two numbers: PyTorch's dtype (where(c, 1., 0) is float32, not float64)
+        input = Tensor._make(np.asarray(input, dtype=result_type(input, other)))
     return Where.apply(condition.astype(bool, copy=False), input, other)
 
 

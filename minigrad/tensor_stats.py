@@ -91,6 +91,99 @@ class TensorStats:
                              f"({size} elements)")
         return self.reshape(-1)[index.astype(np.int64)]
 
+    def put(self, index, source, accumulate: bool = False):
+        """A copy with ``source``'s elements written (``accumulate``: added) at the
+        positions ``index`` of the flattened tensor: ``take``'s inverse."""
+        return _put(self, _flat_index(self, index, "put"), source, accumulate)
+
+    def put_(self, index, source, accumulate: bool = False):
+        return self._modify(_put, _flat_index(self, index, "put_"), source,
+                            accumulate=accumulate)
+
+    def take_along_dim(self, indices, dim: int | None = None):
+        """``gather`` along ``dim`` with ``indices`` broadcast against the input in the
+        other dims; ``dim=None``: the flattened input, read at the flattened indices."""
+        if dim is None:
+            return self.reshape(-1).take(indices.reshape(-1))
+        d = one_dim(dim, self.ndim, "take_along_dim")
+        sizes = [(n if i != d else 1) for i, n in enumerate(self.shape)]
+        index_sizes = [(n if i != d else 1) for i, n in enumerate(indices.shape)]
+        common = list(np.broadcast_shapes(tuple(sizes), tuple(index_sizes)))
+        x = self.expand(*[n if i != d else self.shape[d] for i, n in enumerate(common)])
+        index = indices.expand(*[n if i != d else indices.shape[d]
+                                 for i, n in enumerate(common)])
+        return x.gather(d, index)
+
+    def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: bool = True):
+        """A copy where each ``src[i][j]`` (dim 0; and so on) joins ``self[index[i][j]][j]``
+        under ``reduce``: "sum", "mean", "amax", "amin" or "prod"; ``include_self=False``
+        leaves out self's values where something is scattered. As PyTorch, the gradient
+        of amax / amin is shared evenly between the values equal to the result."""
+        if reduce not in SCATTER_REDUCTIONS:
+            raise ValueError(f"scatter_reduce: reduce must be one of "
+                             f"{', '.join(SCATTER_REDUCTIONS)}, got {reduce!r}")
+        index = np.asarray(index.numpy() if hasattr(index, "numpy") else index)
+        d = one_dim(dim, self.ndim, "scatter_reduce")
+        base = self if include_self else self.scatter(d, index, value=0)
+        if reduce in ("sum", "mean"):
+            total = base.scatter_add(d, index, src)
+            if reduce == "sum":
+                return total
+            counts = np.zeros(tuple(self.shape), np.int64)
+            np.add.at(counts, _scatter_positions(index, d), 1)
+            counts = counts + include_self
+            divided = total / np.maximum(counts, 1) if self.dtype.kind == "f" else \
+                total // np.maximum(counts, 1)
+            return divided if include_self else self.where(counts == 0, divided)
+        return _scatter_extreme(self, d, index, src, reduce, include_self)
+
+    def index_put_(self, indices, values, accumulate: bool = False):
+        """``self[indices] = values`` for a tuple of index tensors; ``accumulate``: added
+        instead (an index that appears twice adds twice)."""
+        if not isinstance(indices, (tuple, list)):
+            raise TypeError(f"index_put_: indices must be a tuple of tensors, got "
+                            f"{type(indices).__name__}")
+        if not accumulate:
+            self[tuple(indices)] = values
+            return self
+        positions = np.arange(self.numel()).reshape(tuple(self.shape))[tuple(
+            np.asarray(i.numpy() if hasattr(i, "numpy") else i) for i in indices)]
+        values = values if hasattr(values, "expand") else type(self)(values, dtype=self.dtype)
+        return self.put_(positions, values.expand(*positions.shape), accumulate=True)
+
+    def index_put(self, indices, values, accumulate: bool = False):
+        return self.clone().index_put_(indices, values, accumulate)
+
+    def masked_scatter_(self, mask, source):
+        """Where ``mask`` (bool, broadcast to self) is True, the elements of ``source``
+        in order (row-major): the first True gets source's first element, and so on."""
+        where = _bool_mask(self, mask, "masked_scatter_")
+        self[where] = source.reshape(-1)[:int(where.sum())]
+        return self
+
+    def masked_scatter(self, mask, source):
+        return self.clone().masked_scatter_(mask, source)
+
+    def index_fill_(self, dim: int, index, value):
+        """``value`` written at positions ``index`` of dimension ``dim``."""
+        self[_along(self, dim, index, "index_fill_")] = value
+        return self
+
+    def index_fill(self, dim: int, index, value):
+        return self.clone().index_fill_(dim, index, value)
+
+    def index_copy_(self, dim: int, index, source):
+        """``source``'s slices along ``dim`` written at positions ``index`` of ``dim``."""
+        self[_along(self, dim, index, "index_copy_")] = source
+        return self
+
+    def index_copy(self, dim: int, index, source):
+        return self.clone().index_copy_(dim, index, source)
+
+    def argwhere(self):
+        """The indices of the nonzero elements, one row each (``nonzero()``)."""
+        return self.nonzero()
+
     def masked_select(self, mask):
         """The elements where ``mask`` (bool, broadcast with self) is True, as a 1-D
         tensor; the gradient goes back to those elements (zero elsewhere)."""
@@ -542,3 +635,92 @@ class TensorStats:
         from .linalg import matrix_exp
 
         return matrix_exp(self)
+
+
+def _flat_index(x, index, op: str) -> np.ndarray:
+    """An index into the flattened ``x`` as int64 NumPy values in 0..numel-1."""
+    index = np.asarray(index.numpy() if hasattr(index, "numpy") else index)
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
+    size = x.numel()
+    if index.size and not (-size <= index.min() and index.max() < size):
+        raise IndexError(f"{op}: an index in [{index.min()}, {index.max()}] is out of range "
+                         f"for a tensor of shape {tuple(x.shape)} ({size} elements)")
+    return index.reshape(-1).astype(np.int64) % max(size, 1)
+
+
+def _put(x, index: np.ndarray, source, accumulate: bool = False):
+    """``x`` with ``source`` scattered (or added) into its flattened elements at ``index``."""
+    source = source if hasattr(source, "reshape") else np.asarray(source)
+    values = source.reshape(-1)
+    if values.shape[0] != index.shape[0]:
+        raise ShapeError(f"put: source has {values.shape[0]} elements but index has "
+                         f"{index.shape[0]}; give one value per index")
+    flat = x.reshape(-1)
+    flat = flat.scatter_add(0, index, values) if accumulate else flat.scatter(0, index, values)
+    return flat.reshape(x.shape)
+
+
+def _bool_mask(x, mask, op: str) -> np.ndarray:
+    """``mask`` as a bool array of ``x``'s shape."""
+    mask = np.asarray(mask.numpy() if hasattr(mask, "numpy") else mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"{op}: mask must be a bool tensor, got {mask.dtype}")
+    try:
+        return np.broadcast_to(mask, tuple(x.shape))
+    except ValueError:
+        raise ShapeError(f"{op}: the mask of shape {mask.shape} does not broadcast to the "
+                         f"tensor's shape {tuple(x.shape)}") from None
+
+
+def _along(x, dim: int, index, op: str) -> tuple:
+    """The index ``x[:, ..., index]`` with ``index`` (1-D integers) at dimension ``dim``."""
+    index = np.asarray(index.numpy() if hasattr(index, "numpy") else index)
+    if index.dtype.kind not in "iu" or index.ndim > 1:
+        raise TypeError(f"{op}: index must be a 1-D integer tensor, got {index.dtype} of "
+                        f"shape {index.shape}")
+    return (slice(None),) * one_dim(dim, x.ndim, op) + (index.reshape(-1),)
+
+
+SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_positions(index: np.ndarray, dim: int) -> tuple:
+    """Where each entry of a scatter's ``index`` goes: one index array per dimension."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def _scatter_extreme(x, dim: int, index: np.ndarray, src, reduce: str, include_self: bool):
+    """scatter_reduce with amax, amin or prod: the result computed in NumPy, then, for
+    amax / amin, rebuilt from the inputs with constant weights (1 / the number of ties on
+    each value equal to the result, 0 elsewhere), so that the gradient is shared evenly."""
+    values, sources = x.detach().numpy(), src.detach().numpy()
+    where = _scatter_positions(index, dim)
+    used = sources[tuple(slice(0, n) for n in index.shape)]
+    scattered = np.zeros(values.shape, bool)
+    scattered[where] = True
+    ufunc = {"amax": np.maximum, "amin": np.minimum, "prod": np.multiply}[reduce]
+    result = values.copy()
+    if not include_self:
+        result[scattered] = {"amax": -np.inf, "amin": np.inf, "prod": 1}[reduce] \
+            if values.dtype.kind == "f" or reduce == "prod" else \
+            getattr(np.iinfo(values.dtype), "min" if reduce == "amax" else "max")
+    ufunc.at(result, where, used)
+    if reduce == "prod":
+        if x.requires_grad or src.requires_grad:
+            raise NotImplementedError(
+                "scatter_reduce: minigrad has no gradient for reduce='prod'; use 'sum', "
+                "'mean', 'amax' or 'amin', or compute it under mg.no_grad()")
+        return type(x)(result)
+    ties = np.zeros(values.shape, np.int64)
+    np.add.at(ties, where, used == result[where])
+    self_counts = (values == result) & (include_self | ~scattered)
+    ties = ties + self_counts
+    self_weight = self_counts / ties
+    source_weight = np.zeros(sources.shape)
+    source_weight[tuple(slice(0, n) for n in index.shape)] = \
+        (used == result[where]) / ties[where]
+    return (x * self_weight.astype(values.dtype)).scatter_add(
+        dim, index, src * source_weight.astype(sources.dtype))

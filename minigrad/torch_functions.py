@@ -254,6 +254,8 @@ def unsqueeze(input, dim): return input.unsqueeze(dim)
 def t(input): return input.t()
 def split(tensor, split_size_or_sections, dim=0): return tensor.split(split_size_or_sections, dim)
 def chunk(input, chunks, dim=0): return input.chunk(chunks, dim)
+def tensor_split(input, indices_or_sections, dim=0):
+    return input.tensor_split(indices_or_sections, dim)
 def unbind(input, dim=0): return input.unbind(dim)
 def broadcast_to(input, size): return input.broadcast_to(size)
 def tril(input, diagonal=0): return input.tril(diagonal)

@@ -15,8 +15,22 @@ from op_cases_convolution import CONV_TOLERANCE, conv2d_reference
 
 import minigrad as mg
 import minigrad.nn.functional as F
+from minigrad.ops.movement import DiagonalBackward
 
 TF = torch.nn.functional if torch is not None else None
+
+
+def _on_diagonal(values, shape, offset, dim1, dim2):
+    """Zeros of ``shape`` with ``values`` written on a diagonal (NumPy's, by hand)."""
+    out = np.zeros(shape, dtype=values.dtype)
+    for index in np.ndindex(*np.diagonal(out, offset, dim1, dim2).shape):
+        *rest, k = index
+        where = list(rest)
+        row, col = (k, k + offset) if offset >= 0 else (k - offset, k)
+        where.insert(min(dim1, dim2), row if dim1 < dim2 else col)
+        where.insert(max(dim1, dim2), col if dim1 < dim2 else row)
+        out[tuple(where)] = values[index]
+    return out
 
 
 def _ints(value, count):
@@ -260,6 +274,11 @@ CASES = [
     # --- more composites (issue 29's tail) ---
     OpCase("diagonal_offset", lambda x: x.diagonal(1, 1, 2),
            lambda x: np.diagonal(x, 1, 1, 2), (real(2, 3, 4),)),
+    OpCase("diagonal_backward_placed",  # Diagonal's gradient as an op (create_graph=True)
+           lambda g: DiagonalBackward.apply(g, (2, 3, 4), 1, 1, 2),
+           lambda g: _on_diagonal(g, (2, 3, 4), 1, 1, 2), (real(2, 3),),
+           torch_fn=lambda g: torch.zeros(2, 3, 4, dtype=g.dtype).diagonal_scatter(
+               g, 1, 1, 2)),
     OpCase("select", lambda x: x.select(1, 2), lambda x: x[:, 2], (real(2, 3, 4),)),
     OpCase("unflatten", lambda x: x.unflatten(1, (2, -1)), lambda x: x.reshape(2, 2, 3),
            (real(2, 6),)),

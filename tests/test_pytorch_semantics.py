@@ -130,7 +130,7 @@ def test_set_default_dtype_changes_python_floats_factories_and_new_parameters():
 def test_dtype_names_include_pytorchs():
     assert mg.bool == np.dtype(bool) and mg.tensor([True]).dtype == mg.bool
     assert mg.tensor([1], dtype="torch.float64").dtype == mg.float64
-    assert mg.tensor([1], dtype=float).dtype == mg.float32  # Python's float: the default
+    assert mg.tensor([1], dtype=float).dtype == mg.float64  # Python's float: as PyTorch's
 
 
 # --- random generators --------------------------------------------------------------------

@@ -23,6 +23,62 @@ def is_basic(index) -> bool:
                for p in parts)
 
 
+def _is_int(part) -> bool:
+    return isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_))
+
+
+def torch_placement(index: tuple, shape: tuple):
+    """Where PyTorch and NumPy place an index's advanced dimensions apart, the NumPy
+    index that gives PyTorch's result, and the dimensions to squeeze from it; else None.
+
+    PyTorch reads the ints of an index first (each removes its dimension, as ``select``)
+    and only then the tensors: tensors side by side give their dimensions in place
+    (``x[0, :, [1, 2]]`` of a (2, 3, 4) tensor has shape (3, 2)). NumPy counts the ints
+    as arrays too, so an int apart from the arrays moves their dimensions to the front
+    ((2, 3)). Such an int becomes a slice of length 1 here, squeezed afterwards."""
+    if np.ndarray not in [type(part) for part in index]:
+        return None  # (the usual case, kept fast: no tensor in the index)
+    arrays = [i for i, part in enumerate(index) if isinstance(part, np.ndarray)]
+    ints = [i for i, part in enumerate(index) if _is_int(part)]
+    if not ints or not _side_by_side(arrays, arrays, ints) or \
+            _side_by_side(arrays + ints, arrays, ints):
+        return None  # NumPy agrees: the arrays are apart in both, or the ints touch them
+    return _ints_as_slices(index, shape, arrays[0], arrays[-1])
+
+
+def _side_by_side(positions: list, arrays: list, ints: list) -> bool:
+    """Are ``positions`` of an index one run of arrays and ints (nothing else between)?"""
+    return all(i in arrays or i in ints for i in range(min(positions), max(positions) + 1))
+
+
+def _ints_as_slices(index: tuple, shape: tuple, first: int, last: int) -> tuple:
+    """``index`` with each int outside the arrays' run (``first`` .. ``last``) made a
+    slice of length 1, and where those length-1 dimensions end up in NumPy's result."""
+    placed, squeeze, position, dim = [], [], 0, 0
+    ellipsis_dims = len(shape) - sum(part.ndim if isinstance(part, np.ndarray)
+                                     and part.dtype == bool else 1 for part in index
+                                     if part is not None and part is not Ellipsis)
+    block = np.broadcast_shapes(*[(int(part.sum()),) if part.dtype == bool else part.shape
+                                  for part in index if isinstance(part, np.ndarray)])
+    for i, part in enumerate(index):
+        if _is_int(part) and not first < i < last:
+            if dim >= len(shape) or not -shape[dim] <= part < shape[dim]:
+                raise IndexError(f"index {part} is out of bounds for dimension {dim} of a "
+                                 f"tensor of shape {tuple(shape)}")
+            part = slice(part, part + 1 if part != -1 else None)
+            squeeze.append(position)
+        placed.append(part)
+        if i == first:
+            position += len(block)  # the arrays' dimensions, in place
+        if part is Ellipsis:
+            position, dim = position + ellipsis_dims, dim + ellipsis_dims
+        elif part is None or isinstance(part, slice):
+            position, dim = position + 1, dim + (part is not None)
+        else:  # an array (a bool one covers its dims) or an int in the arrays' run
+            dim += part.ndim if isinstance(part, np.ndarray) and part.dtype == bool else 1
+    return tuple(placed), tuple(squeeze)
+
+
 class GetItem(Function):
     """f(x) = x[index];  the gradient is scattered back (added up for repeated indices)"""
 

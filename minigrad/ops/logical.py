@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import result_type
 from ..function import Function
 from .elementwise import BROADCAST_HINT
 
@@ -36,11 +37,16 @@ class Bitwise(Function):
 
     @staticmethod
     def forward(ctx, x, y, op="and"):
+        dtype = result_type(x, y)  # PyTorch's: uint8 & a 0-d int8 tensor stays uint8
         x, y = np.asarray(x), np.asarray(y)
         if x.dtype.kind not in "biu" or y.dtype.kind not in "biu":
             raise TypeError(f"bitwise_{op}: only bool and integer tensors, got {x.dtype} and "
                             f"{y.dtype}; for logic on other tensors use logical_{op}")
-        return BITWISE[op](x, y)
+        return BITWISE[op](x, y).astype(dtype, copy=False)
+
+    @staticmethod
+    def output_dtype(x, y, op="and"):
+        return result_type(x, y)
 
 
 class LogicalNot(Function):

@@ -7,6 +7,7 @@ transpose by the same transpose, an expand by a sum, a pad by a slice.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..errors import ShapeError
 from ..function import Function
@@ -93,7 +94,9 @@ class Expand(Function):
 
     @staticmethod
     def output_shape(x, shape):
-        return tuple(shape)
+        # forward's check (and error) before it runs (lazy mode), on a stand-in of x's
+        # shape that takes no memory
+        return np.broadcast_to(np.broadcast_to(np.empty((), np.int8), x.shape), shape).shape
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -107,17 +110,14 @@ class Repeat(Function):
 
     @staticmethod
     def forward(ctx, x, repeats):
-        if len(repeats) < x.ndim:
-            raise ShapeError(
-                f"repeat: got {len(repeats)} repeat count(s) for a tensor of shape {x.shape}; "
-                f"give at least {x.ndim} (one per dimension)"
-            )
+        _check_repeats(x.shape, repeats)
         ctx.input_shape = (1,) * (len(repeats) - x.ndim) + x.shape
         ctx.repeats = repeats
         return np.tile(x, repeats)
 
     @staticmethod
     def output_shape(x, repeats):
+        _check_repeats(tuple(x.shape), repeats)  # before forward runs (lazy mode)
         shape = (1,) * (len(repeats) - len(x.shape)) + tuple(x.shape)
         return tuple(s * r for s, r in zip(shape, repeats))
 
@@ -129,6 +129,14 @@ class Repeat(Function):
             split += [r, s]
         summed = grad_output.reshape(split).sum(axis=tuple(range(0, len(split), 2)))
         return summed, None
+
+
+def _check_repeats(shape: tuple, repeats: tuple) -> None:
+    if len(repeats) < len(shape):
+        raise ShapeError(
+            f"repeat: got {len(repeats)} repeat count(s) for a tensor of shape {shape}; "
+            f"give at least {len(shape)} (one per dimension)"
+        )
 
 
 class Pad(Function):
@@ -165,6 +173,7 @@ class Roll(Function):
 
     @staticmethod
     def output_shape(x, shifts, dims):
+        normalize_axis_tuple(dims, len(x.shape))  # np.roll's check, before it runs (lazy)
         return tuple(x.shape)
 
     @staticmethod
@@ -189,6 +198,11 @@ class Cat(Function):
     @staticmethod
     def output_shape(*xs, dim=0):
         shape = list(xs[0].shape)
+        for x in xs[1:]:  # np.concatenate's check, before it runs (lazy mode)
+            if any(a != b for d, (a, b) in enumerate(zip(x.shape, shape)) if d != dim):
+                raise ValueError("all the input array dimensions except for the "
+                                 f"concatenation axis must match exactly, but got shapes "
+                                 f"{tuple(xs[0].shape)} and {tuple(x.shape)}")
         shape[dim] = sum(x.shape[dim] for x in xs)
         return tuple(shape)
 
@@ -211,6 +225,8 @@ class Stack(Function):
 
     @staticmethod
     def output_shape(*xs, dim=0):
+        if any(x.shape != xs[0].shape for x in xs):  # np.stack's check, before it runs
+            raise ValueError("all input arrays must have the same shape")
         shape = list(xs[0].shape)
         shape.insert(dim, len(xs))
         return tuple(shape)
@@ -380,3 +396,78 @@ def unfold_index(shape: tuple, dim: int, size: int, step: int) -> tuple:
             place[d] = length
             index.append(np.arange(length).reshape(place))
     return tuple(index)
+
+
+class Diagonal(Function):
+    """f(x) = the diagonal of dims ``dim1``, ``dim2`` (``offset`` above it if positive)
+    as a new last dimension: a view, as PyTorch's, so writing it writes x. Backward puts
+    the gradient on that diagonal of zeros."""
+
+    view = True
+    hint = "dim1 and dim2 must be two different dimensions of the input"
+
+    @staticmethod
+    def forward(ctx, x, offset, dim1, dim2):
+        ctx.input_shape, ctx.where = x.shape, (offset, dim1, dim2)
+        return diagonal_view(x, offset, dim1, dim2)
+
+    @staticmethod
+    def output_shape(x, offset, dim1, dim2):
+        return np.diagonal(dummy(x.shape), offset, dim1, dim2).shape
+
+    @staticmethod
+    def output_dtype(x, offset, dim1, dim2):
+        return x.dtype
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return on_diagonal(grad_output, ctx.input_shape, *ctx.where), None, None, None
+
+    # create_graph=True: the same placement, as a recorded op (and its backward reads
+    # the diagonal again)
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        return (DiagonalBackward.apply(grad_output, ctx.input_shape, *ctx.where),
+                None, None, None)
+
+
+class DiagonalBackward(Function):
+    """f(g) = zeros of the input's shape with g on the diagonal: Diagonal's backward as an
+    op;  df/dg = the gradient's diagonal (a Diagonal again)"""
+
+    @staticmethod
+    def forward(ctx, grad_output, input_shape, offset, dim1, dim2):
+        ctx.where = (offset, dim1, dim2)
+        return on_diagonal(grad_output, input_shape, offset, dim1, dim2)
+
+    @staticmethod
+    def output_shape(grad_output, input_shape, offset, dim1, dim2):
+        return tuple(input_shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return np.diagonal(grad_output, *ctx.where).copy(), None, None, None, None
+
+    twice_differentiable = True
+
+    @staticmethod
+    def tensor_backward(ctx, grad_output):
+        return Diagonal.apply(grad_output, *ctx.where), None, None, None, None
+
+
+def diagonal_view(x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """NumPy's diagonal, writable when x is (NumPy returns it read-only, for now)."""
+    diagonal = np.diagonal(x, offset, dim1, dim2)
+    if x.flags.writeable:
+        diagonal.flags.writeable = True
+    return diagonal
+
+
+def on_diagonal(values: np.ndarray, shape: tuple, offset: int, dim1: int,
+                dim2: int) -> np.ndarray:
+    """Zeros of ``shape`` with ``values`` on the diagonal of dims ``dim1``, ``dim2``."""
+    out = np.zeros(shape, dtype=values.dtype)
+    diagonal_view(out, offset, dim1, dim2)[...] = values
+    return out

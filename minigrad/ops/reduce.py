@@ -73,14 +73,26 @@ def _unreduce(grad_output: np.ndarray, ctx) -> np.ndarray:
 class _Reduction(Function):
     @classmethod
     def output_shape(cls, x, dim=None, keepdim=False, **kwargs):
-        return reduced_shape(x.shape, dim, keepdim, cls.oper.lower())
+        return reduced_shape(x.shape, _all_if_empty(dim), keepdim, cls.oper.lower())
+
+
+def _all_if_empty(dim):
+    """PyTorch's sum, mean, var, max ... read ``dim=[]`` (or ``()``) as every dim."""
+    return None if isinstance(dim, (tuple, list)) and not dim else dim
 
 
 def _remember(ctx, x, dim, keepdim, op):
-    ctx.dims = normalize_dims(dim, x.ndim, op) if x.ndim else ()
+    dims = normalize_dims(_all_if_empty(dim), x.ndim, op)  # (checked on a 0-d x too)
+    ctx.dims = dims if x.ndim else ()
     ctx.keepdim = keepdim
     ctx.input_shape = x.shape
     return ctx.dims if x.ndim else None
+
+
+def _integer_sum_dtype(x: np.ndarray):
+    """The dtype of a sum or product: int64 for bools and every integer dtype, as in
+    PyTorch (NumPy gives uint64 for unsigned ones); None (x's own) for floats."""
+    return np.int64 if x.dtype.kind in "biu" else None
 
 
 class Sum(_Reduction):
@@ -91,7 +103,15 @@ class Sum(_Reduction):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
         axes = _remember(ctx, x, dim, keepdim, "sum")
-        return np.sum(x, axis=axes, keepdims=keepdim)
+        if x.dtype == np.float16:  # as PyTorch: a float32 sum, rounded once to float16
+            total = np.sum(x, axis=axes, keepdims=keepdim, dtype=np.float32)
+            with np.errstate(over="ignore"):  # (beyond 65504: inf, as PyTorch, silently)
+                return total.astype(x.dtype)
+        return np.sum(x, axis=axes, keepdims=keepdim, dtype=_integer_sum_dtype(x))
+
+    @staticmethod
+    def output_dtype(x, dim=None, keepdim=False):
+        return x.dtype if x.dtype.kind in "fc" else np.dtype(np.int64)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -107,6 +127,9 @@ class Mean(_Reduction):
     def forward(ctx, x, dim=None, keepdim=False):
         axes = _remember(ctx, x, dim, keepdim, "mean")
         ctx.count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
+        if ctx.count == 0:  # the mean of no numbers: NaN, as PyTorch's (without NumPy's
+            with np.errstate(invalid="ignore"):  # "Mean of empty slice" warning)
+                return np.sum(x, axis=axes, keepdims=keepdim) / np.array(0, x.dtype)
         return np.mean(x, axis=axes, keepdims=keepdim)
 
     @staticmethod
@@ -122,11 +145,13 @@ class Prod(_Reduction):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
         ctx.input_shape, ctx.keepdim = x.shape, keepdim
-        ctx.dims = normalize_dims(dim, x.ndim, "prod") if dim is not None and x.ndim else ()
+        dims = normalize_dims(dim, x.ndim, "prod") if dim is not None else ()
+        ctx.dims = dims if x.ndim else ()
         ctx.save_for_backward(x)
+        dtype = _integer_sum_dtype(x)
         if dim is None:
-            return np.prod(x, keepdims=keepdim)
-        return np.prod(x, axis=ctx.dims, keepdims=keepdim)
+            return np.prod(x, keepdims=keepdim, dtype=dtype)
+        return np.prod(x, axis=ctx.dims, keepdims=keepdim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -177,6 +202,10 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
+        if x.dtype == np.float16:  # as PyTorch: a float32 running sum, each rounded to
+            # float16 (a float16 one stops growing at 2048 when adding numbers below 1)
+            with np.errstate(over="ignore"):  # (beyond 65504: inf, silently)
+                return np.cumsum(x, axis=dim, dtype=np.float32).astype(np.float16)
         dtype = x.dtype if x.dtype.kind in "fc" else np.int64
         return np.cumsum(x, axis=dim, dtype=dtype)
 
@@ -203,9 +232,10 @@ class Max(_Reduction):
     @classmethod
     def forward(cls, ctx, x, dim=None, keepdim=False, return_indices=False):
         axes = _remember(ctx, x, dim, keepdim, cls.oper.lower())
-        if x.size == 0:
+        if x.size == 0 and (x.ndim == 0 or any(x.shape[d] == 0 for d in ctx.dims)):
             raise ShapeError(
-                f"{cls.oper.lower()}: cannot reduce an empty tensor of shape {x.shape}")
+                f"{cls.oper.lower()}: cannot reduce an empty tensor of shape {x.shape} "
+                f"over dim {dim}: there is no largest or smallest of no elements")
         values = cls.take(x, axis=axes, keepdims=True)
         ctx.save_for_backward(x, values)
         out = values if keepdim else np.squeeze(values, axis=axes)
@@ -251,7 +281,10 @@ class Var(_Reduction):
         axes = _remember(ctx, x, dim, keepdim, "var")
         count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
         ctx.denominator = max(count - correction, 0)
-        centered = x - np.mean(x, axis=axes, keepdims=True)
+        if count:
+            centered = x - np.mean(x, axis=axes, keepdims=True)
+        else:  # no elements: NaN, as PyTorch, without NumPy's "Mean of empty slice"
+            centered = x * np.array(np.nan, x.dtype)
         ctx.save_for_backward(centered)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.sum(centered * centered, axis=axes, keepdims=keepdim) / ctx.denominator
@@ -321,7 +354,7 @@ class LogSumExp(_Reduction):
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
         axes = _remember(ctx, x, dim, keepdim, "logsumexp")
-        shift = np.max(x, axis=axes, keepdims=True)
+        shift = np.max(x, axis=axes, keepdims=True, initial=-np.inf)  # (empty: -inf)
         shift = np.where(np.isfinite(shift), shift, 0)
         with np.errstate(divide="ignore"):
             out = np.log(np.sum(np.exp(x - shift), axis=axes, keepdims=True)) + shift
@@ -376,12 +409,17 @@ class AllTrue(_Reduction):
 
     @classmethod
     def forward(cls, ctx, x, dim=None, keepdim=False):
-        axes = normalize_dims(dim, x.ndim, cls.oper.lower()) if x.ndim else None
-        return cls.test(x, axis=axes, keepdims=keepdim)
+        axes = normalize_dims(dim, x.ndim, cls.oper.lower())  # (checked on a 0-d x too)
+        result = cls.test(x, axis=axes if x.ndim else None, keepdims=keepdim)
+        return result.astype(np.uint8) if x.dtype == np.uint8 else result  # (PyTorch's)
+
+    @classmethod
+    def output_shape(cls, x, dim=None, keepdim=False):
+        return reduced_shape(x.shape, dim, keepdim, cls.oper.lower())  # (dim=(): none)
 
     @staticmethod
-    def output_dtype(*inputs, **kwargs):
-        return np.dtype(bool)
+    def output_dtype(x, *inputs, **kwargs):
+        return np.dtype(np.uint8) if x.dtype == np.uint8 else np.dtype(bool)
 
 
 class AnyTrue(AllTrue):
