@@ -96,6 +96,8 @@ def _wrap_guarded(cls: type, ctx: Any, node: Any, args: tuple, arrays: list,
             node.record_output(result, out.shape, out.dtype)
         if source is not None:
             share_version(result, args[source], args[source]._data)
+            if recorded:  # in place, it would bypass cls.backward: refused (tensor.py)
+                result._view_made_by = cls.__name__
         results.append(result)
     if dirty:
         raise RuntimeError(
@@ -192,7 +194,7 @@ def as_output_tuple(cls: type, outputs: Any, ctx: Any) -> tuple[tuple, tuple]:
     arrays = []
     for o in raw:
         if isinstance(o, tensor_class.Tensor):  # mg.autograd.Function's forward
-            o = o._data
+            o = o._data if o._data is not None else o.realize()._data  # (lazy inside it)
         elif type(o) is not np.ndarray:
             if not isinstance(o, (np.ndarray, *NUMBERS)):
                 what = f"a {type(o).__name__}" if len(raw) == 1 else \

@@ -109,8 +109,10 @@ def fit_gradients(node: Any, grads: tuple, who: str | None = None) -> tuple:
 def _fit(node: Any, position: int, grad: Any, who: str | None) -> np.ndarray:
     """``grad`` for input ``position`` summed to that input's shape and cast to its
     dtype, or an error saying why it cannot be."""
-    if type(grad) is not np.ndarray:  # a number, or a Tensor (from a hook)
-        grad = grad._data if isinstance(grad, tensor_class.Tensor) else np.asarray(grad)
+    if type(grad) is not np.ndarray:  # a number, or a Tensor (from a hook; in lazy mode
+        # one still to compute)
+        grad = grad.realize()._data if isinstance(grad, tensor_class.Tensor) \
+            else np.asarray(grad)
     arg = node.args[position]
     shape, dtype = (arg._data.shape, arg._data.dtype) if arg is not None \
         else node.input_shape_dtype(position)

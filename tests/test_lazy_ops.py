@@ -98,11 +98,10 @@ class _TwoOutputs(mg.Function):
 
 def test_a_forward_returning_more_outputs_than_lazy_mode_made_is_an_error_not_wrong_rows():
     x = mg.tensor(np.ones((2, 3)), requires_grad=True)
-    with mg.lazy():
-        a, b = _TwoOutputs.apply(x)  # one deferred (2, 3) result: this splits its rows
-        with pytest.raises(ValueError, match=r"_TwoOutputs.*no output_shape.*returned 2 "
-                                             r"output\(s\)"):
-            b.numpy()  # eagerly b would be x * 3; it must not be a row of x * 2
+    with mg.lazy(), pytest.raises(ValueError, match=r"_TwoOutputs.*no output_shape.*"
+                                                    r"returned 2 output\(s\)"):
+        a, b = _TwoOutputs.apply(x)  # one deferred (2, 3) result, whose rows these would be
+        b.numpy()  # (eagerly b is x * 3; it must not be a row of x * 2)
     eager_a, eager_b = _TwoOutputs.apply(x)  # outside lazy mode: right
     np.testing.assert_array_equal(eager_b.numpy(), np.full((2, 3), 3.0))
 

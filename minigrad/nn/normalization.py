@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..device import check_device
+from ..lazy_mode import realize_readers
 from ..tensor import Tensor
 from . import functional as F
 from .module import Module, check_sizes, new_parameter
@@ -81,6 +82,8 @@ class _BatchNorm(Module):
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
+            for buffer in (self.running_mean, self.running_var, self.num_batches_tracked):
+                realize_readers(buffer)  # lazy mode: a deferred read of it runs first
             self.running_mean._data[...] = 0.0
             self.running_var._data[...] = 1.0
             self.num_batches_tracked._data[...] = 0
@@ -98,6 +101,7 @@ class _BatchNorm(Module):
         use_batch_stats = self.training or not self.track_running_stats
         momentum = self.momentum
         if self.training and self.track_running_stats:
+            realize_readers(self.num_batches_tracked)  # lazy mode: a deferred read first
             self.num_batches_tracked._data += 1
             if momentum is None:  # a plain average of all batches so far
                 momentum = 1.0 / float(self.num_batches_tracked._data)

@@ -96,7 +96,10 @@ class Linear(Function):
 
     @staticmethod
     def output_shape(x, weight, bias=None):
-        return tuple(x.shape[:-1]) + (weight.shape[0],)
+        shape = tuple(x.shape[:-1]) + (weight.shape[0],)
+        if bias is not None:  # forward's `out += bias` check, before it runs (lazy mode)
+            np.broadcast_shapes(shape, bias.shape)
+        return shape
 
     @staticmethod
     def backward(ctx, grad_output):
