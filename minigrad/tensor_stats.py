@@ -81,15 +81,8 @@ class TensorStats:
     def take(self, index):
         """The elements at ``index`` of the flattened tensor (the result has index's
         shape); the gradient scatter-adds back."""
-        index = np.asarray(index.numpy() if hasattr(index, "numpy") else index)
-        if index.dtype.kind not in "iu":
-            raise TypeError(f"take: index must be an integer tensor, got {index.dtype}")
-        size = self.numel()
-        if index.size and not (-size <= index.min() and index.max() < size):
-            raise IndexError(f"take: an index in [{index.min()}, {index.max()}] is out of "
-                             f"range for a tensor of shape {tuple(self.shape)} "
-                             f"({size} elements)")
-        return self.reshape(-1)[index.astype(np.int64)]
+        shape = np.shape(index.numpy() if hasattr(index, "numpy") else index)
+        return self.reshape(-1)[_flat_index(self, index, "take").reshape(shape)]
 
     def put(self, index, source, accumulate: bool = False):
         """A copy with ``source``'s elements written (``accumulate``: added) at the
