@@ -172,60 +172,47 @@ class Xlogy(Function):
 
     hint = BROADCAST_HINT
 
-    @staticmethod
-    def forward(ctx, x, y):
-        ctx.save_for_backward(x, y)
-        return _x_log(np.log, x, y)
+    log = staticmethod(np.log)
+    edge = 0  # the log of y - edge is taken: no value for y <= edge
 
-    @staticmethod
-    def backward(ctx, grad_output):
+    @classmethod
+    def forward(cls, ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return _x_log(cls.log, x, y)
+
+    @classmethod
+    def backward(cls, ctx, grad_output):
         x, y = ctx.saved_tensors
         needs_x, needs_y = ctx.needs_input_grad
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (np.where(_no_log(x, y, 0), 0, _x_log(np.log, grad_output, y))
+            return (np.where(_no_log(x, y, cls.edge), 0, _x_log(cls.log, grad_output, y))
                     if needs_x else None,
-                    grad_output * x / y if needs_y else None)
+                    grad_output * x / cls._shifted(y) if needs_y else None)
 
-    twice_differentiable = True  # the same formulas, with Xlogy recorded (higher_order.py)
+    twice_differentiable = True  # the same formulas, with the op recorded (higher_order.py)
 
-    @staticmethod
-    def tensor_backward(ctx, grad_output):
+    @classmethod
+    def tensor_backward(cls, ctx, grad_output):
         x, y = ctx.saved_tensors
         needs_x, needs_y = ctx.needs_input_grad
-        return (np.where(_no_log(x, y, 0), 0.0, Xlogy.apply(grad_output, y))  # (mg.where)
+        return (np.where(_no_log(x, y, cls.edge), 0.0, cls.apply(grad_output, y))  # (mg.where)
                 if needs_x else None,
-                grad_output * x / y if needs_y else None)
+                grad_output * x / cls._shifted(y) if needs_y else None)
+
+    @classmethod
+    def _shifted(cls, y):
+        """y - edge, the argument of ln (y itself for xlogy)."""
+        return y - cls.edge if cls.edge else y
 
 
-class Xlog1py(Function):
+class Xlog1py(Xlogy):
     """f(x, y) = x ln(1 + y), 0 where x = 0;  df/dx = ln(1 + y),  df/dy = x / (1 + y)
     (as Xlogy: the gradient for x is 0 where x = 0 and y <= -1)"""
 
-    hint = BROADCAST_HINT
+    twice_differentiable = True
 
-    @staticmethod
-    def forward(ctx, x, y):
-        ctx.save_for_backward(x, y)
-        return _x_log(np.log1p, x, y)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, y = ctx.saved_tensors
-        needs_x, needs_y = ctx.needs_input_grad
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (np.where(_no_log(x, y, -1), 0, _x_log(np.log1p, grad_output, y))
-                    if needs_x else None,
-                    grad_output * x / (1 + y) if needs_y else None)
-
-    twice_differentiable = True  # the same formulas, with Xlog1py recorded (higher_order.py)
-
-    @staticmethod
-    def tensor_backward(ctx, grad_output):
-        x, y = ctx.saved_tensors
-        needs_x, needs_y = ctx.needs_input_grad
-        return (np.where(_no_log(x, y, -1), 0.0, Xlog1py.apply(grad_output, y))
-                if needs_x else None,
-                grad_output * x / (1 + y) if needs_y else None)
+    log = staticmethod(np.log1p)
+    edge = -1
 
 
 def _no_log(x, y, edge):
