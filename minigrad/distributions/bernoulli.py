@@ -11,10 +11,10 @@ from ..tensor import Tensor
 from . import constraints
 from .categorical import check_probs_or_logits
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, uniform
+from .utils import BinaryParameter, broadcast_all, uniform
 
 
-class Bernoulli(Distribution):
+class Bernoulli(BinaryParameter, Distribution):
     """``Bernoulli(probs=None, logits=None)``: P(1) = probs = sigmoid(logits).
 
     - log_prob(x) = x log p + (1 - x) log(1 - p) = -BCE-with-logits(logits, x)
@@ -41,10 +41,7 @@ class Bernoulli(Distribution):
     def expand(self, batch_shape: Any, _instance: Any = None) -> Bernoulli:
         new = self._get_checked_instance(Bernoulli, _instance)
         batch_shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(batch_shape)
+        self._expand_parameter(new, batch_shape)
         return self._expanded(new, batch_shape)
 
     @property
@@ -59,18 +56,6 @@ class Bernoulli(Distribution):
     @property
     def variance(self) -> Tensor:
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> tuple:
-        return self._param.shape
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)

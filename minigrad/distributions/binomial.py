@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from . import constraints
 from .categorical import check_probs_or_logits
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, lgamma, logits_to_probs, probs_to_logits
+from .utils import BinaryParameter, broadcast_all, lgamma
 
 
 def _clamp_by_zero(x: Tensor) -> Tensor:
@@ -21,7 +21,7 @@ def _clamp_by_zero(x: Tensor) -> Tensor:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParameter, Distribution):
     """``Binomial(total_count=1, probs=None, logits=None)``: P(k) = C(n, k) p^k (1-p)^(n-k).
 
     - log P(k) = log n! - log k! - log (n-k)! + k·logits - n log(1 + e^logits)
@@ -50,23 +50,12 @@ class Binomial(Distribution):
         new = self._get_checked_instance(Binomial, _instance)
         batch_shape = tuple(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(batch_shape)
+        self._expand_parameter(new, batch_shape)
         return self._expanded(new, batch_shape)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

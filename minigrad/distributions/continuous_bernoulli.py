@@ -13,11 +13,11 @@ from ..tensor import Tensor, where
 from . import constraints
 from .categorical import check_probs_or_logits
 from .distribution import Distribution
-from .utils import (broadcast_all, clamp_probs, lazy_property, logits_to_probs,
-                    probs_to_logits, uniform)
+from .utils import (BinaryParameter, broadcast_all, clamp_probs, lazy_property,
+                    logits_to_probs, uniform)
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(BinaryParameter, Distribution):
     """``ContinuousBernoulli(probs=None, logits=None, lims=(0.499, 0.501))``: density
     C(λ) λ^x (1 - λ)^(1-x) on [0, 1], with the normaliser
     C(λ) = 2 artanh(1 - 2λ) / (1 - 2λ) (2 near λ = ½, where a Taylor series replaces it
@@ -53,23 +53,12 @@ class ContinuousBernoulli(Distribution):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         batch_shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = new._param = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = new._param = self.logits.expand(batch_shape)
+        self._expand_parameter(new, batch_shape)
         return self._expanded(new, batch_shape)
 
     @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
+    def probs(self) -> Tensor:  # (clamped, as PyTorch's)
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self) -> tuple:
-        return self._param.shape
 
     def _outside_unstable_region(self) -> Tensor:
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])

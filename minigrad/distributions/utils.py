@@ -63,6 +63,32 @@ class lazy_property:  # noqa: N801 - PyTorch's name
         return value
 
 
+class BinaryParameter:
+    """For a distribution of one success probability, given as ``probs`` or ``logits``
+    (``self._param``, whichever was given): the other computed when first read, the
+    parameter's shape, and both carried over by ``expand``."""
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> tuple:
+        return self._param.shape
+
+    def _expand_parameter(self, new: Any, batch_shape: tuple) -> None:
+        """``new`` (an ``expand`` of self) gets the given parameter, expanded, and the
+        other one too if it was computed already."""
+        if "probs" in self.__dict__:
+            new.probs = new._param = self.probs.expand(batch_shape)
+        if "logits" in self.__dict__:
+            new.logits = new._param = self.logits.expand(batch_shape)
+
+
 def standard_normal(shape: tuple, dtype: Any, rng: np.random.Generator) -> Tensor:
     """N(0, 1) noise of ``shape`` and ``dtype`` from ``rng`` (no gradient)."""
     return Tensor(rng.standard_normal(shape, dtype=_draw_dtype(dtype)).astype(dtype))
