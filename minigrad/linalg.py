@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .ops.linalg import Det, Inverse, check_square
+from .ops.linalg import Det, Inverse, check_matrices
 from .ops.linalg_more import Cholesky, Eigh, Qr, SlogDet, Svd
 from .tensor import Tensor, stack, where
 
@@ -180,7 +180,7 @@ def slogdet(A: Tensor) -> SignLogabsdet:  # noqa: N803
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """X with A X = B (``left=False``: X A = B); B may be a vector (..., n). Through the
     inverse, so its gradient is Inverse's and matmul's."""
-    check_square(A, "linalg.solve")
+    check_matrices(A, "linalg.solve")
     if not left:
         return B @ Inverse.apply(A)
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
@@ -196,7 +196,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
 def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
     """exp(A) = I + A + A^2 / 2! + ...: scaled by 2^-s so its norm is at most 1/2, the
     Taylor series to 18 terms, then squared s times (a composite of matmuls)."""
-    check_square(A, "matrix_exp")
+    check_matrices(A, "matrix_exp")
     norms = np.abs(A.numpy()).sum(-2).max(-1) if A.numel() else np.zeros(1)
     squarings = int(max(0, np.ceil(np.log2(max(float(np.max(norms)), 1e-300) * 2))))
     scaled = A / 2 ** squarings
@@ -221,7 +221,7 @@ def _zero_with_history(x: Tensor) -> Tensor:
 
 def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     """A^n by repeated squaring (n = 0: the identity; n < 0: the inverse's power)."""
-    check_square(A, "linalg.matrix_power")
+    check_matrices(A, "linalg.matrix_power")
     if n < 0:
         A, n = Inverse.apply(A), -n
     result, power = None, A

@@ -10,11 +10,12 @@ from ..errors import ShapeError
 from ..function import Function
 
 
-def check_square(a, op: str) -> None:
-    """A ShapeError (or TypeError) that says what ``op`` needs: float square matrices."""
-    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ShapeError(f"{op}: expected square matrices, a tensor of shape (..., n, n), "
-                         f"got shape {tuple(a.shape)}")
+def check_matrices(a, op: str, square: bool = True) -> None:
+    """A ShapeError (or TypeError) that says what ``op`` needs: float (square) matrices."""
+    if a.ndim < 2 or square and a.shape[-1] != a.shape[-2]:
+        needed = "square matrices, a tensor of shape (..., n, n)" if square else \
+            "a matrix or a batch of matrices, shape (..., m, n)"
+        raise ShapeError(f"{op}: expected {needed}, got shape {tuple(a.shape)}")
     if a.dtype.kind != "f":
         raise TypeError(f"{op}: expected a floating point tensor, got {a.dtype}; convert "
                         "it first (t.float())")
@@ -28,7 +29,7 @@ class Inverse(Function):
 
     @staticmethod
     def forward(ctx, a):
-        check_square(a, "inverse")
+        check_matrices(a, "inverse")
         try:
             out = np.linalg.inv(a)
         except np.linalg.LinAlgError:
@@ -58,7 +59,7 @@ class Det(Function):
 
     @staticmethod
     def forward(ctx, a):
-        check_square(a, "det")
+        check_matrices(a, "det")
         out = np.asarray(np.linalg.det(a), dtype=a.dtype)  # an array, even for one matrix
         ctx.save_for_backward(a, out)
         return out

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..function import Function
 from ..higher_order import graph_output
-from .linalg import Inverse, check_square
+from .linalg import Inverse, check_matrices
 from .movement import Cat
 
 
@@ -33,15 +33,6 @@ def _outputs(node, saved):
     return [graph_output(node, value, index) for index, value in enumerate(saved)]
 
 
-def _check_float_matrices(a, op: str) -> None:
-    if a.ndim < 2:
-        raise ValueError(f"{op}: expected a matrix or a batch of matrices, shape (..., m, n), "
-                         f"got shape {tuple(a.shape)}")
-    if a.dtype.kind != "f":
-        raise TypeError(f"{op}: expected a floating point tensor, got {a.dtype}; convert "
-                        "it first (t.float())")
-
-
 class Svd(Function):
     """A = U diag(S) Vh, S descending. For the reduced form (k = min(m, n)), with
     E_ij = S_j^2 - S_i^2 and skew(X) = X - X^T:
@@ -53,7 +44,7 @@ class Svd(Function):
 
     @staticmethod
     def forward(ctx, a, full_matrices=True):
-        _check_float_matrices(a, "svd")
+        check_matrices(a, "svd", square=False)
         u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
         u, s, vh = u.astype(a.dtype), s.astype(a.dtype), vh.astype(a.dtype)
         ctx.full_matrices = full_matrices and a.shape[-1] != a.shape[-2]
@@ -123,7 +114,7 @@ class Qr(Function):
 
     @staticmethod
     def forward(ctx, a, mode="reduced"):
-        _check_float_matrices(a, "qr")
+        check_matrices(a, "qr", square=False)
         q, r = np.linalg.qr(a, mode=mode)
         q, r = q.astype(a.dtype), r.astype(a.dtype)
         ctx.mode = mode
@@ -188,7 +179,7 @@ class Eigh(Function):
 
     @staticmethod
     def forward(ctx, a, UPLO="L"):  # noqa: N803 - PyTorch's name
-        _check_float_matrices(a, "eigh")
+        check_matrices(a, "eigh", square=False)
         if a.shape[-1] != a.shape[-2]:
             raise ValueError(f"eigh: expected square matrices, shape (..., n, n), got shape "
                              f"{tuple(a.shape)}")
@@ -236,7 +227,7 @@ class Cholesky(Function):
 
     @staticmethod
     def forward(ctx, a, upper=False):
-        _check_float_matrices(a, "cholesky")
+        check_matrices(a, "cholesky", square=False)
         if a.shape[-1] != a.shape[-2]:
             raise ValueError(f"cholesky: expected square matrices, shape (..., n, n), got "
                              f"shape {tuple(a.shape)}")
@@ -285,7 +276,7 @@ class SlogDet(Function):
 
     @staticmethod
     def forward(ctx, a):
-        check_square(a, "slogdet")
+        check_matrices(a, "slogdet")
         ctx.save_for_backward(a)
         return np.asarray(np.linalg.slogdet(a)[1], dtype=a.dtype)
 
